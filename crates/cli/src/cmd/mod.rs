@@ -1,0 +1,4 @@
+//! One module per subcommand: its clap arguments and its `run` function.
+
+pub mod pelt;
+pub mod topology;

@@ -1,0 +1,46 @@
+//! `fairsim`: the command-line front end. It parses and validates arguments, calls the
+//! library crates and renders their results; it holds no scheduler logic of its own.
+
+mod cmd;
+mod error;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::error::CliError;
+
+/// High-fidelity emulator of the Linux fair-class scheduler's SMP machinery.
+#[derive(Debug, Parser)]
+#[command(name = "fairsim", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Build the sched domains Linux 6.12 builds for a machine and print them.
+    Topology(cmd::topology::TopologyArgs),
+    /// Emulate one task's PELT signals and util_est on one CPU.
+    Pelt(cmd::pelt::PeltArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return error::report_clap(err),
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let result = match cli.command {
+        Command::Topology(args) => cmd::topology::run(&args, &mut out),
+        Command::Pelt(args) => cmd::pelt::run(&args, &mut out),
+    };
+    let result = result.and_then(|()| out.flush().map_err(CliError::from));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => err.report(),
+    }
+}
