@@ -1,0 +1,323 @@
+//! `CpuMask`: a fixed-width CPU bitmap, the counterpart of the kernel's `struct cpumask`.
+//!
+//! Every mask of one machine has the same width (the machine's CPU count), so masks compare
+//! and combine directly. Iteration is always in increasing CPU order, which is what makes the
+//! builder's group order and every output deterministic.
+
+use std::fmt;
+
+/// Largest CPU count accepted anywhere: Debian's `CONFIG_NR_CPUS` for x86-64 and arm64.
+pub const NR_CPUS_MAX: usize = 8192;
+
+/// A set of CPUs in `0..nbits`.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CpuMask {
+    nbits: usize,
+    words: Vec<u64>,
+}
+
+impl CpuMask {
+    /// An empty mask able to hold CPUs `0..nbits`.
+    pub fn new(nbits: usize) -> Self {
+        CpuMask {
+            nbits,
+            words: vec![0; nbits.div_ceil(64)],
+        }
+    }
+
+    /// A mask holding every CPU in `0..nbits` (the kernel's `cpu_possible_mask`).
+    pub fn full(nbits: usize) -> Self {
+        let mut m = Self::new(nbits);
+        for cpu in 0..nbits {
+            m.set(cpu);
+        }
+        m
+    }
+
+    /// A mask holding exactly `cpu` (`cpumask_of`).
+    pub fn single(nbits: usize, cpu: usize) -> Self {
+        let mut m = Self::new(nbits);
+        m.set(cpu);
+        m
+    }
+
+    /// A mask of the given CPUs; CPUs at or above `nbits` are ignored.
+    pub fn from_cpus(nbits: usize, cpus: impl IntoIterator<Item = usize>) -> Self {
+        let mut m = Self::new(nbits);
+        for c in cpus {
+            if c < nbits {
+                m.set(c);
+            }
+        }
+        m
+    }
+
+    /// Width of the mask: the number of CPU slots, not the number of CPUs set.
+    pub fn nbits(&self) -> usize {
+        self.nbits
+    }
+
+    /// Adds `cpu` (`cpumask_set_cpu`). Panics are impossible: out-of-range CPUs are ignored.
+    pub fn set(&mut self, cpu: usize) {
+        if cpu < self.nbits {
+            self.words[cpu / 64] |= 1u64 << (cpu % 64);
+        }
+    }
+
+    /// Removes `cpu` (`cpumask_clear_cpu`).
+    pub fn clear(&mut self, cpu: usize) {
+        if cpu < self.nbits {
+            self.words[cpu / 64] &= !(1u64 << (cpu % 64));
+        }
+    }
+
+    /// Whether `cpu` is in the mask (`cpumask_test_cpu`).
+    pub fn test(&self, cpu: usize) -> bool {
+        cpu < self.nbits && self.words[cpu / 64] & (1u64 << (cpu % 64)) != 0
+    }
+
+    /// Number of CPUs in the mask (`cpumask_weight`).
+    pub fn weight(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Whether no CPU is set (`cpumask_empty`).
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    /// Lowest CPU in the mask (`cpumask_first`), or `None` when empty.
+    pub fn first(&self) -> Option<usize> {
+        self.words
+            .iter()
+            .enumerate()
+            .find(|(_, &w)| w != 0)
+            .map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
+    }
+
+    /// Lowest CPU at or above `from` (`cpumask_next(from - 1)`).
+    pub fn next_from(&self, from: usize) -> Option<usize> {
+        if from >= self.nbits {
+            return None;
+        }
+        let mut wi = from / 64;
+        let mut w = self.words[wi] & (!0u64 << (from % 64));
+        loop {
+            if w != 0 {
+                return Some(wi * 64 + w.trailing_zeros() as usize);
+            }
+            wi += 1;
+            if wi >= self.words.len() {
+                return None;
+            }
+            w = self.words[wi];
+        }
+    }
+
+    /// CPUs in increasing order (`for_each_cpu`).
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        let mut next = self.next_from(0);
+        std::iter::from_fn(move || {
+            let cur = next?;
+            next = self.next_from(cur + 1);
+            Some(cur)
+        })
+    }
+
+    /// CPUs starting at `start` and wrapping around (`for_each_cpu_wrap`): the order in
+    /// which the kernel builds a CPU's group list, so that its own group comes first.
+    pub fn iter_wrap(&self, start: usize) -> impl Iterator<Item = usize> + '_ {
+        let start = if start >= self.nbits { 0 } else { start };
+        self.iter()
+            .filter(move |&c| c >= start)
+            .chain(self.iter().filter(move |&c| c < start))
+    }
+
+    /// Whether every CPU of `self` is in `other` (`cpumask_subset`).
+    pub fn is_subset(&self, other: &CpuMask) -> bool {
+        self.words
+            .iter()
+            .zip(other.words.iter().chain(std::iter::repeat(&0)))
+            .all(|(a, b)| a & !b == 0)
+    }
+
+    /// Whether the masks share a CPU (`cpumask_intersects`).
+    pub fn intersects(&self, other: &CpuMask) -> bool {
+        self.words
+            .iter()
+            .zip(other.words.iter())
+            .any(|(a, b)| a & b != 0)
+    }
+
+    /// Adds every CPU of `other` (`cpumask_or` into self).
+    pub fn or_with(&mut self, other: &CpuMask) {
+        for (a, b) in self.words.iter_mut().zip(other.words.iter()) {
+            *a |= b;
+        }
+    }
+
+    /// Keeps only CPUs also in `other` (`cpumask_and` into self).
+    pub fn and_with(&mut self, other: &CpuMask) {
+        for (i, a) in self.words.iter_mut().enumerate() {
+            *a &= other.words.get(i).copied().unwrap_or(0);
+        }
+    }
+
+    /// Removes every CPU of `other` (`cpumask_andnot` into self).
+    pub fn andnot_with(&mut self, other: &CpuMask) {
+        for (a, b) in self.words.iter_mut().zip(other.words.iter()) {
+            *a &= !b;
+        }
+    }
+
+    /// The intersection of two masks.
+    pub fn and(&self, other: &CpuMask) -> CpuMask {
+        let mut m = self.clone();
+        m.and_with(other);
+        m
+    }
+
+    /// The union of two masks.
+    pub fn or(&self, other: &CpuMask) -> CpuMask {
+        let mut m = self.clone();
+        m.or_with(other);
+        m
+    }
+
+    /// Formats as a CPU list (`%*pbl`): `0-3,8-11`; an empty mask is the empty string.
+    pub fn to_list(&self) -> String {
+        let mut out = String::new();
+        let mut cpus = self.iter().peekable();
+        while let Some(lo) = cpus.next() {
+            let mut hi = lo;
+            while cpus.peek() == Some(&(hi + 1)) {
+                hi += 1;
+                cpus.next();
+            }
+            if !out.is_empty() {
+                out.push(',');
+            }
+            if hi == lo {
+                out.push_str(&lo.to_string());
+            } else {
+                out.push_str(&format!("{lo}-{hi}"));
+            }
+        }
+        out
+    }
+
+    /// Formats as the kernel's hex bitmap (`%*pb`): 32-bit words, most significant first,
+    /// comma-separated, the first word without leading zeros beyond the mask width.
+    pub fn to_hex(&self) -> String {
+        let nwords32 = self.nbits.div_ceil(32).max(1);
+        let mut chunks = Vec::with_capacity(nwords32);
+        for i in (0..nwords32).rev() {
+            let w64 = self.words.get(i / 2).copied().unwrap_or(0);
+            let w32 = if i % 2 == 0 { w64 as u32 } else { (w64 >> 32) as u32 };
+            let bits_in_chunk = (self.nbits - i * 32).min(32).max(1);
+            if i == nwords32 - 1 {
+                let digits = bits_in_chunk.div_ceil(4);
+                chunks.push(format!("{w32:0digits$x}"));
+            } else {
+                chunks.push(format!("{w32:08x}"));
+            }
+        }
+        chunks.join(",")
+    }
+
+    /// Parses a CPU list such as `0-3,8-11` or `5` (sysfs `cpulist` files, `-numa cpus=`).
+    /// Whitespace around items is ignored; an empty string is an empty mask.
+    pub fn parse_list(nbits: usize, text: &str) -> Result<CpuMask, String> {
+        let mut m = CpuMask::new(nbits);
+        for item in text.trim().split(',') {
+            let item = item.trim();
+            if item.is_empty() {
+                continue;
+            }
+            let (lo, hi) = match item.split_once('-') {
+                Some((a, b)) => (parse_cpu(a)?, parse_cpu(b)?),
+                None => {
+                    let c = parse_cpu(item)?;
+                    (c, c)
+                }
+            };
+            if lo > hi {
+                return Err(format!("range '{item}' runs backwards"));
+            }
+            if hi >= nbits {
+                return Err(format!("CPU {hi} is out of range 0-{}", nbits.saturating_sub(1)));
+            }
+            for c in lo..=hi {
+                m.set(c);
+            }
+        }
+        Ok(m)
+    }
+}
+
+fn parse_cpu(s: &str) -> Result<usize, String> {
+    s.trim()
+        .parse::<usize>()
+        .map_err(|_| format!("'{}' is not a CPU number", s.trim()))
+}
+
+impl fmt::Debug for CpuMask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CpuMask({})", self.to_list())
+    }
+}
+
+impl fmt::Display for CpuMask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_list())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_formatting_matches_kernel_pbl() {
+        let m = CpuMask::from_cpus(16, [0, 1, 2, 3, 5, 12, 13, 14, 15]);
+        assert_eq!(m.to_list(), "0-3,5,12-15");
+        assert_eq!(CpuMask::new(8).to_list(), "");
+        assert_eq!(CpuMask::parse_list(16, "0-3,5,12-15").unwrap(), m);
+    }
+
+    #[test]
+    fn hex_formatting_matches_kernel_pb() {
+        // /proc/schedstat on a 16-CPU machine prints domain spans as 4 hex digits.
+        let m = CpuMask::from_cpus(16, 0..8);
+        assert_eq!(m.to_hex(), "00ff");
+        // 40 CPUs: a 2-digit high word then a full 32-bit word.
+        let m = CpuMask::from_cpus(40, [0, 39]);
+        assert_eq!(m.to_hex(), "80,00000001");
+    }
+
+    #[test]
+    fn wrap_iteration_starts_at_cpu() {
+        let m = CpuMask::from_cpus(8, [0, 2, 4, 6]);
+        let order: Vec<_> = m.iter_wrap(3).collect();
+        assert_eq!(order, vec![4, 6, 0, 2]);
+    }
+
+    #[test]
+    fn parse_rejects_bad_lists() {
+        assert!(CpuMask::parse_list(4, "0-7").is_err());
+        assert!(CpuMask::parse_list(8, "3-1").is_err());
+        assert!(CpuMask::parse_list(8, "a").is_err());
+    }
+
+    #[test]
+    fn set_algebra() {
+        let a = CpuMask::from_cpus(70, [1, 65]);
+        let b = CpuMask::from_cpus(70, [1, 2, 65, 66]);
+        assert!(a.is_subset(&b));
+        assert!(!b.is_subset(&a));
+        assert!(a.intersects(&b));
+        assert_eq!(a.first(), Some(1));
+        assert_eq!(b.next_from(3), Some(65));
+        assert_eq!(b.weight(), 4);
+    }
+}

@@ -1,0 +1,49 @@
+//! Errors of the topology crate. Each message is one line that names the offending field
+//! and says what is allowed, because the CLI prints it as is.
+
+use std::fmt::Display;
+
+/// Why a machine description was rejected.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum TopologyError {
+    /// A field had a value outside what is allowed.
+    #[error("{field}: invalid value '{got}'; allowed: {allowed}")]
+    Invalid {
+        /// The field, as the user wrote it (`--smp cores`, `numa-distance[0][1]`, ...).
+        field: String,
+        /// What was given.
+        got: String,
+        /// What would have been accepted.
+        allowed: String,
+    },
+    /// Fields that are valid alone but contradict each other.
+    #[error("{0}")]
+    Inconsistent(String),
+    /// A file or directory could not be read.
+    #[error("{path}: {reason}")]
+    Io {
+        /// The path that failed.
+        path: String,
+        /// The operating system's reason.
+        reason: String,
+    },
+    /// A file could not be parsed.
+    #[error("{path}: {reason}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// What is wrong, with the field when known.
+        reason: String,
+    },
+}
+
+impl TopologyError {
+    /// Builds an `Invalid` error.
+    pub fn invalid(field: &str, got: impl Display, allowed: &str) -> Self {
+        TopologyError::Invalid {
+            field: field.to_string(),
+            got: got.to_string(),
+            allowed: allowed.to_string(),
+        }
+    }
+}

@@ -1,0 +1,461 @@
+//! The machine description: what the architecture code tells the scheduler about CPUs,
+//! caches, NUMA nodes and capacities, before any sched domain exists.
+//!
+//! A `Machine` holds, per CPU, the sibling masks the kernel's arch code derives (SMT
+//! siblings, L2/cluster siblings, LLC siblings, package siblings), the NUMA node and the CPU
+//! capacity, plus the node distance table. Every source (qemu-style spec, preset, file,
+//! sysfs tree) produces one and `Machine::validate` checks it, so the domain builder can
+//! rely on its invariants.
+
+use crate::cpumask::{CpuMask, NR_CPUS_MAX};
+use crate::error::TopologyError;
+
+/// Largest number of NUMA nodes: Debian's `CONFIG_NODES_SHIFT` of 10 gives 1024.
+pub const MAX_NUMNODES: usize = 1024;
+
+/// `SCHED_CAPACITY_SCALE`: the capacity of the biggest CPU at its highest frequency.
+pub const SCHED_CAPACITY_SCALE: u32 = 1024;
+
+/// `LOCAL_DISTANCE` in `include/linux/topology.h`.
+pub const LOCAL_DISTANCE: u32 = 10;
+
+/// Distances must stay below `1 << DISTANCE_BITS` for `sched_init_numa` to accept them.
+pub const NR_DISTANCE_VALUES: u32 = 256;
+
+/// Which architecture's topology levels the kernel uses.
+///
+/// The level table is an architecture choice: x86 (`build_sched_topology` in
+/// `arch/x86/kernel/smpboot.c`) has SMT, CLS, MC and PKG, dropping PKG when a package holds
+/// several NUMA nodes; Debian's arm64 kernel uses `default_topology` with
+/// `CONFIG_SCHED_CLUSTER` off, so SMT, MC and PKG, and derives MC's span with the rules of
+/// `cpu_coregroup_mask` in `drivers/base/arch_topology.c`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Arch {
+    /// x86-64 (the Debian amd64 kernel).
+    X86,
+    /// arm64 (the Debian arm64 kernel, without CLS).
+    Arm64,
+}
+
+impl Arch {
+    /// The name used in files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arch::X86 => "x86",
+            Arch::Arm64 => "arm64",
+        }
+    }
+
+    /// Parses `x86`/`x86_64`/`amd64` or `arm64`/`aarch64`.
+    pub fn parse(s: &str) -> Option<Arch> {
+        match s {
+            "x86" | "x86_64" | "x86-64" | "amd64" => Some(Arch::X86),
+            "arm64" | "aarch64" => Some(Arch::Arm64),
+            _ => None,
+        }
+    }
+}
+
+/// One CPU as the architecture code sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuTopology {
+    /// `physical_package_id`: the socket.
+    pub package_id: u32,
+    /// `die_id` within the package.
+    pub die_id: u32,
+    /// `cluster_id`.
+    pub cluster_id: u32,
+    /// `core_id` within the package.
+    pub core_id: u32,
+    /// NUMA node (`cpu_to_node`).
+    pub node: usize,
+    /// `arch_scale_cpu_capacity`: 1..=1024, 1024 for the biggest CPU.
+    pub capacity: u32,
+    /// `topology_sibling_cpumask`: hardware threads of this core.
+    pub smt_siblings: CpuMask,
+    /// `cpu_l2c_shared_mask` on x86, `cluster_sibling` on arm64: CPUs sharing the L2 or
+    /// the cluster.
+    pub cluster_siblings: CpuMask,
+    /// `cpu_llc_shared_mask` / `llc_sibling`: CPUs sharing the last-level cache.
+    pub llc_siblings: CpuMask,
+    /// `topology_core_cpumask` / `core_sibling`: CPUs of the same package.
+    pub package_siblings: CpuMask,
+}
+
+/// A whole machine: CPUs, NUMA nodes and the node distance table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Machine {
+    /// A short name for outputs (`spr-2s56c2t`, `file:foo.toml`, ...).
+    pub name: String,
+    /// Which architecture's level table applies.
+    pub arch: Arch,
+    /// Per-CPU description, indexed by CPU number; CPUs are numbered `0..n` without holes.
+    pub cpus: Vec<CpuTopology>,
+    /// `cpumask_of_node(n)` for each node `n`.
+    pub node_cpus: Vec<CpuMask>,
+    /// `node_distance(i, j)`: square, one row per node.
+    pub distance: Vec<Vec<u32>>,
+}
+
+impl Machine {
+    /// Number of CPUs.
+    pub fn nr_cpus(&self) -> usize {
+        self.cpus.len()
+    }
+
+    /// Number of NUMA nodes.
+    pub fn nr_nodes(&self) -> usize {
+        self.node_cpus.len()
+    }
+
+    /// `node_distance(a, b)`.
+    pub fn node_distance(&self, a: usize, b: usize) -> u32 {
+        self.distance[a][b]
+    }
+
+    /// Whether CPU capacities differ (the kernel's `asym_cap_list` has more than one entry).
+    pub fn is_asymmetric(&self) -> bool {
+        self.cpus.windows(2).any(|w| w[0].capacity != w[1].capacity)
+    }
+
+    /// Checks everything the domain builder relies on. Each failure names the field and
+    /// what is allowed.
+    pub fn validate(&self) -> Result<(), TopologyError> {
+        let n = self.cpus.len();
+        if n == 0 {
+            return Err(TopologyError::invalid("cpus", "0", "at least 1 CPU"));
+        }
+        if n > NR_CPUS_MAX {
+            return Err(TopologyError::invalid(
+                "cpus",
+                n,
+                &format!("at most {NR_CPUS_MAX} CPUs (CONFIG_NR_CPUS)"),
+            ));
+        }
+        let nodes = self.node_cpus.len();
+        if nodes == 0 || nodes > MAX_NUMNODES {
+            return Err(TopologyError::invalid(
+                "nodes",
+                nodes,
+                &format!("1 to {MAX_NUMNODES} NUMA nodes"),
+            ));
+        }
+        self.validate_distance()?;
+        let mut seen = CpuMask::new(n);
+        for (node, mask) in self.node_cpus.iter().enumerate() {
+            if mask.nbits() != n {
+                return Err(TopologyError::Inconsistent(format!(
+                    "node{node} cpulist: mask width {} differs from the CPU count {n}",
+                    mask.nbits()
+                )));
+            }
+            if mask.is_empty() {
+                return Err(TopologyError::invalid(
+                    &format!("node{node} cpus"),
+                    "(empty)",
+                    "at least one CPU per node (a memory-only node cannot be emulated)",
+                ));
+            }
+            if seen.intersects(mask) {
+                return Err(TopologyError::Inconsistent(format!(
+                    "node{node} cpus: {} also belong to another node",
+                    seen.and(mask)
+                )));
+            }
+            seen.or_with(mask);
+        }
+        if seen.weight() != n {
+            let mut missing = CpuMask::full(n);
+            missing.andnot_with(&seen);
+            return Err(TopologyError::Inconsistent(format!(
+                "nodes: CPUs {missing} belong to no node; every CPU needs exactly one"
+            )));
+        }
+        for (cpu, c) in self.cpus.iter().enumerate() {
+            self.validate_cpu(cpu, c)?;
+        }
+        Ok(())
+    }
+
+    fn validate_distance(&self) -> Result<(), TopologyError> {
+        let nodes = self.node_cpus.len();
+        if self.distance.len() != nodes {
+            return Err(TopologyError::invalid(
+                "numa-distance",
+                format!("{} rows", self.distance.len()),
+                &format!("a square matrix with one row per node ({nodes})"),
+            ));
+        }
+        for (i, row) in self.distance.iter().enumerate() {
+            if row.len() != nodes {
+                return Err(TopologyError::invalid(
+                    &format!("numa-distance row {i}"),
+                    format!("{} entries", row.len()),
+                    &format!("{nodes} entries: the matrix must be square"),
+                ));
+            }
+            for (j, &d) in row.iter().enumerate() {
+                if !(LOCAL_DISTANCE..NR_DISTANCE_VALUES).contains(&d) {
+                    return Err(TopologyError::invalid(
+                        &format!("numa-distance[{i}][{j}]"),
+                        d,
+                        "10 to 255 (LOCAL_DISTANCE up to 1 << DISTANCE_BITS)",
+                    ));
+                }
+                if self.distance[j].get(i) != Some(&d) {
+                    return Err(TopologyError::invalid(
+                        &format!("numa-distance[{i}][{j}]"),
+                        d,
+                        &format!(
+                            "a symmetric matrix; [{j}][{i}] is {}",
+                            self.distance[j].get(i).copied().unwrap_or(0)
+                        ),
+                    ));
+                }
+                if j != i && d <= row[i] {
+                    return Err(TopologyError::invalid(
+                        &format!("numa-distance[{i}][{j}]"),
+                        d,
+                        &format!("a value above the diagonal entry [{i}][{i}] = {}", row[i]),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_cpu(&self, cpu: usize, c: &CpuTopology) -> Result<(), TopologyError> {
+        let n = self.cpus.len();
+        if c.capacity == 0 || c.capacity > SCHED_CAPACITY_SCALE {
+            return Err(TopologyError::invalid(
+                &format!("cpu{cpu} capacity"),
+                c.capacity,
+                "1 to 1024 (SCHED_CAPACITY_SCALE)",
+            ));
+        }
+        if c.node >= self.node_cpus.len() || !self.node_cpus[c.node].test(cpu) {
+            return Err(TopologyError::Inconsistent(format!(
+                "cpu{cpu} node: node {} does not list this CPU",
+                c.node
+            )));
+        }
+        let masks = [
+            ("thread_siblings", &c.smt_siblings),
+            ("cluster_cpus", &c.cluster_siblings),
+            ("llc_cpus", &c.llc_siblings),
+            ("core_siblings", &c.package_siblings),
+        ];
+        for (name, mask) in masks {
+            if mask.nbits() != n || !mask.test(cpu) {
+                return Err(TopologyError::Inconsistent(format!(
+                    "cpu{cpu} {name}: must contain the CPU itself (got '{mask}')"
+                )));
+            }
+            // Sibling relations are equivalence classes: a sibling sees the same set.
+            for other in mask.iter() {
+                let theirs = match name {
+                    "thread_siblings" => &self.cpus[other].smt_siblings,
+                    "cluster_cpus" => &self.cpus[other].cluster_siblings,
+                    "llc_cpus" => &self.cpus[other].llc_siblings,
+                    _ => &self.cpus[other].package_siblings,
+                };
+                if theirs != mask {
+                    return Err(TopologyError::Inconsistent(format!(
+                        "cpu{cpu} {name} '{mask}' differs from cpu{other}'s '{theirs}'; \
+                         siblings must list the same CPUs"
+                    )));
+                }
+            }
+        }
+        if !c.smt_siblings.is_subset(&c.package_siblings) {
+            return Err(TopologyError::Inconsistent(format!(
+                "cpu{cpu} thread_siblings '{}' are not all in its package '{}'",
+                c.smt_siblings, c.package_siblings
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Where the last-level cache sits, for machines described by ids rather than masks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LlcScope {
+    /// One LLC per core (no sharing beyond SMT siblings).
+    Core,
+    /// One LLC per cluster (arm64 clusters with a shared L2 and no L3).
+    Cluster,
+    /// One LLC per die (QEMU's x86 CPUID model: an L3 per die).
+    Die,
+    /// One LLC per package.
+    Package,
+}
+
+/// Ids of one CPU, in qemu's terms, from which the sibling masks are derived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuIds {
+    /// Socket.
+    pub socket: u32,
+    /// Die within the socket.
+    pub die: u32,
+    /// Cluster within the die.
+    pub cluster: u32,
+    /// Core within the cluster.
+    pub core: u32,
+    /// Thread within the core.
+    pub thread: u32,
+    /// NUMA node.
+    pub node: usize,
+    /// CPU capacity, 1..=1024.
+    pub capacity: u32,
+}
+
+/// Builds a `Machine` from per-CPU ids, deriving the sibling masks the way the x86 and
+/// arm64 code does for a regular package/die/cluster/core/thread hierarchy.
+///
+/// The L2 (x86 `cpu_l2c_shared_mask`) is taken as per core on x86, as QEMU's CPUID and
+/// most Intel parts have it, and as the cluster on arm64; the LLC follows `llc`.
+pub fn machine_from_ids(
+    name: &str,
+    arch: Arch,
+    ids: &[CpuIds],
+    nr_nodes: usize,
+    distance: Vec<Vec<u32>>,
+    llc: LlcScope,
+) -> Result<Machine, TopologyError> {
+    let n = ids.len();
+    if n == 0 {
+        return Err(TopologyError::invalid("cpus", "0", "at least 1 CPU"));
+    }
+    if n > NR_CPUS_MAX {
+        return Err(TopologyError::invalid(
+            "cpus",
+            n,
+            &format!("at most {NR_CPUS_MAX} CPUs (CONFIG_NR_CPUS)"),
+        ));
+    }
+    let same_pkg = |a: &CpuIds, b: &CpuIds| a.socket == b.socket;
+    let same_die = |a: &CpuIds, b: &CpuIds| same_pkg(a, b) && a.die == b.die;
+    let same_cluster = |a: &CpuIds, b: &CpuIds| same_die(a, b) && a.cluster == b.cluster;
+    let same_core = |a: &CpuIds, b: &CpuIds| same_cluster(a, b) && a.core == b.core;
+    let mask_of = |i: usize, rel: &dyn Fn(&CpuIds, &CpuIds) -> bool| {
+        CpuMask::from_cpus(n, (0..n).filter(|&j| rel(&ids[i], &ids[j])))
+    };
+    let mut cpus = Vec::with_capacity(n);
+    let mut clusters_seen: Vec<(u32, u32, u32)> = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        let smt = mask_of(i, &same_core);
+        let cluster = mask_of(i, &same_cluster);
+        let l2 = match arch {
+            Arch::X86 => smt.clone(),
+            Arch::Arm64 => cluster.clone(),
+        };
+        let llc_mask = match llc {
+            LlcScope::Core => smt.clone(),
+            LlcScope::Cluster => cluster.clone(),
+            LlcScope::Die => mask_of(i, &same_die),
+            LlcScope::Package => mask_of(i, &same_pkg),
+        };
+        let key = (id.socket, id.die, id.cluster);
+        let cluster_id = match clusters_seen.iter().position(|k| *k == key) {
+            Some(p) => p as u32,
+            None => {
+                clusters_seen.push(key);
+                (clusters_seen.len() - 1) as u32
+            }
+        };
+        cpus.push(CpuTopology {
+            package_id: id.socket,
+            die_id: id.die,
+            cluster_id,
+            core_id: id.core,
+            node: id.node,
+            capacity: id.capacity,
+            smt_siblings: smt,
+            cluster_siblings: l2,
+            llc_siblings: llc_mask,
+            package_siblings: mask_of(i, &same_pkg),
+        });
+    }
+    let node_cpus = (0..nr_nodes)
+        .map(|node| CpuMask::from_cpus(n, (0..n).filter(|&j| ids[j].node == node)))
+        .collect();
+    let m = Machine {
+        name: name.to_string(),
+        arch,
+        cpus,
+        node_cpus,
+        distance,
+    };
+    m.validate()?;
+    Ok(m)
+}
+
+/// Normalises raw capacities (such as `capacity-dmips-mhz` values) so that the biggest CPU
+/// gets 1024, as `topology_normalize_cpu_scale` does: `raw * 1024 / max_raw`, integer.
+pub fn normalize_capacities(raw: &[u64]) -> Result<Vec<u32>, TopologyError> {
+    let max = raw.iter().copied().max().unwrap_or(0);
+    if max == 0 {
+        return Err(TopologyError::invalid(
+            "capacity",
+            0,
+            "positive raw capacities (capacity-dmips-mhz)",
+        ));
+    }
+    raw.iter()
+        .enumerate()
+        .map(|(cpu, &r)| {
+            if r == 0 {
+                return Err(TopologyError::invalid(
+                    &format!("cpu{cpu} capacity"),
+                    0,
+                    "a positive raw capacity",
+                ));
+            }
+            let scaled = (u128::from(r) * u128::from(SCHED_CAPACITY_SCALE)) / u128::from(max);
+            Ok(scaled.max(1) as u32)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tc2_dmips_normalise_like_the_kernel() {
+        // topology_normalize_cpu_scale: 606 * 1024 / 1441 = 430 (integer division).
+        let caps = normalize_capacities(&[1441, 1441, 606, 606, 606]).unwrap();
+        assert_eq!(caps, vec![1024, 1024, 430, 430, 430]);
+    }
+
+    fn ids(n: u32, threads: u32) -> Vec<CpuIds> {
+        (0..n)
+            .map(|i| CpuIds {
+                socket: 0,
+                die: 0,
+                cluster: 0,
+                core: i / threads,
+                thread: i % threads,
+                node: 0,
+                capacity: 1024,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn smt_masks_follow_cores() {
+        let m = machine_from_ids("t", Arch::X86, &ids(8, 2), 1, vec![vec![10]], LlcScope::Die)
+            .unwrap();
+        assert_eq!(m.cpus[3].smt_siblings.to_list(), "2-3");
+        assert_eq!(m.cpus[3].llc_siblings.to_list(), "0-7");
+    }
+
+    #[test]
+    fn bad_distance_is_rejected_with_field_name() {
+        let mut m =
+            machine_from_ids("t", Arch::X86, &ids(4, 1), 1, vec![vec![10]], LlcScope::Die).unwrap();
+        m.distance = vec![vec![10, 20]];
+        let err = m.validate().unwrap_err().to_string();
+        assert!(err.contains("numa-distance"), "{err}");
+    }
+}

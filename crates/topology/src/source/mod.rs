@@ -1,0 +1,1 @@
+//! Sources of machine descriptions: qemu-style specs, presets, files and sysfs trees.
