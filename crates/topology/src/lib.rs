@@ -2,18 +2,31 @@
 //! `kernel/sched/topology.c` builds from them.
 //!
 //! The crate knows nothing of tasks or time. A [`Machine`] (from a qemu-style spec, a
-//! preset, a file or a sysfs tree) goes into [`build_sched_domains`], which returns the
-//! per-CPU domain hierarchies with their groups, group capacities and shared state, exactly
-//! as the kernel builds and attaches them. Renderers print the result in the kernel's
-//! `sched_verbose` and debugfs forms, or as JSON.
+//! preset, a file or a sysfs tree, see [`source`]) goes into [`build_sched_domains`], which
+//! returns the per-CPU domain hierarchies with their groups, group capacities and shared
+//! state, exactly as the kernel builds and attaches them. The [`render`] module prints the
+//! result in the kernel's `sched_verbose` and debugfs forms, or as JSON.
 
+mod attach;
+mod build;
 pub mod cpumask;
+pub mod domain;
 pub mod error;
+pub mod flags;
+pub mod levels;
 pub mod machine;
+pub mod render;
 pub mod source;
 
+pub use attach::build_sched_domains;
 pub use cpumask::{CpuMask, NR_CPUS_MAX};
+pub use domain::{
+    BuildOptions, CpuDomains, GroupId, SchedDomain, SchedDomainShared, SchedDomains, SchedGroup,
+    SchedGroupCapacity, SdId, SgcId, SharedId,
+};
 pub use error::TopologyError;
+pub use flags::SdFlags;
+pub use levels::{LevelTable, NumaInfo, NumaTopologyType, TopologyLevel};
 pub use machine::{
     machine_from_ids, normalize_capacities, Arch, CpuIds, CpuTopology, LlcScope, Machine,
     SCHED_CAPACITY_SCALE,

@@ -1,0 +1,560 @@
+//! `build_sched_domains`: per-CPU domains for every level, their groups, `imb_numa_nr`
+//! and group capacities, in the kernel's order (topology.c), before attachment.
+//!
+//! The kernel allocates one domain, group, capacity and shared object per level and CPU
+//! (`__sdt_alloc`) and claims the ones it uses. The builder mirrors that with lookup tables
+//! indexed `[level][cpu]` that create arena entries on first use, so objects are shared
+//! exactly where the kernel shares them.
+
+use std::sync::atomic::{AtomicI32, AtomicU64};
+
+use crate::cpumask::CpuMask;
+use crate::domain::{
+    BuildOptions, GroupId, SchedDomain, SchedDomainShared, SchedGroup, SchedGroupCapacity, SdId,
+    SgcId, SharedId,
+};
+use crate::error::TopologyError;
+use crate::flags::SdFlags;
+use crate::levels::{LevelTable, RECLAIM_DISTANCE};
+use crate::machine::{Machine, SCHED_CAPACITY_SCALE};
+
+/// Working state of one build: arenas plus the kernel's per-level, per-CPU tables.
+pub(crate) struct Builder<'m> {
+    pub(crate) m: &'m Machine,
+    pub(crate) lt: LevelTable,
+    pub(crate) opts: BuildOptions,
+    pub(crate) doms: Vec<SchedDomain>,
+    pub(crate) groups: Vec<SchedGroup>,
+    pub(crate) sgcs: Vec<SchedGroupCapacity>,
+    sgc_refs: Vec<u32>,
+    pub(crate) shared: Vec<SchedDomainShared>,
+    /// `sdd->sd`: the domain each CPU built at each level, if it got that far.
+    pub(crate) sd_of: Vec<Vec<Option<SdId>>>,
+    /// `sdd->sg`: non-overlapping groups, keyed by level and first CPU.
+    sg_of: Vec<Vec<Option<GroupId>>>,
+    /// `sdd->sgc`.
+    sgc_of: Vec<Vec<Option<SgcId>>>,
+    /// `sdd->sds`.
+    sds_of: Vec<Vec<Option<SharedId>>>,
+    /// `rq->cpu_capacity`, starting at `SCHED_CAPACITY_SCALE` as `sched_init` leaves it.
+    pub(crate) cpu_capacity: Vec<u64>,
+    /// `asym_cap_list`: distinct capacities, descending, with their CPUs.
+    asym_cap_list: Vec<(u32, CpuMask)>,
+    pub(crate) has_asym: bool,
+    pub(crate) warnings: Vec<String>,
+}
+
+impl<'m> Builder<'m> {
+    pub(crate) fn new(m: &'m Machine, opts: BuildOptions) -> Self {
+        let lt = LevelTable::new(m);
+        let nl = lt.levels.len();
+        let n = m.nr_cpus();
+        Builder {
+            m,
+            opts,
+            doms: Vec::new(),
+            groups: Vec::new(),
+            sgcs: Vec::new(),
+            sgc_refs: Vec::new(),
+            shared: Vec::new(),
+            sd_of: vec![vec![None; n]; nl],
+            sg_of: vec![vec![None; n]; nl],
+            sgc_of: vec![vec![None; n]; nl],
+            sds_of: vec![vec![None; n]; nl],
+            cpu_capacity: vec![u64::from(SCHED_CAPACITY_SCALE); n],
+            asym_cap_list: asym_cpu_capacity_scan(m),
+            has_asym: false,
+            warnings: Vec::new(),
+            lt,
+        }
+    }
+
+    /// The first half of `build_sched_domains`: domains for every CPU and level, then
+    /// groups, `imb_numa_nr` and capacities. Attachment is in `attach.rs`.
+    pub(crate) fn build(&mut self) -> Result<(), TopologyError> {
+        let n = self.m.nr_cpus();
+        let cpu_map = CpuMask::full(n);
+        for i in 0..n {
+            let mut child: Option<SdId> = None;
+            for tl in 0..self.lt.levels.len() {
+                self.topology_span_sane(tl, i)?;
+                let sd = self.build_sched_domain(tl, &cpu_map, child, i);
+                self.has_asym |= self.doms[sd].flags.contains(SdFlags::ASYM_CPUCAPACITY);
+                if self.lt.levels[tl].overlap {
+                    self.doms[sd].flags |= SdFlags::OVERLAP;
+                }
+                self.sd_of[tl][i] = Some(sd);
+                child = Some(sd);
+                if self.doms[sd].span == cpu_map {
+                    break;
+                }
+            }
+        }
+        for i in 0..n {
+            let mut sd = self.sd_of[0][i];
+            while let Some(id) = sd {
+                self.doms[id].span_weight = self.doms[id].span.weight() as u32;
+                if self.doms[id].flags.contains(SdFlags::OVERLAP) {
+                    self.build_overlap_sched_groups(id, i);
+                } else {
+                    self.build_sched_groups(id, i);
+                }
+                sd = self.doms[id].parent;
+            }
+        }
+        for i in 0..n {
+            self.compute_imb_numa_nr(i);
+        }
+        // Capacities are computed from the highest CPU down, so that when a group's
+        // balance CPU (its first CPU) sums its child groups, those were already updated.
+        for i in (0..n).rev() {
+            let mut sd = self.sd_of[0][i];
+            while let Some(id) = sd {
+                self.init_sched_groups_capacity(i, id);
+                sd = self.doms[id].parent;
+            }
+        }
+        Ok(())
+    }
+
+    /// Mirrors `topology_span_sane`: non-NUMA level masks of two CPUs must be equal or
+    /// disjoint, or group lists would break. The kernel refuses to build; so do we.
+    fn topology_span_sane(&self, tl: usize, cpu: usize) -> Result<(), TopologyError> {
+        if self.lt.levels[tl].overlap {
+            return Ok(());
+        }
+        let mine = self.lt.mask(self.m, tl, cpu);
+        for i in cpu + 1..self.m.nr_cpus() {
+            let theirs = self.lt.mask(self.m, tl, i);
+            if mine != theirs && mine.intersects(theirs) {
+                return Err(TopologyError::Inconsistent(format!(
+                    "{} level: cpu{cpu} spans {mine} and cpu{i} spans {theirs}; \
+                     non-NUMA levels must be equal or disjoint (topology_span_sane)",
+                    self.lt.levels[tl].name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Mirrors `build_sched_domain`: `sd_init`, then linking to the child, the span fix-up
+    /// for broken arch masks, and `set_domain_attribute`.
+    fn build_sched_domain(
+        &mut self,
+        tl: usize,
+        cpu_map: &CpuMask,
+        child: Option<SdId>,
+        cpu: usize,
+    ) -> SdId {
+        let sd = self.sd_init(tl, cpu_map, child, cpu);
+        if let Some(c) = child {
+            self.doms[sd].level = self.doms[c].level + 1;
+            self.doms[c].parent = Some(sd);
+            if !self.doms[c].span.is_subset(&self.doms[sd].span) {
+                self.warnings.push(format!(
+                    "BUG: arch topology borken: cpu{cpu}: the {} domain not a subset of the {} domain",
+                    self.doms[c].name, self.doms[sd].name
+                ));
+                let child_span = self.doms[c].span.clone();
+                self.doms[sd].span.or_with(&child_span);
+            }
+        }
+        if let Some(request) = self.opts.relax_domain_level {
+            if self.doms[sd].level >= request {
+                self.doms[sd]
+                    .flags
+                    .remove(SdFlags::BALANCE_WAKE | SdFlags::BALANCE_NEWIDLE);
+            }
+        }
+        sd
+    }
+
+    /// Mirrors `sd_init`: default parameters, topology flags turned into behaviour, the
+    /// asymmetric-capacity classification, and the shared object.
+    fn sd_init(&mut self, tl: usize, cpu_map: &CpuMask, child: Option<SdId>, cpu: usize) -> SdId {
+        let level = self.lt.levels[tl].clone();
+        let tl_mask = self.lt.mask(self.m, tl, cpu);
+        let sd_weight = tl_mask.weight() as u64;
+        let span = cpu_map.and(tl_mask);
+        let sd_id = span.first().unwrap_or(cpu);
+        let mut flags = SdFlags::BALANCE_NEWIDLE
+            | SdFlags::BALANCE_EXEC
+            | SdFlags::BALANCE_FORK
+            | SdFlags::WAKE_AFFINE
+            | SdFlags::PREFER_SIBLING
+            | level.sd_flags;
+        flags |= self.asym_cpu_capacity_classify(&span, cpu_map);
+        if flags.contains(SdFlags::SHARE_CPUCAPACITY) && flags.contains(SdFlags::ASYM_CPUCAPACITY) {
+            self.warnings
+                .push("CPU capacity asymmetry not supported on SMT".to_string());
+        }
+        // Do not try to spread tasks across CPUs of different capacities.
+        if flags.contains(SdFlags::ASYM_CPUCAPACITY) {
+            if let Some(c) = child {
+                self.doms[c].flags.remove(SdFlags::PREFER_SIBLING);
+            }
+        }
+        let mut imbalance_pct = 117;
+        let cache_nice_tries;
+        if flags.contains(SdFlags::SHARE_CPUCAPACITY) {
+            imbalance_pct = 110;
+            cache_nice_tries = 0;
+        } else if flags.contains(SdFlags::SHARE_LLC) {
+            imbalance_pct = 117;
+            cache_nice_tries = 1;
+        } else if flags.contains(SdFlags::NUMA) {
+            cache_nice_tries = 2;
+            flags.remove(SdFlags::PREFER_SIBLING);
+            flags |= SdFlags::SERIALIZE;
+            if self.lt.numa.distances[level.numa_level] > RECLAIM_DISTANCE {
+                flags.remove(SdFlags::BALANCE_EXEC | SdFlags::BALANCE_FORK | SdFlags::WAKE_AFFINE);
+            }
+        } else {
+            cache_nice_tries = 1;
+        }
+        let wants_shared = if self.opts.shared_all_non_numa {
+            !flags.contains(SdFlags::NUMA)
+        } else {
+            flags.contains(SdFlags::SHARE_LLC)
+        };
+        let shared = if wants_shared {
+            let id = match self.sds_of[tl][sd_id] {
+                Some(id) => id,
+                None => {
+                    self.shared.push(SchedDomainShared::new(sd_id, tl, 0));
+                    let id = self.shared.len() - 1;
+                    self.sds_of[tl][sd_id] = Some(id);
+                    id
+                }
+            };
+            self.shared[id] = SchedDomainShared::new(sd_id, tl, sd_weight as i32);
+            Some(id)
+        } else {
+            None
+        };
+        self.doms.push(SchedDomain {
+            cpu,
+            tl,
+            name: level.name,
+            level: 0,
+            span,
+            span_weight: 0,
+            flags,
+            parent: None,
+            child,
+            groups: Vec::new(),
+            min_interval: sd_weight,
+            max_interval: 2 * sd_weight,
+            busy_factor: 16,
+            imbalance_pct,
+            cache_nice_tries,
+            balance_interval: sd_weight,
+            imb_numa_nr: 0,
+            shared,
+        });
+        self.doms.len() - 1
+    }
+
+    /// Mirrors `asym_cpu_capacity_classify`: how many distinct capacities the span covers,
+    /// and whether some capacity present in `cpu_map` is missing from it.
+    fn asym_cpu_capacity_classify(&self, span: &CpuMask, cpu_map: &CpuMask) -> SdFlags {
+        let mut count = 0;
+        let mut miss = 0;
+        for (_, cpus) in &self.asym_cap_list {
+            if span.intersects(cpus) {
+                count += 1;
+            } else if cpu_map.intersects(cpus) {
+                miss += 1;
+            }
+        }
+        if count < 2 {
+            SdFlags::EMPTY
+        } else if miss > 0 {
+            SdFlags::ASYM_CPUCAPACITY
+        } else {
+            SdFlags::ASYM_CPUCAPACITY | SdFlags::ASYM_CPUCAPACITY_FULL
+        }
+    }
+
+    /// Returns the capacity object `sdd->sgc[cpu]` of level `tl`, creating it on first use,
+    /// and takes a reference on it; the bool says whether this was the first reference.
+    fn get_sgc(&mut self, tl: usize, cpu: usize, span_for_init: &CpuMask) -> (SgcId, bool) {
+        let id = match self.sgc_of[tl][cpu] {
+            Some(id) => id,
+            None => {
+                self.sgcs.push(SchedGroupCapacity {
+                    id: cpu,
+                    balance_mask: span_for_init.clone(),
+                    capacity: AtomicU64::new(0),
+                    min_capacity: AtomicU64::new(0),
+                    max_capacity: AtomicU64::new(0),
+                    next_update: AtomicU64::new(0),
+                    imbalance: AtomicI32::new(0),
+                });
+                self.sgc_refs.push(0);
+                let id = self.sgcs.len() - 1;
+                self.sgc_of[tl][cpu] = Some(id);
+                id
+            }
+        };
+        self.sgc_refs[id] += 1;
+        (id, self.sgc_refs[id] == 1)
+    }
+
+    /// Mirrors `get_group`: the group of level `tl` standing for `cpu`'s child domain,
+    /// shared by every CPU that reaches it and initialised on the first visit.
+    fn get_group(&mut self, tl: usize, cpu: usize) -> GroupId {
+        let sd = self.sd_of[tl][cpu].expect("get_group is only called for built domains");
+        let child = self.doms[sd].child;
+        let key = match child {
+            Some(c) => self.doms[c].span.first().unwrap_or(cpu),
+            None => cpu,
+        };
+        if let Some(g) = self.sg_of[tl][key] {
+            let sgc = self.groups[g].sgc;
+            self.sgc_refs[sgc] += 1;
+            return g;
+        }
+        let (span, flags) = match child {
+            Some(c) => (self.doms[c].span.clone(), self.doms[c].flags),
+            None => (CpuMask::single(self.m.nr_cpus(), key), SdFlags::EMPTY),
+        };
+        let (sgc, _) = self.get_sgc(tl, key, &span);
+        self.sgcs[sgc].balance_mask = span.clone();
+        let scale = u64::from(SCHED_CAPACITY_SCALE);
+        self.sgcs[sgc].set_capacities(scale * span.weight() as u64, scale, scale);
+        self.groups.push(SchedGroup {
+            span,
+            flags,
+            sgc,
+            group_weight: 0,
+            cores: 0,
+            asym_prefer_cpu: None,
+        });
+        let g = self.groups.len() - 1;
+        self.sg_of[tl][key] = Some(g);
+        g
+    }
+
+    /// Mirrors `build_sched_groups`: walk the span from `cpu`, wrapping, taking each
+    /// uncovered CPU's group, so the local group comes first.
+    fn build_sched_groups(&mut self, sd: SdId, cpu: usize) {
+        let tl = self.doms[sd].tl;
+        let span = self.doms[sd].span.clone();
+        let mut covered = CpuMask::new(self.m.nr_cpus());
+        let mut list = Vec::new();
+        for i in span.iter_wrap(cpu) {
+            if covered.test(i) {
+                continue;
+            }
+            let g = self.get_group(tl, i);
+            covered.or_with(&self.groups[g].span);
+            list.push(g);
+        }
+        self.doms[sd].groups = list;
+    }
+
+    /// Mirrors `build_overlap_sched_groups`: one private group per sibling domain's child,
+    /// descending where a sibling's child would reach outside this span.
+    fn build_overlap_sched_groups(&mut self, sd: SdId, cpu: usize) {
+        let tl = self.doms[sd].tl;
+        let span = self.doms[sd].span.clone();
+        let mut covered = CpuMask::new(self.m.nr_cpus());
+        let mut list = Vec::new();
+        for i in span.iter_wrap(cpu) {
+            if covered.test(i) {
+                continue;
+            }
+            // A CPU whose hierarchy stopped below this level has no domain here.
+            let Some(mut sibling) = self.sd_of[tl][i] else {
+                continue;
+            };
+            if !self.doms[sibling].span.test(i) {
+                continue;
+            }
+            if let Some(c) = self.doms[sibling].child {
+                if !self.doms[c].span.is_subset(&span) {
+                    sibling = self.find_descended_sibling(sd, sibling);
+                }
+            }
+            // build_group_from_child_sched_domain
+            let (sg_span, flags) = match self.doms[sibling].child {
+                Some(c) => (self.doms[c].span.clone(), self.doms[c].flags),
+                None => (self.doms[sibling].span.clone(), SdFlags::EMPTY),
+            };
+            covered.or_with(&sg_span);
+            let sgc = self.init_overlap_sched_group(sibling, &sg_span);
+            self.groups.push(SchedGroup {
+                span: sg_span,
+                flags,
+                sgc,
+                group_weight: 0,
+                cores: 0,
+                asym_prefer_cpu: None,
+            });
+            list.push(self.groups.len() - 1);
+        }
+        self.doms[sd].groups = list;
+    }
+
+    /// Mirrors `find_descended_sibling`: go down until the child fits in `sd`, then past
+    /// levels that would degenerate (same span as their child).
+    fn find_descended_sibling(&self, sd: SdId, mut sibling: SdId) -> SdId {
+        while let Some(c) = self.doms[sibling].child {
+            if self.doms[c].span.is_subset(&self.doms[sd].span) {
+                break;
+            }
+            sibling = c;
+        }
+        while let Some(c) = self.doms[sibling].child {
+            if self.doms[c].span != self.doms[sibling].span {
+                break;
+            }
+            sibling = c;
+        }
+        sibling
+    }
+
+    /// Mirrors `init_overlap_sched_group` with `build_balance_mask`: the capacity object
+    /// is the one of the first CPU that can reach the group from below.
+    fn init_overlap_sched_group(&mut self, sibling: SdId, sg_span: &CpuMask) -> SgcId {
+        let tl = self.doms[sibling].tl;
+        let mut mask = CpuMask::new(self.m.nr_cpus());
+        for i in sg_span.iter() {
+            let Some(s) = self.sd_of[tl][i] else {
+                continue;
+            };
+            let Some(c) = self.doms[s].child else {
+                continue;
+            };
+            if *sg_span != self.doms[c].span {
+                continue;
+            }
+            mask.set(i);
+        }
+        let cpu = mask.first().unwrap_or(0);
+        let (sgc, first_ref) = self.get_sgc(tl, cpu, &mask);
+        if first_ref {
+            self.sgcs[sgc].balance_mask = mask;
+        } else if self.sgcs[sgc].balance_mask != mask {
+            self.warnings.push(format!(
+                "overlapping group {sg_span}: balance mask {mask} differs from the shared {}",
+                self.sgcs[sgc].balance_mask
+            ));
+        }
+        let scale = u64::from(SCHED_CAPACITY_SCALE);
+        self.sgcs[sgc].set_capacities(scale * sg_span.weight() as u64, scale, scale);
+        sgc
+    }
+
+    /// The `imb_numa_nr` pass of `build_sched_domains`: the NUMA imbalance allowed before
+    /// LLCs get imbalanced, per domain of `cpu`.
+    fn compute_imb_numa_nr(&mut self, cpu: usize) {
+        let mut imb: u32 = 0;
+        let mut imb_span: u32 = 1;
+        let mut sd = self.sd_of[0][cpu];
+        while let Some(id) = sd {
+            let child = self.doms[id].child;
+            let is_llc = self.doms[id].flags.contains(SdFlags::SHARE_LLC);
+            let child_llc = child.is_some_and(|c| self.doms[c].flags.contains(SdFlags::SHARE_LLC));
+            if !is_llc && child_llc {
+                let c = child.unwrap_or(id);
+                let weight = self.doms[id].span_weight;
+                let nr_llcs = weight / self.doms[c].span_weight.max(1);
+                imb = if nr_llcs == 1 { weight >> 3 } else { nr_llcs };
+                imb = imb.max(1);
+                self.doms[id].imb_numa_nr = imb;
+                let mut top = self.doms[id].parent;
+                while let Some(t) = top {
+                    if self.doms[t].flags.contains(SdFlags::NUMA) {
+                        break;
+                    }
+                    top = self.doms[t].parent;
+                }
+                imb_span = match top {
+                    Some(t) => self.doms[t].span_weight,
+                    None => weight,
+                };
+            } else {
+                let factor = (self.doms[id].span_weight / imb_span.max(1)).max(1);
+                self.doms[id].imb_numa_nr = imb * factor;
+            }
+            sd = self.doms[id].parent;
+        }
+    }
+
+    /// Mirrors `init_sched_groups_capacity`: group weights and core counts for every group,
+    /// then `update_group_capacity` if `cpu` is the balance CPU of its own group.
+    fn init_sched_groups_capacity(&mut self, cpu: usize, sd: SdId) {
+        let groups = self.doms[sd].groups.clone();
+        for &g in &groups {
+            let span = self.groups[g].span.clone();
+            let mut rest = span.clone();
+            let mut cores = 0;
+            for c in span.iter() {
+                if !rest.test(c) {
+                    continue;
+                }
+                cores += 1;
+                rest.andnot_with(&self.m.cpus[c].smt_siblings);
+            }
+            self.groups[g].group_weight = span.weight() as u32;
+            self.groups[g].cores = cores;
+        }
+        let head = groups[0];
+        if cpu != self.sgcs[self.groups[head].sgc].balance_cpu() {
+            return;
+        }
+        self.update_group_capacity(sd, cpu);
+    }
+
+    /// Mirrors `update_group_capacity` (fair.c) at build time: the bottom level takes the
+    /// CPU's capacity (`update_cpu_capacity`; no RT or IRQ pressure exists yet), overlapping
+    /// children sum `capacity_of` per CPU, others sum their child groups.
+    fn update_group_capacity(&mut self, sd: SdId, cpu: usize) {
+        let head_sgc = self.groups[self.doms[sd].groups[0]].sgc;
+        let Some(child) = self.doms[sd].child else {
+            let cap = u64::from(self.m.cpus[cpu].capacity).max(1);
+            self.cpu_capacity[cpu] = cap;
+            self.sgcs[head_sgc].set_capacities(cap, cap, cap);
+            return;
+        };
+        let mut capacity = 0u64;
+        let mut min = u64::MAX;
+        let mut max = 0u64;
+        if self.doms[child].flags.contains(SdFlags::OVERLAP) {
+            let span = self.groups[self.doms[sd].groups[0]].span.clone();
+            for c in span.iter() {
+                let cap = self.cpu_capacity[c];
+                capacity += cap;
+                min = min.min(cap);
+                max = max.max(cap);
+            }
+        } else {
+            for &g in &self.doms[child].groups {
+                let (c, lo, hi) = self.sgcs[self.groups[g].sgc].capacities();
+                capacity += c;
+                min = min.min(lo);
+                max = max.max(hi);
+            }
+        }
+        self.sgcs[head_sgc].set_capacities(capacity, min, max);
+    }
+}
+
+/// Mirrors `asym_cpu_capacity_scan`: the distinct CPU capacities, descending, each with its
+/// CPUs; empty when every CPU has the same capacity.
+fn asym_cpu_capacity_scan(m: &Machine) -> Vec<(u32, CpuMask)> {
+    let mut list: Vec<(u32, CpuMask)> = Vec::new();
+    for (cpu, c) in m.cpus.iter().enumerate() {
+        match list.iter_mut().find(|(cap, _)| *cap == c.capacity) {
+            Some((_, mask)) => mask.set(cpu),
+            None => list.push((c.capacity, CpuMask::single(m.nr_cpus(), cpu))),
+        }
+    }
+    list.sort_by(|a, b| b.0.cmp(&a.0));
+    if list.len() == 1 {
+        list.clear();
+    }
+    list
+}
