@@ -60,7 +60,16 @@ pub fn report_clap(err: clap::Error) -> ExitCode {
                 .find(|l| !l.trim().is_empty())
                 .unwrap_or("invalid arguments");
             let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("fairsim: error: {first}");
+            // clap lists allowed values on a second line; keep them on the one line.
+            let allowed = rendered.lines().find_map(|l| {
+                l.trim()
+                    .strip_prefix("[possible values: ")
+                    .and_then(|rest| rest.strip_suffix(']'))
+            });
+            match allowed {
+                Some(values) => eprintln!("fairsim: error: {first}; allowed: {values}"),
+                None => eprintln!("fairsim: error: {first}"),
+            }
             ExitCode::from(EXIT_USAGE)
         }
     }
@@ -68,5 +77,7 @@ pub fn report_clap(err: clap::Error) -> ExitCode {
 
 /// Formats a field-named validation message: `--field: got X; allowed: Y`.
 pub fn invalid(field: &str, got: impl Display, allowed: &str) -> CliError {
-    CliError(format!("{field}: invalid value '{got}'; allowed: {allowed}"))
+    CliError(format!(
+        "{field}: invalid value '{got}'; allowed: {allowed}"
+    ))
 }

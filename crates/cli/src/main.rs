@@ -13,7 +13,12 @@ use crate::error::CliError;
 
 /// High-fidelity emulator of the Linux fair-class scheduler's SMP machinery.
 #[derive(Debug, Parser)]
-#[command(name = "fairsim", version, about, long_about = None)]
+#[command(
+    name = "fairsim",
+    version,
+    about = "fairsim: an emulator of the Linux 6.12 fair-class scheduler's SMP machinery",
+    long_about = None
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

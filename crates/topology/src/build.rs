@@ -552,7 +552,7 @@ fn asym_cpu_capacity_scan(m: &Machine) -> Vec<(u32, CpuMask)> {
             None => list.push((c.capacity, CpuMask::single(m.nr_cpus(), cpu))),
         }
     }
-    list.sort_by(|a, b| b.0.cmp(&a.0));
+    list.sort_by_key(|e| std::cmp::Reverse(e.0));
     if list.len() == 1 {
         list.clear();
     }

@@ -213,8 +213,12 @@ impl CpuMask {
         let mut chunks = Vec::with_capacity(nwords32);
         for i in (0..nwords32).rev() {
             let w64 = self.words.get(i / 2).copied().unwrap_or(0);
-            let w32 = if i % 2 == 0 { w64 as u32 } else { (w64 >> 32) as u32 };
-            let bits_in_chunk = (self.nbits - i * 32).min(32).max(1);
+            let w32 = if i % 2 == 0 {
+                w64 as u32
+            } else {
+                (w64 >> 32) as u32
+            };
+            let bits_in_chunk = (self.nbits - i * 32).clamp(1, 32);
             if i == nwords32 - 1 {
                 let digits = bits_in_chunk.div_ceil(4);
                 chunks.push(format!("{w32:0digits$x}"));
@@ -245,7 +249,10 @@ impl CpuMask {
                 return Err(format!("range '{item}' runs backwards"));
             }
             if hi >= nbits {
-                return Err(format!("CPU {hi} is out of range 0-{}", nbits.saturating_sub(1)));
+                return Err(format!(
+                    "CPU {hi} is out of range 0-{}",
+                    nbits.saturating_sub(1)
+                ));
             }
             for c in lo..=hi {
                 m.set(c);

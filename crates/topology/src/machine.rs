@@ -444,8 +444,8 @@ mod tests {
 
     #[test]
     fn smt_masks_follow_cores() {
-        let m = machine_from_ids("t", Arch::X86, &ids(8, 2), 1, vec![vec![10]], LlcScope::Die)
-            .unwrap();
+        let m =
+            machine_from_ids("t", Arch::X86, &ids(8, 2), 1, vec![vec![10]], LlcScope::Die).unwrap();
         assert_eq!(m.cpus[3].smt_siblings.to_list(), "2-3");
         assert_eq!(m.cpus[3].llc_siblings.to_list(), "0-7");
     }

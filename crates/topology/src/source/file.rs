@@ -1,0 +1,246 @@
+//! Machine files: fairsim's own schema in TOML or JSON, and the ground-truth
+//! `topology.json` format.
+//!
+//! # fairsim's schema
+//!
+//! The same fields as the qemu-style spec (see [`crate::source::spec`]), as a table. A full
+//! TOML example:
+//!
+//! ```toml
+//! name = "tc2-like"          # optional; default: the file name without extension
+//! arch = "arm64"             # optional: "x86" (default) or "arm64"
+//! capacity = "0-1:1441,2-4:606"   # optional raw capacities, normalised to 1024
+//!
+//! [smp]                      # qemu's -smp: missing counts are completed as qemu does
+//! cpus = 5                   # optional total
+//! sockets = 1
+//! dies = 1
+//! clusters = 1
+//! cores = 5
+//! threads = 1
+//! llc = "cluster"            # optional: core | cluster | die | package
+//!                            # (default: die on x86, cluster on arm64)
+//!
+//! [numa]                     # optional; without it, one node
+//! distance = [[10]]          # square, symmetric, 10 on the diagonal
+//! cpus = ["0-4"]             # optional; default: equal contiguous ranges
+//! ```
+//!
+//! The JSON form has the same structure:
+//! `{"name": "x", "arch": "x86", "smp": {"sockets": 2, "cores": 4, "threads": 2},
+//! "numa": {"distance": [[10, 21], [21, 10]]}}`. Unknown keys are errors.
+//!
+//! # Ground truth
+//!
+//! A JSON file with a `guest_observed` key is read as a ground-truth `topology.json`; see
+//! the `guest` module for how its masks map onto a [`Machine`].
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::TopologyError;
+use crate::machine::{Arch, LlcScope, Machine};
+use crate::source::guest::machine_from_guest;
+use crate::source::spec::{build_spec, FieldNames, SpecOptions};
+
+/// Largest machine file read, so that a wrong path to a huge file fails fast.
+const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// Field names in error messages about fairsim's own file schema.
+const FILE_FIELDS: FieldNames = FieldNames {
+    smp: "smp",
+    smp_sep: ".",
+    distance: "numa.distance",
+    numa_cpus: "numa.cpus",
+    capacity: "capacity",
+};
+
+/// The top level of fairsim's machine file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MachineFile {
+    name: Option<String>,
+    arch: Option<String>,
+    smp: SmpTable,
+    numa: Option<NumaTable>,
+    capacity: Option<String>,
+}
+
+/// The `[smp]` table: qemu's `-smp` keys plus where the LLC sits.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SmpTable {
+    cpus: Option<u64>,
+    sockets: Option<u64>,
+    dies: Option<u64>,
+    clusters: Option<u64>,
+    cores: Option<u64>,
+    threads: Option<u64>,
+    llc: Option<String>,
+}
+
+/// The `[numa]` table.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NumaTable {
+    distance: Vec<Vec<i64>>,
+    cpus: Option<Vec<String>>,
+}
+
+/// Loads a machine from a `.toml` or `.json` file (fairsim's schema, or a ground-truth
+/// `topology.json`). Errors name the file and the field.
+pub fn load_machine_file(path: &Path) -> Result<Machine, TopologyError> {
+    let shown = path.display().to_string();
+    let parse_err = |reason: String| TopologyError::Parse {
+        path: shown.clone(),
+        reason,
+    };
+    let io_err = |e: std::io::Error| TopologyError::Io {
+        path: shown.clone(),
+        reason: e.to_string(),
+    };
+    let size = std::fs::metadata(path).map_err(io_err)?.len();
+    if size > MAX_FILE_BYTES {
+        return Err(parse_err(format!(
+            "{size} bytes; allowed: a machine file of at most {MAX_FILE_BYTES} bytes"
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(io_err)?;
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let file: MachineFile = match ext.as_deref() {
+        Some("json") => {
+            let value: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| parse_err(format!("invalid JSON: {e}")))?;
+            if value.get("guest_observed").is_some() {
+                return machine_from_guest(&shown, &value);
+            }
+            serde_json::from_value(value).map_err(|e| parse_err(one_line(&e.to_string())))?
+        }
+        Some("toml") => toml::from_str(&text).map_err(|e| parse_err(toml_message(&text, &e)))?,
+        _ => {
+            return Err(parse_err(
+                "unknown file type; allowed: a .toml or .json machine file".to_string(),
+            ))
+        }
+    };
+    let default_name = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("machine")
+        .to_string();
+    machine_from_schema(file, &default_name).map_err(|e| parse_err(e.to_string()))
+}
+
+/// Converts fairsim's schema into spec options and builds the machine through the spec
+/// parser, so files and command lines accept and reject exactly the same machines.
+fn machine_from_schema(file: MachineFile, default_name: &str) -> Result<Machine, TopologyError> {
+    let arch = match file.arch.as_deref() {
+        None => Arch::X86,
+        Some(a) => {
+            Arch::parse(a).ok_or_else(|| TopologyError::invalid("arch", a, "x86 or arm64"))?
+        }
+    };
+    let llc = match file.smp.llc.as_deref() {
+        None => None,
+        Some(s) => Some(parse_llc(s).ok_or_else(|| {
+            TopologyError::invalid("smp.llc", s, "core, cluster, die or package")
+        })?),
+    };
+    let smp = &file.smp;
+    let items: Vec<String> = [
+        ("cpus", smp.cpus),
+        ("sockets", smp.sockets),
+        ("dies", smp.dies),
+        ("clusters", smp.clusters),
+        ("cores", smp.cores),
+        ("threads", smp.threads),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
+    .collect();
+    let (numa_distance, numa_cpus) = match &file.numa {
+        None => (None, None),
+        Some(numa) => {
+            let rows: Vec<String> = numa
+                .distance
+                .iter()
+                .map(|row| row.iter().map(i64::to_string).collect::<Vec<_>>().join(","))
+                .collect();
+            (
+                Some(rows.join(";")),
+                numa.cpus.as_ref().map(|c| c.join(";")),
+            )
+        }
+    };
+    let opts = SpecOptions {
+        smp: items.join(","),
+        numa_distance,
+        numa_cpus,
+        arch,
+        capacity: file.capacity.clone(),
+        llc,
+    };
+    let name = file
+        .name
+        .clone()
+        .unwrap_or_else(|| default_name.to_string());
+    build_spec(&opts, &FILE_FIELDS, &name)
+}
+
+/// Parses an LLC scope name as written in files and on the command line.
+pub fn parse_llc(s: &str) -> Option<LlcScope> {
+    match s {
+        "core" => Some(LlcScope::Core),
+        "cluster" => Some(LlcScope::Cluster),
+        "die" => Some(LlcScope::Die),
+        "package" | "socket" => Some(LlcScope::Package),
+        _ => None,
+    }
+}
+
+/// The toml crate's messages span several lines with a source excerpt; keep the message
+/// and the line number so the CLI can print one line.
+fn toml_message(text: &str, e: &toml::de::Error) -> String {
+    let msg = one_line(e.message());
+    match e.span() {
+        Some(span) => {
+            let line = text
+                .get(..span.start)
+                .map_or(0, |before| before.matches('\n').count())
+                + 1;
+            format!("line {line}: {msg}")
+        }
+        None => msg,
+    }
+}
+
+/// Joins a possibly multi-line message into one line.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn llc_names_parse() {
+        assert_eq!(parse_llc("die"), Some(LlcScope::Die));
+        assert_eq!(parse_llc("l3"), None);
+    }
+
+    #[test]
+    fn toml_errors_are_one_line_with_the_field() {
+        let text = "arch = \"x86\"\n[smp]\ncores = 4\nbogus = 1\n";
+        let e = toml::from_str::<MachineFile>(text).unwrap_err();
+        let msg = toml_message(text, &e);
+        assert!(
+            !msg.contains('\n') && msg.contains("bogus") && msg.contains("line 4"),
+            "{msg}"
+        );
+    }
+}

@@ -1,0 +1,164 @@
+//! Named machines: the boxes of the seed experiments and one preset per ground-truth
+//! topology in `shared/ground-truth/linux-6.12/`, with the same name as its directory.
+//!
+//! Every preset is built from a qemu-style spec (or, for the uneven big.LITTLE clusters
+//! `-smp` cannot express, from per-CPU ids), so presets and specs share one code path and
+//! the ground-truth tests check both.
+
+use crate::error::TopologyError;
+use crate::machine::{machine_from_ids, normalize_capacities, Arch, CpuIds, LlcScope, Machine};
+use crate::source::spec::{parse_spec, SpecOptions};
+
+/// Preset names with a one-line description, for `--help` and error messages.
+pub const PRESETS: &[(&str, &str)] = &[
+    (
+        "spr-2s56c2t",
+        "Sapphire Rapids 2 sockets x 56 cores x 2 threads (224 CPUs), a node and an LLC per socket, distances 10/21 (seed 000)",
+    ),
+    (
+        "2s24c2t",
+        "2 sockets x 24 cores x 2 threads (96 CPUs), a node and an LLC per socket, distances 10/21 (seed 001)",
+    ),
+    (
+        "e5-2690v2",
+        "Xeon E5-2690 v2: 2 sockets x 10 cores x 2 threads (40 CPUs), 2 nodes, distances 10/21",
+    ),
+    (
+        "tc2",
+        "ARM TC2 big.LITTLE (arm64): clusters 0-1 (A15, dmips 1441 -> 1024) and 2-4 (A7, 606 -> 430), an L2 LLC per cluster (seed 002)",
+    ),
+    ("tc2-2big3little", "same as tc2, named after its ground-truth directory"),
+    (
+        "dies-1s2d2c1t",
+        "1 socket x 2 dies x 2 cores x 1 thread (4 CPUs), an LLC per die",
+    ),
+    (
+        "numa-2s4c2t",
+        "2 sockets x 4 cores x 2 threads (16 CPUs), 2 nodes, distances 10/21",
+    ),
+    (
+        "numa-2s8c2t",
+        "2 sockets x 8 cores x 2 threads (32 CPUs), 2 nodes, distances 10/21",
+    ),
+    (
+        "numa-4n-far",
+        "4 sockets x 2 cores x 2 threads (16 CPUs), 4 nodes in 2 pairs, distances 10/21/31",
+    ),
+    (
+        "numa-4n-ring",
+        "4 sockets x 4 cores x 1 thread (16 CPUs), 4 nodes in a ring, distances 10/16/22",
+    ),
+    (
+        "smt-mc-1s4c2t",
+        "1 socket x 4 cores x 2 threads (8 CPUs), one node",
+    ),
+    (
+        "2n-2s16c2t",
+        "fork-heavy 2-node server: 2 sockets x 16 cores x 2 threads (64 CPUs), distances 10/21 (seed 004)",
+    ),
+    (
+        "4n-4s8c2t",
+        "fork-heavy 4-node server: 4 sockets x 8 cores x 2 threads (64 CPUs), all remote distances 21 (seed 004)",
+    ),
+];
+
+/// Builds the named preset. An unknown name is an error listing the allowed names.
+pub fn preset(name: &str) -> Result<Machine, TopologyError> {
+    const D2: &str = "10,21;21,10";
+    let m = match name {
+        "spr-2s56c2t" => spec("224,sockets=2,dies=1,cores=56,threads=2", Some(D2))?,
+        "2s24c2t" => spec("96,sockets=2,dies=1,cores=24,threads=2", Some(D2))?,
+        "e5-2690v2" => spec("40,sockets=2,dies=1,cores=10,threads=2", Some(D2))?,
+        "tc2" | "tc2-2big3little" => tc2()?,
+        "dies-1s2d2c1t" => spec("4,sockets=1,dies=2,cores=2,threads=1", None)?,
+        "numa-2s4c2t" => spec("16,sockets=2,dies=1,cores=4,threads=2", Some(D2))?,
+        "numa-2s8c2t" => spec("32,sockets=2,dies=1,cores=8,threads=2", Some(D2))?,
+        "numa-4n-far" => spec(
+            "16,sockets=4,dies=1,cores=2,threads=2",
+            Some("10,21,31,31;21,10,31,31;31,31,10,21;31,31,21,10"),
+        )?,
+        "numa-4n-ring" => spec(
+            "16,sockets=4,dies=1,cores=4,threads=1",
+            Some("10,16,22,16;16,10,16,22;22,16,10,16;16,22,16,10"),
+        )?,
+        "smt-mc-1s4c2t" => spec("8,sockets=1,dies=1,cores=4,threads=2", None)?,
+        "2n-2s16c2t" => spec("64,sockets=2,cores=16,threads=2", Some(D2))?,
+        "4n-4s8c2t" => spec(
+            "64,sockets=4,cores=8,threads=2",
+            Some("10,21,21,21;21,10,21,21;21,21,10,21;21,21,21,10"),
+        )?,
+        _ => {
+            let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
+            return Err(TopologyError::invalid("--topology", name, &names.join(", ")));
+        }
+    };
+    Ok(Machine {
+        name: name.to_string(),
+        ..m
+    })
+}
+
+/// An x86 preset from qemu-style arguments, one node per socket when a table is given.
+fn spec(smp: &str, distance: Option<&str>) -> Result<Machine, TopologyError> {
+    let mut opts = SpecOptions::new(smp, Arch::X86);
+    opts.numa_distance = distance.map(str::to_string);
+    parse_spec(&opts)
+}
+
+/// ARM's TC2 as the ground-truth guest saw it: two clusters of unequal size, which `-smp`
+/// cannot describe, so the ids are given directly. Core ids restart in each cluster, as
+/// `parse_cluster` in `drivers/base/arch_topology.c` numbers them.
+fn tc2() -> Result<Machine, TopologyError> {
+    let layout: [(u32, u32, u64); 5] = [
+        (0, 0, 1441),
+        (0, 1, 1441),
+        (1, 0, 606),
+        (1, 1, 606),
+        (1, 2, 606),
+    ];
+    let raw: Vec<u64> = layout.iter().map(|l| l.2).collect();
+    let caps = normalize_capacities(&raw)?;
+    let ids: Vec<CpuIds> = layout
+        .iter()
+        .zip(caps)
+        .map(|(&(cluster, core, _), capacity)| CpuIds {
+            socket: 0,
+            die: 0,
+            cluster,
+            core,
+            thread: 0,
+            node: 0,
+            capacity,
+        })
+        .collect();
+    machine_from_ids(
+        "tc2",
+        Arch::Arm64,
+        &ids,
+        1,
+        vec![vec![10]],
+        LlcScope::Cluster,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_preset_builds() {
+        for (name, _) in PRESETS {
+            let m = preset(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(m.name, *name);
+        }
+    }
+
+    #[test]
+    fn unknown_preset_lists_names() {
+        let err = preset("nope").unwrap_err().to_string();
+        assert!(
+            err.contains("--topology") && err.contains("spr-2s56c2t"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,230 @@
+//! The list-valued options of the qemu-style spec: the NUMA distance table, the CPUs of
+//! each node, and per-CPU capacities. Kept apart from `spec` so each file stays readable.
+
+use crate::cpumask::CpuMask;
+use crate::error::TopologyError;
+use crate::machine::{normalize_capacities, LOCAL_DISTANCE, MAX_NUMNODES, NR_DISTANCE_VALUES};
+use crate::source::spec::FieldNames;
+
+/// Parses `10,21;21,10` into a square, symmetric table with 10 on the diagonal and larger
+/// values elsewhere, the rules `numa_set_distance` and the ACPI SLIT checks enforce.
+pub(crate) fn parse_distance(text: &str, field: &str) -> Result<Vec<Vec<u32>>, TopologyError> {
+    let rows_text: Vec<&str> = text.trim().split(';').collect();
+    if rows_text.len() > MAX_NUMNODES {
+        return Err(TopologyError::invalid(
+            field,
+            format!("{} rows", rows_text.len()),
+            &format!("1 to {MAX_NUMNODES} rows (MAX_NUMNODES)"),
+        ));
+    }
+    let mut rows = Vec::with_capacity(rows_text.len());
+    for (i, row) in rows_text.iter().enumerate() {
+        let rf = format!("{field} row {i}");
+        let entries = row
+            .split(',')
+            .map(|e| {
+                let e = e.trim();
+                e.parse::<u32>().map_err(|_| {
+                    TopologyError::invalid(&rf, e, "comma-separated integers from 10 to 255")
+                })
+            })
+            .collect::<Result<Vec<u32>, _>>()?;
+        rows.push(entries);
+    }
+    check_distance(&rows, field)?;
+    Ok(rows)
+}
+
+/// Checks a distance table, naming rows as `<field> row <i>`.
+pub(crate) fn check_distance(rows: &[Vec<u32>], field: &str) -> Result<(), TopologyError> {
+    let nodes = rows.len();
+    if nodes == 0 {
+        return Err(TopologyError::invalid(field, "(empty)", "at least one row"));
+    }
+    for (i, row) in rows.iter().enumerate() {
+        let rf = format!("{field} row {i}");
+        if row.len() != nodes {
+            return Err(TopologyError::invalid(
+                &rf,
+                format!("{} entries", row.len()),
+                &format!("{nodes} entries, one per row: the matrix must be square"),
+            ));
+        }
+        for (j, &d) in row.iter().enumerate() {
+            let mirror = rows.get(j).and_then(|r| r.get(i)).copied().unwrap_or(0);
+            if i == j && d != LOCAL_DISTANCE {
+                return Err(TopologyError::invalid(
+                    &rf,
+                    format!("{d} at column {j}"),
+                    "10 (LOCAL_DISTANCE) on the diagonal, the smallest of its row",
+                ));
+            }
+            if i != j && (d <= LOCAL_DISTANCE || d >= NR_DISTANCE_VALUES) {
+                return Err(TopologyError::invalid(
+                    &rf,
+                    format!("{d} at column {j}"),
+                    "11 to 255 off the diagonal (above the diagonal's 10)",
+                ));
+            }
+            if d != mirror {
+                return Err(TopologyError::invalid(
+                    &rf,
+                    format!("{d} at column {j}"),
+                    &format!("a symmetric matrix: row {j} column {i} is {mirror}"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The default node split: contiguous, equal CPU ranges.
+pub(crate) fn even_split(
+    n: usize,
+    nodes: usize,
+    f: &FieldNames,
+) -> Result<Vec<usize>, TopologyError> {
+    if nodes == 0 || n % nodes != 0 {
+        return Err(TopologyError::invalid(
+            f.distance,
+            format!("{nodes} nodes for {n} CPUs"),
+            &format!(
+                "a node count dividing the CPU count, or {} to place CPUs",
+                f.numa_cpus
+            ),
+        ));
+    }
+    Ok((0..n).map(|cpu| cpu * nodes / n).collect())
+}
+
+/// Parses `0-3;4-7`: one CPU list per node, every CPU in exactly one node.
+pub(crate) fn parse_numa_cpus(
+    text: &str,
+    n: usize,
+    nodes: usize,
+    f: &FieldNames,
+) -> Result<Vec<usize>, TopologyError> {
+    let lists: Vec<&str> = text.trim().split(';').collect();
+    if lists.len() != nodes {
+        return Err(TopologyError::invalid(
+            f.numa_cpus,
+            format!("{} CPU lists", lists.len()),
+            &format!("one CPU list per node: {nodes}, as {} has rows", f.distance),
+        ));
+    }
+    let mut node_of: Vec<Option<usize>> = vec![None; n];
+    for (node, list) in lists.iter().enumerate() {
+        let nf = format!("{} node {node}", f.numa_cpus);
+        let mask = CpuMask::parse_list(n, list)
+            .map_err(|e| TopologyError::invalid(&nf, list.trim(), &format!("a CPU list ({e})")))?;
+        if mask.is_empty() {
+            return Err(TopologyError::invalid(
+                &nf,
+                "(empty)",
+                "at least one CPU per node (memory-only nodes are not emulated)",
+            ));
+        }
+        for cpu in mask.iter() {
+            if let Some(slot) = node_of.get_mut(cpu) {
+                if let Some(other) = *slot {
+                    return Err(TopologyError::invalid(
+                        &nf,
+                        list.trim(),
+                        &format!("CPUs in one node only; CPU {cpu} is also in node {other}"),
+                    ));
+                }
+                *slot = Some(node);
+            }
+        }
+    }
+    let missing = CpuMask::from_cpus(n, (0..n).filter(|&c| node_of[c].is_none()));
+    if !missing.is_empty() {
+        return Err(TopologyError::invalid(
+            f.numa_cpus,
+            text.trim(),
+            &format!("every CPU in some node; CPUs {missing} are in none"),
+        ));
+    }
+    Ok(node_of.into_iter().map(|o| o.unwrap_or(0)).collect())
+}
+
+/// Parses `0-1:1441,2-4:606` into normalised per-CPU capacities. Commas separate both the
+/// groups and the items of a CPU list, so a group ends at the item carrying `:raw`.
+pub(crate) fn parse_capacity(text: &str, n: usize, field: &str) -> Result<Vec<u32>, TopologyError> {
+    let mut raw: Vec<Option<u64>> = vec![None; n];
+    let mut pending: Vec<&str> = Vec::new();
+    for item in text.split(',') {
+        let item = item.trim();
+        let Some((cpus_part, value)) = item.split_once(':') else {
+            pending.push(item);
+            continue;
+        };
+        pending.push(cpus_part);
+        let list = pending.join(",");
+        pending.clear();
+        let group = format!("{list}:{}", value.trim());
+        let mask = CpuMask::parse_list(n, &list).map_err(|e| {
+            TopologyError::invalid(field, &group, &format!("cpulist:raw groups ({e})"))
+        })?;
+        if mask.is_empty() {
+            return Err(TopologyError::invalid(
+                field,
+                &group,
+                "a non-empty CPU list before ':'",
+            ));
+        }
+        let v = value
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|&v| v > 0)
+            .ok_or_else(|| {
+                TopologyError::invalid(field, &group, "a positive integer raw capacity after ':'")
+            })?;
+        for cpu in mask.iter() {
+            if let Some(slot) = raw.get_mut(cpu) {
+                if slot.is_some() {
+                    return Err(TopologyError::invalid(
+                        field,
+                        &group,
+                        &format!("each CPU once; CPU {cpu} already has a capacity"),
+                    ));
+                }
+                *slot = Some(v);
+            }
+        }
+    }
+    if pending.iter().any(|p| !p.is_empty()) {
+        return Err(TopologyError::invalid(
+            field,
+            pending.join(","),
+            "cpulist:raw groups, e.g. '0-1:1441,2-4:606'",
+        ));
+    }
+    let missing = CpuMask::from_cpus(n, (0..n).filter(|&c| raw[c].is_none()));
+    if !missing.is_empty() {
+        return Err(TopologyError::invalid(
+            field,
+            text.trim(),
+            &format!("a capacity for every CPU; CPUs {missing} have none"),
+        ));
+    }
+    let raw: Vec<u64> = raw.into_iter().map(|r| r.unwrap_or(0)).collect();
+    normalize_capacities(&raw)
+        .map_err(|e| TopologyError::invalid(field, text.trim(), &e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capacity_groups_may_hold_comma_lists() {
+        let caps = parse_capacity("0,2:1441,1,3-4:606", 5, "--capacity").unwrap();
+        assert_eq!(caps, vec![1024, 430, 1024, 430, 430]);
+        let err = parse_capacity("0-1:1441", 5, "--capacity")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("--capacity"), "{err}");
+    }
+}
