@@ -139,7 +139,7 @@ fn preset_details_match_the_seed_machines() {
 #[test]
 fn unknown_preset_lists_allowed_names() {
     let err = preset("spr").unwrap_err().to_string();
-    assert!(err.contains("--preset") && err.contains("'spr'"), "{err}");
+    assert!(err.contains("--topology") && err.contains("'spr'"), "{err}");
     assert!(err.contains("e5-2690v2") && err.contains("tc2"), "{err}");
 }
 

@@ -89,7 +89,11 @@ pub fn preset(name: &str) -> Result<Machine, TopologyError> {
         )?,
         _ => {
             let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
-            return Err(TopologyError::invalid("--topology", name, &names.join(", ")));
+            return Err(TopologyError::invalid(
+                "--topology",
+                name,
+                &names.join(", "),
+            ));
         }
     };
     Ok(Machine {
