@@ -1,8 +1,23 @@
 //! Port of `kernel/sched/fair.c`'s SMP logic: runqueues, EEVDF pick, wakeup placement,
 //! load balancing and schedstat counters.
 //!
-//! Not yet written: this crate is the home of the engine issue (#4) and the load-balancing
-//! issue (#5). It re-exports its two foundations so that dependants see one layer.
+//! The crate owns no clock: every entry point takes "now" from the engine. [`Sched`]
+//! holds the runqueues and tasks of the whole machine and exposes the fair class's entry
+//! points as kernel/sched/core.c calls them.
+
+pub mod cfs_rq;
+pub mod features;
+pub mod rq;
+pub mod sched;
+pub mod select;
+pub mod stats;
+pub mod task;
+pub mod weight;
 
 pub use fairsim_pelt as pelt;
 pub use fairsim_topology as topology;
+pub use features::{Feature, Features, UnknownFeature};
+pub use rq::Rq;
+pub use sched::{base_slice_for, wf, Sched, SchedParams, WakeDecision, BOOT_CLOCK_OFFSET};
+pub use stats::{CpuIdleType, RqSchedstat, SdSchedstat};
+pub use task::{OnRq, Task, TaskId, TaskState};

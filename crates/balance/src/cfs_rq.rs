@@ -1,0 +1,653 @@
+//! One `struct cfs_rq` and the EEVDF entity operations of fair.c: virtual time, lag,
+//! eligibility, the deadline-ordered timeline and `pick_eevdf`, placement, and entity
+//! enqueue/dequeue with delayed dequeue.
+//!
+//! The kernel keeps queued entities in an rbtree ordered by deadline and augmented with
+//! each subtree's minimum vruntime, so that `pick_eevdf` finds the eligible entity with the
+//! earliest deadline in O(log n). Here the timeline is an ordered map on (deadline, insertion
+//! order); the first eligible entry in order is the same entity the kernel's heap search
+//! returns (ties go to the earlier insertion, as `rb_add` places equal keys to the right).
+
+use std::collections::BTreeMap;
+
+use fairsim_pelt::{
+    update_load_avg_task, CfsRqAvg, CfsRqInputs, SeInputs, UpdateFlags, UtilEstMode,
+};
+
+use crate::features::{Feature, Features};
+use crate::task::{Task, TaskId};
+use crate::weight::{calc_delta_fair, scale_load_down, LoadWeight};
+
+/// The initial `zero_vruntime` (`init_cfs_rq`): just below wrap-around, so that every
+/// comparison has to be wrap-safe, as in the kernel.
+pub const INITIAL_ZERO_VRUNTIME: u64 = (-(1i64 << 20)) as u64;
+
+/// `ENQUEUE_*` and `DEQUEUE_*` flags the fair class looks at.
+pub mod qflags {
+    /// `DEQUEUE_SLEEP` / `ENQUEUE_WAKEUP`.
+    pub const SLEEP_WAKEUP: u32 = 0x01;
+    /// `DEQUEUE_SAVE` / `ENQUEUE_RESTORE`.
+    pub const SAVE_RESTORE: u32 = 0x02;
+    /// `DEQUEUE_SPECIAL`.
+    pub const SPECIAL: u32 = 0x10;
+    /// `DEQUEUE_DELAYED` / `ENQUEUE_DELAYED`.
+    pub const DELAYED: u32 = 0x200;
+    /// `ENQUEUE_MIGRATED`.
+    pub const MIGRATED: u32 = 0x1000;
+    /// `ENQUEUE_INITIAL`.
+    pub const INITIAL: u32 = 0x2000;
+}
+
+/// Settings the entity operations read: features, the base slice and the tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FairParams {
+    /// `sched_features`.
+    pub features: Features,
+    /// `sysctl_sched_base_slice` in ns (0.7 ms x (1 + ilog2(min(ncpus, 8)))).
+    pub base_slice: u64,
+    /// `TICK_NSEC`.
+    pub tick_nsec: u64,
+    /// Which util_est form is in use.
+    pub util_est: UtilEstMode,
+}
+
+/// The clocks of the rq an operation runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RqClocks {
+    /// `rq_clock_task(rq)`.
+    pub clock_task: u64,
+    /// `cfs_rq_clock_pelt(cfs_rq)`.
+    pub clock_pelt: u64,
+}
+
+/// `struct cfs_rq` (the root one; fairsim has no task groups).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CfsRq {
+    /// `load`: sum of queued entities' weights.
+    pub load: LoadWeight,
+    /// `nr_running` (entities queued, current and delayed included).
+    pub nr_running: u32,
+    /// `h_nr_queued`.
+    pub h_nr_queued: u32,
+    /// `h_nr_runnable`: queued and not delayed.
+    pub h_nr_runnable: u32,
+    /// `h_nr_delayed`.
+    pub h_nr_delayed: u32,
+    /// `avg_vruntime`: sum of (v_i - zero_vruntime) * w_i over the tree.
+    pub avg_vruntime: i64,
+    /// `avg_load`: sum of w_i over the tree.
+    pub avg_load: u64,
+    /// `zero_vruntime`: reference point of the sums.
+    pub zero_vruntime: u64,
+    /// `tasks_timeline`: entities in the tree (not `curr`), by deadline then insertion.
+    pub timeline: BTreeMap<(i64, u64), TaskId>,
+    next_seq: u64,
+    /// `curr`.
+    pub curr: Option<TaskId>,
+    /// `next` buddy.
+    pub next: Option<TaskId>,
+    /// `avg`: PELT signals of the cfs_rq, with removed-load bookkeeping.
+    pub avg: CfsRqAvg,
+}
+
+impl Default for CfsRq {
+    fn default() -> Self {
+        CfsRq {
+            load: LoadWeight::default(),
+            nr_running: 0,
+            h_nr_queued: 0,
+            h_nr_runnable: 0,
+            h_nr_delayed: 0,
+            avg_vruntime: 0,
+            avg_load: 0,
+            zero_vruntime: INITIAL_ZERO_VRUNTIME,
+            timeline: BTreeMap::new(),
+            next_seq: 0,
+            curr: None,
+            next: None,
+            avg: CfsRqAvg::default(),
+        }
+    }
+}
+
+/// Order key of a deadline: wrap-safe as long as deadlines stay within 2^63 of the
+/// initial zero_vruntime, i.e. the kernel's `(s64)(a - b) < 0` comparison.
+fn deadline_key(deadline: u64) -> i64 {
+    deadline.wrapping_sub(INITIAL_ZERO_VRUNTIME) as i64
+}
+
+/// `entity_before(a, b)`.
+pub fn entity_before(a: &Task, b: &Task) -> bool {
+    (a.se.deadline.wrapping_sub(b.se.deadline) as i64) < 0
+}
+
+impl CfsRq {
+    /// `entity_key(cfs_rq, se)`.
+    fn entity_key(&self, se_vruntime: u64) -> i64 {
+        se_vruntime.wrapping_sub(self.zero_vruntime) as i64
+    }
+
+    /// The current entity if it is still queued (`curr && curr->on_rq`).
+    fn curr_on_rq(&self, tasks: &[Task]) -> Option<TaskId> {
+        self.curr.filter(|&c| tasks[c].se.on_rq)
+    }
+
+    /// `avg_vruntime_add`.
+    fn avg_vruntime_add(&mut self, t: &Task) {
+        let w = scale_load_down(t.se.load.weight);
+        self.avg_vruntime = self
+            .avg_vruntime
+            .wrapping_add(self.entity_key(t.se.vruntime).wrapping_mul(w as i64));
+        self.avg_load += w;
+    }
+
+    /// `avg_vruntime_sub`.
+    fn avg_vruntime_sub(&mut self, t: &Task) {
+        let w = scale_load_down(t.se.load.weight);
+        self.avg_vruntime = self
+            .avg_vruntime
+            .wrapping_sub(self.entity_key(t.se.vruntime).wrapping_mul(w as i64));
+        self.avg_load -= w;
+    }
+
+    /// `update_zero_vruntime`: move the reference point by `delta`.
+    fn update_zero_vruntime(&mut self, delta: i64) {
+        self.avg_vruntime = self
+            .avg_vruntime
+            .wrapping_sub((self.avg_load as i64).wrapping_mul(delta));
+        self.zero_vruntime = self.zero_vruntime.wrapping_add(delta as u64);
+    }
+
+    /// `avg_vruntime(cfs_rq)`: the weighted average vruntime V (floored), which also moves
+    /// `zero_vruntime` to it as the 6.12.117 kernel does.
+    pub fn avg_vruntime(&mut self, tasks: &[Task]) -> u64 {
+        let curr = self.curr_on_rq(tasks);
+        let mut weight = self.avg_load as i64;
+        let mut delta = 0i64;
+        if weight != 0 {
+            let mut runtime = self.avg_vruntime;
+            if let Some(c) = curr {
+                let w = scale_load_down(tasks[c].se.load.weight) as i64;
+                runtime = runtime.wrapping_add(self.entity_key(tasks[c].se.vruntime).wrapping_mul(w));
+                weight += w;
+            }
+            // A negative sum needs flooring, not truncation towards zero.
+            if runtime < 0 {
+                runtime -= weight - 1;
+            }
+            delta = runtime / weight;
+        } else if let Some(c) = curr {
+            delta = tasks[c].se.vruntime.wrapping_sub(self.zero_vruntime) as i64;
+        }
+        self.update_zero_vruntime(delta);
+        self.zero_vruntime
+    }
+
+    /// `vruntime_eligible(cfs_rq, vruntime)`: lag >= 0 without a division.
+    pub fn vruntime_eligible(&self, tasks: &[Task], vruntime: u64) -> bool {
+        let mut avg = self.avg_vruntime;
+        let mut load = self.avg_load as i64;
+        if let Some(c) = self.curr_on_rq(tasks) {
+            let w = scale_load_down(tasks[c].se.load.weight) as i64;
+            avg = avg.wrapping_add(self.entity_key(tasks[c].se.vruntime).wrapping_mul(w));
+            load += w;
+        }
+        avg >= self.entity_key(vruntime).wrapping_mul(load)
+    }
+
+    /// `entity_eligible(cfs_rq, se)`.
+    pub fn entity_eligible(&self, tasks: &[Task], p: TaskId) -> bool {
+        self.vruntime_eligible(tasks, tasks[p].se.vruntime)
+    }
+
+    /// `__enqueue_entity`: into the tree and the average.
+    pub(crate) fn enqueue_tree(&mut self, tasks: &mut [Task], p: TaskId) {
+        self.avg_vruntime_add(&tasks[p]);
+        let key = (deadline_key(tasks[p].se.deadline), self.next_seq);
+        self.next_seq += 1;
+        self.timeline.insert(key, p);
+        tasks[p].se.run_node = Some(key);
+    }
+
+    /// `__dequeue_entity`: out of the tree and the average.
+    pub(crate) fn dequeue_tree(&mut self, tasks: &mut [Task], p: TaskId) {
+        if let Some(key) = tasks[p].se.run_node.take() {
+            self.timeline.remove(&key);
+        }
+        self.avg_vruntime_sub(&tasks[p]);
+    }
+
+    /// `__pick_first_entity`: the earliest deadline in the tree.
+    pub fn pick_first(&self) -> Option<TaskId> {
+        self.timeline.values().next().copied()
+    }
+
+    /// `pick_eevdf(cfs_rq)`: the eligible entity with the earliest virtual deadline, with
+    /// `RUN_TO_PARITY` keeping a protected current entity.
+    pub fn pick_eevdf(&self, tasks: &[Task], feat: Features) -> Option<TaskId> {
+        let first = self.pick_first();
+        let mut curr = self.curr;
+        if self.nr_running == 1 {
+            return match curr {
+                Some(c) if tasks[c].se.on_rq => Some(c),
+                _ => first,
+            };
+        }
+        if let Some(c) = curr {
+            if !tasks[c].se.on_rq || !self.entity_eligible(tasks, c) {
+                curr = None;
+            }
+        }
+        if feat.has(Feature::RUN_TO_PARITY) {
+            if let Some(c) = curr {
+                if protect_slice(&tasks[c]) {
+                    return Some(c);
+                }
+            }
+        }
+        // The tree is in deadline order, so the first eligible entity is the answer of the
+        // kernel's augmented heap search.
+        let best = self
+            .timeline
+            .values()
+            .copied()
+            .find(|&p| self.entity_eligible(tasks, p));
+        match (best, curr) {
+            (None, c) => c,
+            (Some(b), Some(c)) if entity_before(&tasks[c], &tasks[b]) => Some(c),
+            (b, _) => b,
+        }
+    }
+}
+
+/// `set_protect_slice`: stash the deadline in vlag while the entity runs.
+pub(crate) fn set_protect_slice(t: &mut Task) {
+    t.se.vlag = t.se.deadline as i64;
+}
+
+/// `protect_slice`.
+pub(crate) fn protect_slice(t: &Task) -> bool {
+    t.se.vlag == t.se.deadline as i64
+}
+
+/// `cancel_protect_slice`.
+pub(crate) fn cancel_protect_slice(t: &mut Task) {
+    if protect_slice(t) {
+        t.se.vlag = t.se.deadline.wrapping_add(1) as i64;
+    }
+}
+
+/// `entity_lag(avruntime, se)`: V - v, clamped to the lag bound
+/// `calc_delta_fair(max(2 * slice, TICK_NSEC))`.
+fn entity_lag(avruntime: u64, t: &mut Task, tick_nsec: u64) -> i64 {
+    let vlag = avruntime.wrapping_sub(t.se.vruntime) as i64;
+    let limit = calc_delta_fair((2 * t.se.slice).max(tick_nsec), &mut t.se.load) as i64;
+    vlag.clamp(-limit, limit)
+}
+
+/// `update_entity_lag(cfs_rq, se)`.
+pub(crate) fn update_entity_lag(cfs: &mut CfsRq, tasks: &mut [Task], p: TaskId, tick_nsec: u64) {
+    let v = cfs.avg_vruntime(tasks);
+    tasks[p].se.vlag = entity_lag(v, &mut tasks[p], tick_nsec);
+}
+
+/// `update_deadline(cfs_rq, se)`: once the request is consumed, a new slice and deadline.
+/// Returns whether the current task should be rescheduled.
+fn update_deadline(cfs: &mut CfsRq, tasks: &mut [Task], p: TaskId, params: &FairParams) -> bool {
+    let se = &mut tasks[p].se;
+    if (se.vruntime.wrapping_sub(se.deadline) as i64) < 0 {
+        return false;
+    }
+    if !se.custom_slice {
+        se.slice = params.base_slice;
+    }
+    let vslice = calc_delta_fair(se.slice, &mut se.load);
+    se.deadline = se.vruntime.wrapping_add(vslice);
+    cfs.avg_vruntime(tasks);
+    true
+}
+
+/// `did_preempt_short`.
+fn did_preempt_short(cfs: &CfsRq, tasks: &[Task], curr: TaskId, feat: Features) -> bool {
+    if !feat.has(Feature::PREEMPT_SHORT) {
+        return false;
+    }
+    if protect_slice(&tasks[curr]) {
+        return false;
+    }
+    !cfs.entity_eligible(tasks, curr)
+}
+
+/// `do_preempt_short(cfs_rq, pse, se)`: a wakee with a shorter slice may cut the current
+/// entity's protection.
+pub(crate) fn do_preempt_short(
+    cfs: &CfsRq,
+    tasks: &[Task],
+    pse: TaskId,
+    se: TaskId,
+    feat: Features,
+) -> bool {
+    if !feat.has(Feature::PREEMPT_SHORT) {
+        return false;
+    }
+    if tasks[pse].se.slice >= tasks[se].se.slice {
+        return false;
+    }
+    if !cfs.entity_eligible(tasks, pse) {
+        return false;
+    }
+    if entity_before(&tasks[pse], &tasks[se]) {
+        return true;
+    }
+    !cfs.entity_eligible(tasks, se)
+}
+
+/// Result of [`update_curr`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CurrUpdate {
+    /// Wall time charged to the current entity.
+    pub delta_exec: u64,
+    /// `resched_curr(rq)` was requested.
+    pub resched: bool,
+}
+
+/// `update_curr(cfs_rq)`: charge the running entity for the time since `exec_start`, move
+/// its vruntime, and ask for a reschedule when its request is consumed.
+pub fn update_curr(
+    cfs: &mut CfsRq,
+    tasks: &mut [Task],
+    clocks: RqClocks,
+    params: &FairParams,
+) -> CurrUpdate {
+    let Some(curr) = cfs.curr else {
+        return CurrUpdate::default();
+    };
+    let se = &mut tasks[curr].se;
+    let delta = clocks.clock_task.wrapping_sub(se.exec_start) as i64;
+    if delta <= 0 {
+        return CurrUpdate::default();
+    }
+    let delta_exec = delta as u64;
+    se.exec_start = clocks.clock_task;
+    se.sum_exec_runtime += delta_exec;
+    let dv = calc_delta_fair(delta_exec, &mut se.load);
+    se.vruntime = se.vruntime.wrapping_add(dv);
+    let resched = update_deadline(cfs, tasks, curr, params);
+    if cfs.nr_running == 1 {
+        return CurrUpdate {
+            delta_exec,
+            resched: false,
+        };
+    }
+    let resched = resched || did_preempt_short(cfs, tasks, curr, params.features);
+    if resched {
+        clear_buddies(cfs, curr);
+    }
+    CurrUpdate { delta_exec, resched }
+}
+
+/// `clear_buddies(cfs_rq, se)`.
+pub(crate) fn clear_buddies(cfs: &mut CfsRq, p: TaskId) {
+    if cfs.next == Some(p) {
+        cfs.next = None;
+    }
+}
+
+/// `place_entity(cfs_rq, se, flags)`: vruntime from V and the preserved (inflated) lag,
+/// then the deadline (half a slice for new tasks with `PLACE_DEADLINE_INITIAL`).
+pub fn place_entity(cfs: &mut CfsRq, tasks: &mut [Task], p: TaskId, flags: u32, params: &FairParams) {
+    let vruntime = cfs.avg_vruntime(tasks);
+    let curr_w = cfs
+        .curr_on_rq(tasks)
+        .map(|c| scale_load_down(tasks[c].se.load.weight))
+        .unwrap_or(0);
+    let se = &mut tasks[p].se;
+    if !se.custom_slice {
+        se.slice = params.base_slice;
+    }
+    let mut vslice = calc_delta_fair(se.slice, &mut se.load);
+    let mut lag: i64 = 0;
+    if params.features.has(Feature::PLACE_LAG) && cfs.nr_running != 0 {
+        lag = se.vlag;
+        let mut load = cfs.avg_load + curr_w;
+        lag = lag.wrapping_mul((load + scale_load_down(se.load.weight)) as i64);
+        if load == 0 {
+            load = 1;
+        }
+        // div_s64 truncates towards zero.
+        lag /= load as i64;
+    }
+    se.vruntime = vruntime.wrapping_sub(lag as u64);
+    if params.features.has(Feature::PLACE_REL_DEADLINE) && se.rel_deadline {
+        se.deadline = se.deadline.wrapping_add(se.vruntime);
+        se.rel_deadline = false;
+        return;
+    }
+    if params.features.has(Feature::PLACE_DEADLINE_INITIAL) && flags & qflags::INITIAL != 0 {
+        vslice /= 2;
+    }
+    se.deadline = se.vruntime.wrapping_add(vslice);
+}
+
+/// `update_load_avg(cfs_rq, se, flags)` for a task entity of the root cfs_rq.
+pub fn update_load_avg(
+    cfs: &mut CfsRq,
+    tasks: &mut [Task],
+    p: TaskId,
+    clocks: RqClocks,
+    flags: UpdateFlags,
+    params: &FairParams,
+) {
+    let cfs_inp = CfsRqInputs {
+        load: scale_load_down(cfs.load.weight),
+        runnable: u64::from(cfs.h_nr_queued - cfs.h_nr_delayed),
+        running: cfs.curr.is_some(),
+    };
+    let se = &mut tasks[p].se;
+    let se_inp = SeInputs {
+        weight: scale_load_down(se.load.weight),
+        on_rq: se.on_rq,
+        runnable: u64::from(se.on_rq && !se.sched_delayed),
+        running: cfs.curr == Some(p),
+    };
+    update_load_avg_task(
+        clocks.clock_pelt,
+        &mut cfs.avg,
+        cfs_inp,
+        &mut se.avg,
+        se_inp,
+        flags,
+        params.util_est.enabled(),
+    );
+}
+
+/// `set_delayed(se)`.
+fn set_delayed(cfs: &mut CfsRq, t: &mut Task) {
+    t.se.sched_delayed = true;
+    cfs.h_nr_runnable -= 1;
+    cfs.h_nr_delayed += 1;
+}
+
+/// `clear_delayed(se)`.
+pub(crate) fn clear_delayed(cfs: &mut CfsRq, t: &mut Task) {
+    t.se.sched_delayed = false;
+    cfs.h_nr_runnable += 1;
+    cfs.h_nr_delayed -= 1;
+}
+
+const TG: UpdateFlags = UpdateFlags {
+    update_tg: true,
+    skip_age_load: false,
+    do_attach: false,
+    do_detach: false,
+};
+
+const NONE: UpdateFlags = UpdateFlags {
+    update_tg: false,
+    skip_age_load: false,
+    do_attach: false,
+    do_detach: false,
+};
+
+/// `enqueue_entity(cfs_rq, se, flags)`.
+pub fn enqueue_entity(
+    cfs: &mut CfsRq,
+    tasks: &mut [Task],
+    p: TaskId,
+    flags: u32,
+    clocks: RqClocks,
+    params: &FairParams,
+) -> CurrUpdate {
+    let is_curr = cfs.curr == Some(p);
+    // The current entity is renormalised before update_curr().
+    if is_curr {
+        place_entity(cfs, tasks, p, flags, params);
+    }
+    let upd = update_curr(cfs, tasks, clocks, params);
+    let attach = UpdateFlags {
+        do_attach: true,
+        ..TG
+    };
+    update_load_avg(cfs, tasks, p, clocks, attach, params);
+    if !is_curr {
+        place_entity(cfs, tasks, p, flags, params);
+    }
+    // account_entity_enqueue
+    cfs.load.add(tasks[p].se.load.weight);
+    cfs.nr_running += 1;
+    if flags & qflags::MIGRATED != 0 {
+        tasks[p].se.exec_start = 0;
+    }
+    if !is_curr {
+        cfs.enqueue_tree(tasks, p);
+    }
+    tasks[p].se.on_rq = true;
+    upd
+}
+
+/// `dequeue_entity(cfs_rq, se, flags)`: false when the dequeue is delayed instead.
+pub fn dequeue_entity(
+    cfs: &mut CfsRq,
+    tasks: &mut [Task],
+    p: TaskId,
+    flags: u32,
+    clocks: RqClocks,
+    params: &FairParams,
+) -> (bool, CurrUpdate) {
+    let sleep = flags & qflags::SLEEP_WAKEUP != 0;
+    let upd = update_curr(cfs, tasks, clocks, params);
+    clear_buddies(cfs, p);
+    if flags & qflags::DELAYED == 0 {
+        let delay = sleep && flags & qflags::SPECIAL == 0;
+        if params.features.has(Feature::DELAY_DEQUEUE) && delay && !cfs.entity_eligible(tasks, p) {
+            update_load_avg(cfs, tasks, p, clocks, NONE, params);
+            set_delayed(cfs, &mut tasks[p]);
+            return (false, upd);
+        }
+    }
+    let action = UpdateFlags {
+        do_detach: tasks[p].on_rq_migrating(),
+        ..TG
+    };
+    update_load_avg(cfs, tasks, p, clocks, action, params);
+    update_entity_lag(cfs, tasks, p, params.tick_nsec);
+    if params.features.has(Feature::PLACE_REL_DEADLINE) && !sleep {
+        let se = &mut tasks[p].se;
+        se.deadline = se.deadline.wrapping_sub(se.vruntime);
+        se.rel_deadline = true;
+    }
+    if cfs.curr != Some(p) {
+        cfs.dequeue_tree(tasks, p);
+    }
+    tasks[p].se.on_rq = false;
+    // account_entity_dequeue
+    cfs.load.sub(tasks[p].se.load.weight);
+    cfs.nr_running -= 1;
+    if flags & qflags::DELAYED != 0 {
+        // finish_delayed_dequeue_entity
+        clear_delayed(cfs, &mut tasks[p]);
+        if params.features.has(Feature::DELAY_ZERO) && tasks[p].se.vlag > 0 {
+            tasks[p].se.vlag = 0;
+        }
+    }
+    (true, upd)
+}
+
+/// `requeue_delayed_entity(se)`: a delayed entity is woken before it was picked.
+pub fn requeue_delayed_entity(
+    cfs: &mut CfsRq,
+    tasks: &mut [Task],
+    p: TaskId,
+    clocks: RqClocks,
+    params: &FairParams,
+) {
+    if params.features.has(Feature::DELAY_ZERO) {
+        update_entity_lag(cfs, tasks, p, params.tick_nsec);
+        if tasks[p].se.vlag > 0 {
+            cfs.nr_running -= 1;
+            let in_tree = cfs.curr != Some(p);
+            if in_tree {
+                cfs.dequeue_tree(tasks, p);
+            }
+            tasks[p].se.vlag = 0;
+            place_entity(cfs, tasks, p, 0, params);
+            if in_tree {
+                cfs.enqueue_tree(tasks, p);
+            }
+            cfs.nr_running += 1;
+        }
+    }
+    update_load_avg(cfs, tasks, p, clocks, NONE, params);
+    clear_delayed(cfs, &mut tasks[p]);
+}
+
+/// `set_next_entity(cfs_rq, se)`: the entity leaves the tree to become current.
+pub fn set_next_entity(
+    cfs: &mut CfsRq,
+    tasks: &mut [Task],
+    p: TaskId,
+    clocks: RqClocks,
+    params: &FairParams,
+) {
+    clear_buddies(cfs, p);
+    if tasks[p].se.on_rq {
+        cfs.dequeue_tree(tasks, p);
+        update_load_avg(cfs, tasks, p, clocks, TG, params);
+        set_protect_slice(&mut tasks[p]);
+    }
+    // update_stats_curr_start
+    tasks[p].se.exec_start = clocks.clock_task;
+    cfs.curr = Some(p);
+    tasks[p].se.prev_sum_exec_runtime = tasks[p].se.sum_exec_runtime;
+}
+
+/// `put_prev_entity(cfs_rq, prev)`: a still-queued previous entity goes back in the tree.
+pub fn put_prev_entity(
+    cfs: &mut CfsRq,
+    tasks: &mut [Task],
+    p: TaskId,
+    clocks: RqClocks,
+    params: &FairParams,
+) -> CurrUpdate {
+    let mut upd = CurrUpdate::default();
+    if tasks[p].se.on_rq {
+        upd = update_curr(cfs, tasks, clocks, params);
+        cfs.enqueue_tree(tasks, p);
+        update_load_avg(cfs, tasks, p, clocks, NONE, params);
+    }
+    cfs.curr = None;
+    upd
+}
+
+/// `entity_tick(cfs_rq, curr, 0)`.
+pub fn entity_tick(
+    cfs: &mut CfsRq,
+    tasks: &mut [Task],
+    p: TaskId,
+    clocks: RqClocks,
+    params: &FairParams,
+) -> CurrUpdate {
+    let upd = update_curr(cfs, tasks, clocks, params);
+    update_load_avg(cfs, tasks, p, clocks, TG, params);
+    upd
+}

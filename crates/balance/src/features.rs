@@ -1,0 +1,208 @@
+//! `sched_features`: the switches of kernel/sched/features.h, with 6.12.117's defaults,
+//! plus the features of the patch sets fairsim evaluates. Set by name with the kernel's
+//! `NO_` convention, as `/sys/kernel/debug/sched/features` takes them.
+
+use std::fmt;
+
+macro_rules! features {
+    ($( $(#[$doc:meta])* $name:ident = $default:expr ),* $(,)?) => {
+        /// One scheduler feature.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[allow(non_camel_case_types)]
+        pub enum Feature {
+            $( $(#[$doc])* $name, )*
+        }
+
+        impl Feature {
+            /// Every feature, in features.h order (patch features last).
+            pub const ALL: &'static [Feature] = &[ $( Feature::$name, )* ];
+
+            /// The feature's name as the debugfs file prints it.
+            pub fn name(self) -> &'static str {
+                match self { $( Feature::$name => stringify!($name), )* }
+            }
+
+            /// The default in Linux 6.12.117 (patch features default off).
+            pub fn default_on(self) -> bool {
+                match self { $( Feature::$name => $default, )* }
+            }
+        }
+    };
+}
+
+features! {
+    /// Place waking entities with their preserved lag.
+    PLACE_LAG = true,
+    /// New tasks get half a slice as their first deadline.
+    PLACE_DEADLINE_INITIAL = true,
+    /// Keep the relative deadline across a migration's dequeue/enqueue.
+    PLACE_REL_DEADLINE = true,
+    /// Let the current task run until it reaches its deadline (0-lag point).
+    RUN_TO_PARITY = true,
+    /// Allow a wakee with a shorter slice to cancel the current task's protection.
+    PREEMPT_SHORT = true,
+    /// Prefer the last woken task as next.
+    NEXT_BUDDY = false,
+    /// Consider the next buddy in pick_next_entity.
+    PICK_BUDDY = true,
+    /// Consider buddies cache-hot in task_hot().
+    CACHE_HOT_BUDDY = true,
+    /// Keep sleeping, ineligible entities queued until they are picked.
+    DELAY_DEQUEUE = true,
+    /// Clip positive lag of delayed entities to 0.
+    DELAY_ZERO = true,
+    /// Let a waking task preempt the current one.
+    WAKEUP_PREEMPTION = true,
+    /// High-resolution tick (not modelled).
+    HRTICK = false,
+    /// High-resolution tick for deadline tasks (not modelled).
+    HRTICK_DL = false,
+    /// Tick twice per period (not modelled).
+    DOUBLE_TICK = false,
+    /// Discount RT and IRQ time from CPU capacity.
+    NONTASK_CAPACITY = true,
+    /// Queue remote wakeups on the target CPU's wake list.
+    TTWU_QUEUE = true,
+    /// Limit select_idle_cpu()'s scan depth by LLC utilization.
+    SIS_UTIL = true,
+    /// Debug check (not modelled).
+    WARN_DOUBLE_CLOCK = false,
+    /// RT push IPIs (not modelled).
+    RT_PUSH_IPI = false,
+    /// RT runtime sharing (not modelled).
+    RT_RUNTIME_SHARE = false,
+    /// Skip tasks with tiny load in detach_tasks().
+    LB_MIN = false,
+    /// Age the load of migrated tasks at attach.
+    ATTACH_AGE_LOAD = true,
+    /// wake_affine: prefer an idle waker or previous CPU.
+    WA_IDLE = true,
+    /// wake_affine: compare loads.
+    WA_WEIGHT = true,
+    /// wake_affine: bias towards the previous CPU.
+    WA_BIAS = true,
+    /// Utilization estimation.
+    UTIL_EST = true,
+    /// Warn on long scheduling latencies (not modelled).
+    LATENCY_WARN = false,
+    /// Proportional newidle balance: skip newidle balance at random in proportion to its
+    /// recent success (6.12.117 stable backport of 33cf66d88306).
+    NI_RANDOM = true,
+    /// Mainline's rate-limited variant of proportional newidle balance (option).
+    NI_RATE = false,
+    /// Seed 000: periodic balance snapshots total load and capacity in sched_domain_shared.
+    ILB_SNAPSHOT = false,
+    /// Seed 000: newidle balance scans nr_groups * (1 - util_ratio) groups.
+    ILB_UTIL = false,
+    /// Seed 000: newidle balance stops at the first group it can pull from.
+    ILB_FAST = false,
+    /// v4.17-v6.7 util_est: raise the ewma at once when utilization grows.
+    UTIL_EST_FASTUP = false,
+}
+
+/// A set of enabled features.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Features(u64);
+
+impl Default for Features {
+    fn default() -> Self {
+        let mut bits = 0;
+        for (i, f) in Feature::ALL.iter().enumerate() {
+            if f.default_on() {
+                bits |= 1 << i;
+            }
+        }
+        Features(bits)
+    }
+}
+
+/// A feature name that is not known.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--features: unknown feature '{0}'; allowed: the names of /sys/kernel/debug/sched/features (e.g. SIS_UTIL, NO_SIS_UTIL) and ILB_SNAPSHOT, ILB_UTIL, ILB_FAST, NI_RATE, UTIL_EST_FASTUP")]
+pub struct UnknownFeature(pub String);
+
+impl Features {
+    /// Whether `f` is on (`sched_feat(f)`).
+    pub fn has(self, f: Feature) -> bool {
+        self.0 & (1 << f as usize) != 0
+    }
+
+    /// Turns `f` on or off.
+    pub fn set(&mut self, f: Feature, on: bool) {
+        if on {
+            self.0 |= 1 << f as usize;
+        } else {
+            self.0 &= !(1 << f as usize);
+        }
+    }
+
+    /// Applies one debugfs-style write: `NAME` turns it on, `NO_NAME` off.
+    pub fn apply(&mut self, word: &str) -> Result<(), UnknownFeature> {
+        let word = word.trim();
+        let (name, on) = match word.strip_prefix("NO_") {
+            Some(rest) => (rest, false),
+            None => (word, true),
+        };
+        let f = Feature::ALL
+            .iter()
+            .copied()
+            .find(|f| f.name() == name)
+            .ok_or_else(|| UnknownFeature(word.to_string()))?;
+        self.set(f, on);
+        Ok(())
+    }
+
+    /// Defaults with a comma-separated list of writes applied, e.g. `NO_ILB_UTIL,ILB_FAST`.
+    pub fn parse(list: &str) -> Result<Features, UnknownFeature> {
+        let mut f = Features::default();
+        for word in list.split(',').filter(|w| !w.trim().is_empty()) {
+            f.apply(word)?;
+        }
+        Ok(f)
+    }
+}
+
+impl fmt::Debug for Features {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Features({self})")
+    }
+}
+
+impl fmt::Display for Features {
+    /// The debugfs `features` file: every name, `NO_`-prefixed when off.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let words: Vec<String> = Feature::ALL
+            .iter()
+            .map(|&x| {
+                if self.has(x) {
+                    x.name().to_string()
+                } else {
+                    format!("NO_{}", x.name())
+                }
+            })
+            .collect();
+        f.write_str(&words.join(" "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_6_12_features_file() {
+        // The ground truth's features.txt, as the 6.12.117 guest printed it.
+        let kernel = "PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT NO_NEXT_BUDDY PICK_BUDDY CACHE_HOT_BUDDY DELAY_DEQUEUE DELAY_ZERO WAKEUP_PREEMPTION NO_HRTICK NO_HRTICK_DL NO_DOUBLE_TICK NONTASK_CAPACITY TTWU_QUEUE SIS_UTIL NO_WARN_DOUBLE_CLOCK NO_RT_PUSH_IPI NO_RT_RUNTIME_SHARE NO_LB_MIN ATTACH_AGE_LOAD WA_IDLE WA_WEIGHT WA_BIAS UTIL_EST NO_LATENCY_WARN NI_RANDOM";
+        let ours = Features::default().to_string();
+        assert!(ours.starts_with(kernel), "{ours}");
+        assert!(ours.ends_with("NO_NI_RATE NO_ILB_SNAPSHOT NO_ILB_UTIL NO_ILB_FAST NO_UTIL_EST_FASTUP"));
+    }
+
+    #[test]
+    fn no_prefix_turns_off() {
+        let f = Features::parse("NO_SIS_UTIL,ILB_FAST").unwrap();
+        assert!(!f.has(Feature::SIS_UTIL));
+        assert!(f.has(Feature::ILB_FAST));
+        assert!(Features::parse("NO_SUCH").is_err());
+    }
+}

@@ -1,0 +1,136 @@
+//! `struct rq`: one CPU's runqueue, its clocks, idle bookkeeping and schedstat counters.
+
+use fairsim_pelt::PeltClock;
+
+use crate::cfs_rq::CfsRq;
+use crate::stats::RqSchedstat;
+use crate::task::TaskId;
+
+/// `sysctl_sched_migration_cost`: 0.5 ms.
+pub const SYSCTL_SCHED_MIGRATION_COST: u64 = 500_000;
+
+/// One CPU's runqueue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rq {
+    /// `cpu_of(rq)`.
+    pub cpu: usize,
+    /// `rq->nr_running` (only fair tasks exist in fairsim).
+    pub nr_running: u32,
+    /// `rq->cfs`.
+    pub cfs: CfsRq,
+    /// `rq->curr`: `None` while the idle task runs.
+    pub curr: Option<TaskId>,
+    /// `rq->clock` in ns (`rq_clock`).
+    pub clock: u64,
+    /// `rq->clock_task`, `clock_pelt` and `lost_idle_time`.
+    pub pelt: PeltClock,
+    /// `rq->cpu_capacity` (`capacity_of`).
+    pub cpu_capacity: u64,
+    /// `arch_scale_cpu_capacity(cpu)`.
+    pub capacity_orig: u64,
+    /// `arch_scale_freq_capacity(cpu)`: 1024 at the highest frequency.
+    pub freq_capacity: u64,
+    /// `rq->avg_idle`.
+    pub avg_idle: u64,
+    /// `rq->idle_stamp`: clock when the CPU went idle through newidle balance, 0 otherwise.
+    pub idle_stamp: u64,
+    /// `rq->max_idle_balance_cost`.
+    pub max_idle_balance_cost: u64,
+    /// `TIF_NEED_RESCHED` on the current task (or the idle task).
+    pub need_resched: bool,
+    /// `rq->ttwu_pending`: wakeups queued on this CPU's wake list, not yet enqueued.
+    pub ttwu_pending: u32,
+    /// `rq->cfs_tasks`: queued fair tasks, most recently run first (detach_tasks walks it
+    /// from the back).
+    pub cfs_tasks: Vec<TaskId>,
+    /// `rq->nr_switches`.
+    pub nr_switches: u64,
+    /// `rq->next_balance` in jiffies.
+    pub next_balance: u64,
+    /// `rq->misfit_task_load`.
+    pub misfit_task_load: u64,
+    /// schedstat counters.
+    pub stats: RqSchedstat,
+}
+
+impl Rq {
+    /// A runqueue as `sched_init` leaves it, with the clocks at `now`.
+    pub fn new(cpu: usize, capacity: u64, now: u64) -> Rq {
+        Rq {
+            cpu,
+            nr_running: 0,
+            cfs: CfsRq::default(),
+            curr: None,
+            clock: now,
+            pelt: PeltClock::new(now),
+            cpu_capacity: capacity,
+            capacity_orig: capacity,
+            freq_capacity: 1024,
+            avg_idle: 2 * SYSCTL_SCHED_MIGRATION_COST,
+            idle_stamp: 0,
+            max_idle_balance_cost: SYSCTL_SCHED_MIGRATION_COST,
+            need_resched: false,
+            ttwu_pending: 0,
+            cfs_tasks: Vec::new(),
+            nr_switches: 0,
+            next_balance: 0,
+            misfit_task_load: 0,
+            stats: RqSchedstat::default(),
+        }
+    }
+
+    /// `rq_clock_task(rq)`.
+    pub fn clock_task(&self) -> u64 {
+        self.pelt.clock_task
+    }
+
+    /// `idle_cpu(cpu)`: the idle task runs, nothing is queued and no wakeup is pending.
+    pub fn idle_cpu(&self) -> bool {
+        self.curr.is_none() && self.nr_running == 0 && self.ttwu_pending == 0
+    }
+
+    /// `sched_idle_rq(rq)`: every runnable task is SCHED_IDLE. fairsim has no SCHED_IDLE
+    /// tasks, so this holds only for an empty rq with tasks (never).
+    pub fn sched_idle_rq(&self) -> bool {
+        false
+    }
+
+    /// `available_idle_cpu(cpu)`: idle and not preempted as a vCPU (never, here).
+    pub fn available_idle_cpu(&self) -> bool {
+        self.idle_cpu()
+    }
+
+    /// `update_rq_clock(rq)` at `now`: the rq, task and PELT clocks advance, PELT time scaled
+    /// by capacity and frequency unless the idle task runs.
+    pub fn update_rq_clock(&mut self, now: u64) {
+        let delta = now.saturating_sub(self.clock);
+        if delta == 0 {
+            return;
+        }
+        self.clock = now;
+        self.pelt.update_rq_clock_task(
+            delta,
+            self.curr.is_none(),
+            self.capacity_orig,
+            self.freq_capacity,
+        );
+    }
+
+    /// `list_add(&se->group_node, &rq->cfs_tasks)`.
+    pub(crate) fn cfs_tasks_add(&mut self, p: TaskId) {
+        self.cfs_tasks.insert(0, p);
+    }
+
+    /// `list_del_init(&se->group_node)`.
+    pub(crate) fn cfs_tasks_del(&mut self, p: TaskId) {
+        if let Some(i) = self.cfs_tasks.iter().position(|&t| t == p) {
+            self.cfs_tasks.remove(i);
+        }
+    }
+
+    /// `list_move(&se->group_node, &rq->cfs_tasks)`: most recently run goes first.
+    pub(crate) fn cfs_tasks_move_front(&mut self, p: TaskId) {
+        self.cfs_tasks_del(p);
+        self.cfs_tasks_add(p);
+    }
+}
