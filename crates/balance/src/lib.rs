@@ -18,6 +18,8 @@ pub use fairsim_pelt as pelt;
 pub use fairsim_topology as topology;
 pub use features::{Feature, Features, UnknownFeature};
 pub use rq::Rq;
-pub use sched::{base_slice_for, wf, Sched, SchedParams, WakeDecision, BOOT_CLOCK_OFFSET};
+pub use sched::{
+    base_slice_for, wf, Sched, SchedParams, SchedWork, WakeDecision, BOOT_CLOCK_OFFSET,
+};
 pub use stats::{CpuIdleType, RqSchedstat, SdSchedstat};
 pub use task::{OnRq, Task, TaskId, TaskState};

@@ -103,6 +103,24 @@ pub enum WakeDecision {
     NotSleeping,
 }
 
+/// Work done by the scheduler code since the engine last took the counters: what the
+/// engine's cost model turns into CPU time (idle-CPU scans, groups and runqueues visited,
+/// tasks examined and moved). Balance code adds to it; the engine reads and resets it
+/// with [`Sched::take_work`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SchedWork {
+    /// CPUs whose state was read by an idle-CPU search (`select_idle_*`, find_dst_group_cpu).
+    pub cpus_visited: u64,
+    /// Sched groups whose statistics were computed (wakeup slow path, load balance).
+    pub groups_visited: u64,
+    /// Tasks examined for migration (`can_migrate_task`).
+    pub tasks_examined: u64,
+    /// Tasks moved between runqueues.
+    pub tasks_moved: u64,
+    /// Remote runqueue locks taken.
+    pub remote_locks: u64,
+}
+
 /// The scheduler state of the whole machine.
 #[derive(Debug, Clone)]
 pub struct Sched {
@@ -122,6 +140,8 @@ pub struct Sched {
     pub sd_stats: Vec<SdSchedstat>,
     /// `TICK_NSEC`.
     pub tick_nsec: u64,
+    /// Work counters for the engine's cost model.
+    pub work: SchedWork,
 }
 
 impl Sched {
@@ -149,7 +169,13 @@ impl Sched {
             tasks: Vec::new(),
             sd_stats,
             tick_nsec,
+            work: SchedWork::default(),
         }
+    }
+
+    /// Returns the work counters accumulated since the last call and resets them.
+    pub fn take_work(&mut self) -> SchedWork {
+        std::mem::take(&mut self.work)
     }
 
     /// The kernel clock value for engine time `now`.
@@ -196,8 +222,7 @@ impl Sched {
     ) -> TaskId {
         let id = self.tasks.len();
         let n = self.nr_cpus();
-        let cpus_allowed =
-            cpus_allowed.unwrap_or_else(|| fairsim_topology::CpuMask::full(n));
+        let cpus_allowed = cpus_allowed.unwrap_or_else(|| fairsim_topology::CpuMask::full(n));
         let load = LoadWeight::from_nice(nice);
         let avg = init_entity_runnable_average(true, scale_load_down(load.weight));
         let max_allowed_capacity = cpus_allowed
@@ -245,7 +270,14 @@ impl Sched {
 
     /// `select_task_rq(p, cpu, wake_flags)` (core.c): the fair class chooses when the task
     /// may run on several CPUs; a disallowed answer falls back to an allowed CPU.
-    pub fn select_task_rq(&mut self, p: TaskId, cpu: usize, wake_flags: &mut u32, this_cpu: usize, now: u64) -> usize {
+    pub fn select_task_rq(
+        &mut self,
+        p: TaskId,
+        cpu: usize,
+        wake_flags: &mut u32,
+        this_cpu: usize,
+        now: u64,
+    ) -> usize {
         let mut target = if self.tasks[p].nr_cpus_allowed > 1 {
             *wake_flags |= wf::RQ_SELECTED;
             self.select_task_rq_fair(p, cpu, *wake_flags, this_cpu, now)
@@ -391,7 +423,8 @@ impl Sched {
         let fair = self.fair;
         let task_sleep = flags & qflags::SLEEP_WAKEUP != 0;
         let task_delayed = flags & qflags::DELAYED != 0;
-        let h_nr_delayed = u32::from(!task_sleep && !task_delayed && self.tasks[p].se.sched_delayed);
+        let h_nr_delayed =
+            u32::from(!task_sleep && !task_delayed && self.tasks[p].se.sched_delayed);
         let rq = &mut self.rqs[cpu];
         let (done, upd) = dequeue_entity(&mut rq.cfs, &mut self.tasks, p, flags, clocks, &fair);
         if upd.resched {
@@ -463,7 +496,13 @@ impl Sched {
     /// The wakeup side of `try_to_wake_up(p)` run on `this_cpu`: a delayed (still queued)
     /// task is requeued in place (`ttwu_runnable`); otherwise the CPU is selected
     /// (`select_task_rq`, `set_task_cpu`) and the schedstat wakeup counters are charged.
-    pub fn try_to_wake_up(&mut self, p: TaskId, this_cpu: usize, wake_flags: u32, now: u64) -> WakeDecision {
+    pub fn try_to_wake_up(
+        &mut self,
+        p: TaskId,
+        this_cpu: usize,
+        wake_flags: u32,
+        now: u64,
+    ) -> WakeDecision {
         let mut wake_flags = wake_flags | wf::TTWU;
         if self.tasks[p].state != TaskState::Sleeping {
             return WakeDecision::NotSleeping;
@@ -491,8 +530,8 @@ impl Sched {
             wake_flags |= wf::MIGRATED;
             self.set_task_cpu(p, cpu);
         }
-        let via_wakelist = self.fair.features.has(Feature::TTWU_QUEUE)
-            && self.ttwu_queue_cond(p, cpu, this_cpu);
+        let via_wakelist =
+            self.fair.features.has(Feature::TTWU_QUEUE) && self.ttwu_queue_cond(p, cpu, this_cpu);
         if via_wakelist {
             self.rqs[cpu].ttwu_pending += 1;
         }
@@ -543,7 +582,13 @@ impl Sched {
     /// `ttwu_do_activate(rq, p, wake_flags)` on the selected CPU when the wakeup arrives
     /// there: enqueue, check preemption, and fold the idle time into `avg_idle`. Returns
     /// whether the CPU must reschedule.
-    pub fn ttwu_do_activate(&mut self, p: TaskId, wake_flags: u32, via_wakelist: bool, now: u64) -> bool {
+    pub fn ttwu_do_activate(
+        &mut self,
+        p: TaskId,
+        wake_flags: u32,
+        via_wakelist: bool,
+        now: u64,
+    ) -> bool {
         let cpu = self.tasks[p].cpu;
         if via_wakelist {
             self.rqs[cpu].ttwu_pending = self.rqs[cpu].ttwu_pending.saturating_sub(1);
@@ -679,7 +724,12 @@ impl Sched {
     /// `pick_next_task_fair(rq, prev)`: pick with `pick_task_fair`, then put the previous
     /// entity back and set the next one current. When the fair class is empty, the newidle
     /// balance hook runs ([`Self::sched_balance_newidle`]) and a pull makes it pick again.
-    fn pick_next_task_fair(&mut self, cpu: usize, prev: Option<TaskId>, now: u64) -> Option<TaskId> {
+    fn pick_next_task_fair(
+        &mut self,
+        cpu: usize,
+        prev: Option<TaskId>,
+        now: u64,
+    ) -> Option<TaskId> {
         loop {
             let picked = self.pick_task_fair(cpu);
             match picked {
@@ -805,7 +855,10 @@ impl Sched {
                 queued += 1;
                 delayed += u32::from(self.tasks[p].se.sched_delayed);
                 if self.tasks[p].cpu != rq.cpu {
-                    return Err(format!("task {p} queued on cpu{} but task_cpu is {}", rq.cpu, self.tasks[p].cpu));
+                    return Err(format!(
+                        "task {p} queued on cpu{} but task_cpu is {}",
+                        rq.cpu, self.tasks[p].cpu
+                    ));
                 }
             }
             if let Some(c) = rq.cfs.curr {
@@ -817,10 +870,16 @@ impl Sched {
             }
             if let Some(c) = rq.curr {
                 if self.tasks[c].cpu != rq.cpu {
-                    return Err(format!("cpu{} runs task {c} whose task_cpu is {}", rq.cpu, self.tasks[c].cpu));
+                    return Err(format!(
+                        "cpu{} runs task {c} whose task_cpu is {}",
+                        rq.cpu, self.tasks[c].cpu
+                    ));
                 }
             }
-            if queued != rq.cfs.nr_running || queued != rq.nr_running || queued != rq.cfs.h_nr_queued {
+            if queued != rq.cfs.nr_running
+                || queued != rq.nr_running
+                || queued != rq.cfs.h_nr_queued
+            {
                 return Err(format!(
                     "cpu{}: {queued} queued but nr_running {} cfs.nr_running {} h_nr_queued {}",
                     rq.cpu, rq.nr_running, rq.cfs.nr_running, rq.cfs.h_nr_queued
@@ -830,13 +889,20 @@ impl Sched {
                 return Err(format!("cpu{}: delayed/runnable counts off", rq.cpu));
             }
             if rq.cfs_tasks.len() as u32 != queued {
-                return Err(format!("cpu{}: cfs_tasks has {} entries for {queued} queued", rq.cpu, rq.cfs_tasks.len()));
+                return Err(format!(
+                    "cpu{}: cfs_tasks has {} entries for {queued} queued",
+                    rq.cpu,
+                    rq.cfs_tasks.len()
+                ));
             }
         }
         for (p, t) in self.tasks.iter().enumerate() {
             let expect = u32::from(t.se.on_rq);
             if seen[p] != expect {
-                return Err(format!("task {p} found queued {} times, se.on_rq={}", seen[p], t.se.on_rq));
+                return Err(format!(
+                    "task {p} found queued {} times, se.on_rq={}",
+                    seen[p], t.se.on_rq
+                ));
             }
             if t.state == TaskState::Running && !t.se.on_rq {
                 return Err(format!("task {p} is TASK_RUNNING but not queued"));
