@@ -300,7 +300,6 @@ impl Sched {
     /// First half of `wake_up_new_task(p)` on the parent's CPU `this_cpu`: pick the CPU
     /// (`SD_BALANCE_FORK`) and place the task there (`__set_task_cpu`, no migration).
     pub fn wake_up_new_task_select(&mut self, p: TaskId, this_cpu: usize, now: u64) -> usize {
-        self.tasks[p].state = TaskState::Running;
         self.tasks[p].recent_used_cpu = self.tasks[p].cpu;
         let mut flags = wf::FORK;
         let prev = self.tasks[p].cpu;
@@ -315,6 +314,9 @@ impl Sched {
     /// reschedule.
     pub fn wake_up_new_task_activate(&mut self, p: TaskId, now: u64) -> bool {
         let cpu = self.tasks[p].cpu;
+        // TASK_RUNNING is set under pi_lock just before; the engine keeps the task in
+        // TASK_NEW while the fork's cost elapses.
+        self.tasks[p].state = TaskState::Running;
         self.update_rq_clock(cpu, now);
         let cap = self.rqs[cpu].capacity_orig;
         let weight = scale_load_down(self.tasks[p].se.load.weight);
