@@ -168,7 +168,8 @@ impl CfsRq {
             let mut runtime = self.avg_vruntime;
             if let Some(c) = curr {
                 let w = scale_load_down(tasks[c].se.load.weight) as i64;
-                runtime = runtime.wrapping_add(self.entity_key(tasks[c].se.vruntime).wrapping_mul(w));
+                runtime =
+                    runtime.wrapping_add(self.entity_key(tasks[c].se.vruntime).wrapping_mul(w));
                 weight += w;
             }
             // A negative sum needs flooring, not truncation towards zero.
@@ -383,7 +384,10 @@ pub fn update_curr(
     if resched {
         clear_buddies(cfs, curr);
     }
-    CurrUpdate { delta_exec, resched }
+    CurrUpdate {
+        delta_exec,
+        resched,
+    }
 }
 
 /// `clear_buddies(cfs_rq, se)`.
@@ -395,7 +399,13 @@ pub(crate) fn clear_buddies(cfs: &mut CfsRq, p: TaskId) {
 
 /// `place_entity(cfs_rq, se, flags)`: vruntime from V and the preserved (inflated) lag,
 /// then the deadline (half a slice for new tasks with `PLACE_DEADLINE_INITIAL`).
-pub fn place_entity(cfs: &mut CfsRq, tasks: &mut [Task], p: TaskId, flags: u32, params: &FairParams) {
+pub fn place_entity(
+    cfs: &mut CfsRq,
+    tasks: &mut [Task],
+    p: TaskId,
+    flags: u32,
+    params: &FairParams,
+) {
     let vruntime = cfs.avg_vruntime(tasks);
     let curr_w = cfs
         .curr_on_rq(tasks)

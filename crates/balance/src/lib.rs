@@ -6,7 +6,10 @@
 //! points as kernel/sched/core.c calls them.
 
 pub mod cfs_rq;
+pub mod cpu_util;
 pub mod features;
+pub mod group_type;
+pub mod lb;
 pub mod rq;
 pub mod sched;
 pub mod select;
@@ -19,7 +22,7 @@ pub use fairsim_topology as topology;
 pub use features::{Feature, Features, UnknownFeature};
 pub use rq::Rq;
 pub use sched::{
-    base_slice_for, wf, Sched, SchedParams, SchedWork, WakeDecision, BOOT_CLOCK_OFFSET,
+    base_slice_for, wf, PickOutcome, Sched, SchedParams, SchedWork, WakeDecision, BOOT_CLOCK_OFFSET,
 };
 pub use stats::{CpuIdleType, RqSchedstat, SdSchedstat};
 pub use task::{OnRq, Task, TaskId, TaskState};

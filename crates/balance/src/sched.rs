@@ -56,6 +56,8 @@ pub struct SchedParams {
     pub migration_cost: u64,
     /// `sysctl_sched_nr_migrate`.
     pub nr_migrate: u32,
+    /// Seed for the per-CPU random states (`sched_rng`).
+    pub seed: u64,
 }
 
 impl Default for SchedParams {
@@ -66,6 +68,7 @@ impl Default for SchedParams {
             util_est: UtilEstMode::V6_12,
             migration_cost: SYSCTL_SCHED_MIGRATION_COST,
             nr_migrate: 32,
+            seed: 0,
         }
     }
 }
@@ -142,6 +145,24 @@ pub struct Sched {
     pub tick_nsec: u64,
     /// Work counters for the engine's cost model.
     pub work: SchedWork,
+    /// Load-balancing state (per-domain runtime fields, nohz, root domain flags).
+    pub lb: crate::lb::LbState,
+    /// Engine time of the latest call, for code that reads `jiffies`.
+    pub now: u64,
+    /// Active balances queued (`stop_one_cpu_nowait`) on these busiest CPUs; the engine
+    /// runs [`Sched::active_load_balance_cpu_stop`] on each.
+    pub pending_active_balance: Vec<usize>,
+}
+
+/// What the pick in `__schedule` led to, for an engine that steps newidle balances.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PickOutcome {
+    /// The switch is done: the new current task, `None` for idle.
+    Next(Option<TaskId>),
+    /// The fair class is empty: run a newidle balance ([`Sched::newidle_start`]), then
+    /// [`Sched::schedule_after_newidle`]. The previous task stays current meanwhile, so
+    /// the CPU does not look idle to others, as in the kernel.
+    Newidle,
 }
 
 impl Sched {
@@ -160,7 +181,8 @@ impl Sched {
             util_est: effective_util_est(params),
         };
         let sd_stats = vec![SdSchedstat::default(); topo.domains.len()];
-        Sched {
+        let lb = crate::lb::LbState::new(&topo, hz, Self::kclock(0) / tick_nsec, params.seed);
+        let mut s = Sched {
             machine,
             topo,
             params,
@@ -170,7 +192,15 @@ impl Sched {
             sd_stats,
             tick_nsec,
             work: SchedWork::default(),
+            lb,
+            now: 0,
+            pending_active_balance: Vec::new(),
+        };
+        // Every CPU starts in the idle loop with its tick stopped.
+        for cpu in 0..n {
+            s.nohz_balance_enter_idle(cpu);
         }
+        s
     }
 
     /// Returns the work counters accumulated since the last call and resets them.
@@ -388,8 +418,11 @@ impl Sched {
             rq.cfs.h_nr_queued += 1;
             rq.cfs.h_nr_delayed += h_nr_delayed;
         }
-        // add_nr_running
+        // add_nr_running: a second runnable task makes the root domain overloaded.
         rq.nr_running += 1;
+        if rq.nr_running == 2 {
+            self.lb.rd_overloaded = true;
+        }
     }
 
     /// `dequeue_task(rq, p, flags)` (core.c) with `dequeue_task_fair`. Returns false when
@@ -662,13 +695,90 @@ impl Sched {
 
     /// `__schedule` on `cpu` after the previous task has blocked or been preempted: put the
     /// previous task back, pick the next (`pick_next_task_fair`, dequeuing delayed
-    /// entities it meets), switch, and account schedstat and `sched_info`. Returns the new
-    /// current task, `None` for idle. The newidle balance hook runs when nothing is found.
+    /// entities it meets, running a newidle balance when nothing is left), switch, and
+    /// account schedstat and `sched_info`. Returns the new current task, `None` for idle.
+    /// The newidle balance runs at this one instant (no modelled cost); an engine that
+    /// models its cost uses [`Sched::schedule_stepped`].
     pub fn schedule(&mut self, cpu: usize, now: u64) -> Option<TaskId> {
+        match self.schedule_inner(cpu, now, true) {
+            PickOutcome::Next(n) => n,
+            PickOutcome::Newidle => None,
+        }
+    }
+
+    /// `__schedule` for an engine that steps newidle balances: like [`Sched::schedule`],
+    /// but stops with [`PickOutcome::Newidle`] where the kernel would balance.
+    pub fn schedule_stepped(&mut self, cpu: usize, now: u64) -> PickOutcome {
+        self.schedule_inner(cpu, now, false)
+    }
+
+    fn schedule_inner(&mut self, cpu: usize, now: u64, inline_newidle: bool) -> PickOutcome {
+        self.set_now(now);
         self.update_rq_clock(cpu, now);
         self.rqs[cpu].stats.sched_count += 1;
         let prev = self.rqs[cpu].curr;
-        let next = self.pick_next_task_fair(cpu, prev, now);
+        loop {
+            if let Some(p) = self.pick_task_fair(cpu) {
+                self.switch_fair(cpu, prev, p);
+                return PickOutcome::Next(Some(p));
+            }
+            if !inline_newidle {
+                return PickOutcome::Newidle;
+            }
+            // The newidle balance runs with prev still current; a pull makes the fair
+            // class pick again.
+            if self.sched_balance_newidle_inline(cpu, now) > 0 {
+                continue;
+            }
+            self.switch_to_idle(cpu, prev);
+            return PickOutcome::Next(None);
+        }
+    }
+
+    /// The rest of `__schedule` after a stepped newidle balance that returned `pulled`:
+    /// pick again if something arrived, else switch to idle.
+    pub fn schedule_after_newidle(&mut self, cpu: usize, pulled: i32, now: u64) -> Option<TaskId> {
+        self.set_now(now);
+        self.update_rq_clock(cpu, now);
+        let prev = self.rqs[cpu].curr;
+        if pulled != 0 {
+            if let Some(p) = self.pick_task_fair(cpu) {
+                self.switch_fair(cpu, prev, p);
+                return Some(p);
+            }
+        }
+        self.switch_to_idle(cpu, prev);
+        None
+    }
+
+    /// The fair-class half of `pick_next_task_fair` once `p` is picked: put the previous
+    /// entity back and make `p` current, then `context_switch`'s accounting.
+    fn switch_fair(&mut self, cpu: usize, prev: Option<TaskId>, p: TaskId) {
+        if prev != Some(p) {
+            if let Some(pv) = prev {
+                if self.rqs[cpu].cfs.curr == Some(pv) {
+                    self.put_prev_task_fair(cpu, pv);
+                }
+            }
+            self.set_next_task_fair(cpu, p);
+        }
+        self.finish_switch(cpu, prev, Some(p));
+    }
+
+    /// The idle class is picked: put the previous fair entity back, then switch.
+    fn switch_to_idle(&mut self, cpu: usize, prev: Option<TaskId>) {
+        if let Some(pv) = prev {
+            if self.rqs[cpu].cfs.curr == Some(pv) {
+                self.put_prev_task_fair(cpu, pv);
+            }
+        }
+        self.finish_switch(cpu, prev, None);
+    }
+
+    /// Accounting of a switch from `prev` to `next` (`context_switch`, `sched_info_switch`),
+    /// and, when going idle, `set_next_task_idle`'s PELT sync, `update_idle_core` and the
+    /// nohz tick stop.
+    fn finish_switch(&mut self, cpu: usize, prev: Option<TaskId>, next: Option<TaskId>) {
         self.rqs[cpu].need_resched = false;
         if prev != next {
             self.rqs[cpu].nr_switches += 1;
@@ -688,8 +798,9 @@ impl Sched {
             self.update_idle_core(cpu);
             let util_sum = self.rqs[cpu].cfs.avg.avg.util_sum;
             self.rqs[cpu].pelt.update_idle_rq_clock_pelt(util_sum);
+            // The idle loop stops the tick (NO_HZ_IDLE).
+            self.nohz_balance_enter_idle(cpu);
         }
-        next
     }
 
     /// `sched_info_switch(rq, prev, next)`.
@@ -720,44 +831,6 @@ impl Sched {
             si.pcount += 1;
             self.rqs[cpu].stats.run_delay += delta;
             self.rqs[cpu].stats.pcount += 1;
-        }
-    }
-
-    /// `pick_next_task_fair(rq, prev)`: pick with `pick_task_fair`, then put the previous
-    /// entity back and set the next one current. When the fair class is empty, the newidle
-    /// balance hook runs ([`Self::sched_balance_newidle`]) and a pull makes it pick again.
-    fn pick_next_task_fair(
-        &mut self,
-        cpu: usize,
-        prev: Option<TaskId>,
-        now: u64,
-    ) -> Option<TaskId> {
-        loop {
-            let picked = self.pick_task_fair(cpu);
-            match picked {
-                Some(p) => {
-                    if prev != Some(p) {
-                        if let Some(pv) = prev {
-                            self.put_prev_task_fair(cpu, pv);
-                        }
-                        self.set_next_task_fair(cpu, p);
-                    }
-                    return Some(p);
-                }
-                None => {
-                    // The newidle balance runs with prev still current; a pull makes the
-                    // fair class pick again.
-                    if self.sched_balance_newidle(cpu, now) > 0 {
-                        continue;
-                    }
-                    if let Some(pv) = prev {
-                        if self.rqs[cpu].cfs.curr == Some(pv) {
-                            self.put_prev_task_fair(cpu, pv);
-                        }
-                    }
-                    return None;
-                }
-            }
         }
     }
 
@@ -816,32 +889,42 @@ impl Sched {
         if self.tasks[p].se.on_rq {
             rq.cfs_tasks_move_front(p);
         }
+        self.update_misfit_status(Some(p), cpu);
     }
 
     /// `sched_tick()` on `cpu`: `update_rq_clock`, then `task_tick_fair` for the current
     /// task. Returns whether the CPU must reschedule.
     pub fn tick(&mut self, cpu: usize, now: u64) -> bool {
+        self.set_now(now);
         self.update_rq_clock(cpu, now);
-        let Some(curr) = self.rqs[cpu].curr else {
-            return self.rqs[cpu].need_resched;
-        };
-        let clocks = self.clocks(cpu);
-        let fair = self.fair;
-        let rq = &mut self.rqs[cpu];
-        let upd = entity_tick(&mut rq.cfs, &mut self.tasks, curr, clocks, &fair);
-        if upd.resched {
-            rq.need_resched = true;
+        if let Some(curr) = self.rqs[cpu].curr {
+            let clocks = self.clocks(cpu);
+            let fair = self.fair;
+            let rq = &mut self.rqs[cpu];
+            let upd = entity_tick(&mut rq.cfs, &mut self.tasks, curr, clocks, &fair);
+            if upd.resched {
+                rq.need_resched = true;
+            }
+            self.update_misfit_status(Some(curr), cpu);
         }
-        rq.need_resched
+        // sched_tick: remember whether the CPU was idle for the balance softirq.
+        self.lb.rq[cpu].idle_balance = self.rqs[cpu].idle_cpu();
+        self.rqs[cpu].need_resched
     }
 
-    /// Hook for `sched_balance_newidle(this_rq)`: called when a CPU finds nothing to run.
-    /// Returns the number of tasks pulled. Load balancing is the next issue's work; until
-    /// then nothing is pulled, and the CPU's idle stamp is set as the kernel does first.
-    pub fn sched_balance_newidle(&mut self, cpu: usize, _now: u64) -> u32 {
-        let rq = &mut self.rqs[cpu];
-        rq.idle_stamp = rq.clock;
-        0
+    /// The stopper thread preempts `cpu`'s current task for an active balance: the task is
+    /// put back in the tree (it may now be migrated) and the CPU must reschedule.
+    pub(crate) fn preempt_current_for_stopper(&mut self, cpu: usize) {
+        if let Some(curr) = self.rqs[cpu].curr {
+            if self.rqs[cpu].cfs.curr == Some(curr) {
+                self.put_prev_task_fair(cpu, curr);
+            }
+            self.tasks[curr].on_cpu = false;
+            self.sched_info_switch(cpu, Some(curr), None);
+            self.rqs[cpu].curr = None;
+            self.rqs[cpu].nr_switches += 1;
+        }
+        self.rqs[cpu].need_resched = true;
     }
 
     /// Checks the runqueue invariants: every task is current on one CPU, queued on

@@ -15,7 +15,11 @@ pub enum CpuIdleType {
 
 impl CpuIdleType {
     /// All types in enum order.
-    pub const ALL: [CpuIdleType; 3] = [CpuIdleType::NotIdle, CpuIdleType::Idle, CpuIdleType::NewlyIdle];
+    pub const ALL: [CpuIdleType; 3] = [
+        CpuIdleType::NotIdle,
+        CpuIdleType::Idle,
+        CpuIdleType::NewlyIdle,
+    ];
 
     /// The kernel's name, as seed 000's listings print it.
     pub fn name(self) -> &'static str {

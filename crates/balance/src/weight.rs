@@ -12,9 +12,9 @@ const WMULT_SHIFT: u32 = 32;
 
 /// `sched_prio_to_weight[]`: each nice level is ~1.25 times the next.
 pub const SCHED_PRIO_TO_WEIGHT: [u64; 40] = [
-    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100,
-    4904, 3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
-    110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904,
+    3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87,
+    70, 56, 45, 36, 29, 23, 18, 15,
 ];
 
 /// `scale_load(w)`: to the 64-bit high-resolution form.
@@ -70,12 +70,11 @@ impl LoadWeight {
             return;
         }
         let w = scale_load_down(self.weight);
+        // A zero weight gets the largest inverse, as the kernel does.
         self.inv_weight = if w >= WMULT_CONST {
             1
-        } else if w == 0 {
-            WMULT_CONST as u32
         } else {
-            (WMULT_CONST / w) as u32
+            WMULT_CONST.checked_div(w).unwrap_or(WMULT_CONST) as u32
         };
     }
 }
@@ -140,7 +139,7 @@ mod tests {
         let mut wm5 = LoadWeight::from_nice(-5);
         // 1 ms * 1024 / 3121 = 328.1 us; the inverse multiply truncates to 328099 ns.
         let v = calc_delta_fair(1_000_000, &mut wm5);
-        assert_eq!(v, (1_000_000u128 * 1024 * 1376151 >> 32) as u64);
+        assert_eq!(v, ((1_000_000u128 * 1024 * 1376151) >> 32) as u64);
         assert!((328_000..328_200).contains(&v));
     }
 }

@@ -1,24 +1,119 @@
 //! Wakeup, fork and exec placement: `select_task_rq_fair` and its helpers.
+//!
+//! - [`wake_affine`]: `record_wakee`, `wake_wide`, `wake_affine` (WA_IDLE, WA_WEIGHT);
+//! - [`sis`]: `select_idle_sibling`, `select_idle_cpu` (SIS_UTIL), `select_idle_smt`,
+//!   `select_idle_capacity`;
+//! - [`idle_core`]: `has_idle_cores` bookkeeping and `select_idle_core`;
+//! - [`slow_path`]: `sched_balance_find_dst_cpu` / `_group` / `_group_cpu` for fork, exec
+//!   and `SD_BALANCE_WAKE`;
+//! - [`idle_scan`]: `update_idle_cpu_scan`, SIS_UTIL's scan-depth update.
+//!
+//! fairsim has no energy model (`find_energy_efficient_cpu` never applies, as on any
+//! machine without EAS), no `WF_CURRENT_CPU` wakeups, no per-CPU kthreads, no core
+//! scheduling cookies and no exiting wakers (`PF_EXITING`).
 
-use crate::sched::Sched;
+pub mod idle_core;
+pub mod idle_scan;
+pub mod sis;
+pub mod slow_path;
+pub mod wake_affine;
+
+use fairsim_topology::{SdFlags, SdId};
+
+use crate::sched::{wf, Sched};
 use crate::task::TaskId;
 
 impl Sched {
-    /// `select_task_rq_fair(p, prev_cpu, wake_flags)` run on `this_cpu`.
+    /// `select_task_rq_fair(p, prev_cpu, wake_flags)` run on `this_cpu`
+    /// (`smp_processor_id()`) at engine time `now`.
+    ///
+    /// Wakeups record the waker/wakee flip and go affine unless `wake_wide` says the
+    /// waker has too many partners; the lowest `SD_WAKE_AFFINE` domain spanning both CPUs
+    /// decides between the waker's and the previous CPU (`wake_affine`), and
+    /// `select_idle_sibling` looks for an idle CPU around that target. Fork and exec (and
+    /// wakeups in an `SD_BALANCE_WAKE` domain) take the slow path through the highest
+    /// domain with the matching balance flag.
     pub fn select_task_rq_fair(
         &mut self,
-        _p: TaskId,
+        p: TaskId,
         prev_cpu: usize,
-        _wake_flags: u32,
-        _this_cpu: usize,
-        _now: u64,
+        wake_flags: u32,
+        this_cpu: usize,
+        now: u64,
     ) -> usize {
-        prev_cpu
-    }
-}
+        // The waker never exits here (no PF_EXITING in fairsim).
+        let sync = wake_flags & wf::SYNC != 0;
+        let cpu = this_cpu;
+        let mut new_cpu = prev_cpu;
+        let mut want_affine = false;
+        // SD_* balance flags and WF_* flags share the first nibble.
+        let sd_flag = SdFlags(wake_flags & 0xF);
 
-impl Sched {
-    /// `update_idle_core(rq)`: when `cpu` goes idle and every SMT sibling is idle too, mark
-    /// the LLC as having an idle core (`set_idle_cores`).
-    pub fn update_idle_core(&mut self, _cpu: usize) {}
+        if wake_flags & wf::TTWU != 0 {
+            self.record_wakee(p, this_cpu, now);
+            // No energy model: is_rd_overutilized() is true, EAS is skipped.
+            want_affine = !self.wake_wide(p, this_cpu) && self.tasks[p].allowed_on(cpu);
+        }
+
+        let mut sd: Option<SdId> = None;
+        let mut affine_sd: Option<SdId> = None;
+        for tmp in self.topo.domains_of(cpu) {
+            let d = self.topo.domain(tmp);
+            if want_affine && d.flags.contains(SdFlags::WAKE_AFFINE) && d.span.test(prev_cpu) {
+                // Both CPUs are in this domain: the waker's CPU is a valid affine target,
+                // and wake_affine is preferred over the balance flags.
+                affine_sd = Some(tmp);
+                sd = None;
+                break;
+            }
+            // Usually only fork and exec match here: SD_BALANCE_WAKE is off by default.
+            if d.flags.intersects(sd_flag) {
+                sd = Some(tmp);
+            } else if !want_affine {
+                break;
+            }
+        }
+        if let Some(asd) = affine_sd {
+            if cpu != prev_cpu {
+                new_cpu = self.wake_affine(asd, p, cpu, prev_cpu, sync);
+            }
+        }
+
+        if let Some(sd) = sd {
+            new_cpu = self.sched_balance_find_dst_cpu(sd, p, cpu, prev_cpu, sd_flag);
+        } else if wake_flags & wf::TTWU != 0 {
+            new_cpu = self.select_idle_sibling(p, prev_cpu, new_cpu);
+        }
+        new_cpu
+    }
+
+    /// `current` on `cpu`: the task running there, `None` for the idle task.
+    pub(crate) fn current_of(&self, cpu: usize) -> Option<TaskId> {
+        self.rqs[cpu].curr
+    }
+
+    /// `cpus_share_resources(this_cpu, that_cpu)` (core.c): same cluster (`sd_share_id`),
+    /// which is the LLC on machines without clusters.
+    pub fn cpus_share_resources(&self, a: usize, b: usize) -> bool {
+        a == b || self.topo.cpus[a].sd_share_id == self.topo.cpus[b].sd_share_id
+    }
+
+    /// `sched_smt_active()`: the `sched_smt_present` key, set once any core has a second
+    /// hardware thread online.
+    pub fn sched_smt_active(&self) -> bool {
+        self.machine
+            .cpus
+            .iter()
+            .any(|c| c.smt_siblings.weight() >= 2)
+    }
+
+    /// `sched_asym_cpucap_active()`: the `sched_asym_cpucapacity` key.
+    pub fn sched_asym_cpucap_active(&self) -> bool {
+        self.topo.asym_cpucapacity
+    }
+
+    /// `sched_cluster_active`: the key set when a cluster level survives.
+    pub fn sched_cluster_active(&self) -> bool {
+        self.topo.cluster_active
+    }
 }

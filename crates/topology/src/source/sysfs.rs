@@ -146,7 +146,7 @@ fn read_llc(cache_dir: &Path, n: usize) -> Result<Option<CpuMask>, TopologyError
                 format!("'{}' is not a cache level", level_text.trim()),
             )
         })?;
-        if best.as_ref().map_or(true, |(l, _)| level > *l) {
+        if best.as_ref().is_none_or(|(l, _)| level > *l) {
             best = Some((level, dir));
         }
     }

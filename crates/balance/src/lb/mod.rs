@@ -1,0 +1,166 @@
+//! Load balancing, ported from Linux 6.12.117's fair.c: `sched_balance_rq` (the former
+//! `load_balance`) with its statistics, busiest-group and busiest-queue choice, imbalance
+//! calculation and task migration; the periodic, newidle and nohz triggers; and the seed-000
+//! ILB features (`ILB_SNAPSHOT`, `ILB_UTIL`, `ILB_FAST`, `lb_sg_scan`).
+//!
+//! The state the kernel keeps in `struct sched_domain` and `struct rq` for balancing lives
+//! in [`LbState`]: per-domain runtime fields in [`SdRuntime`] (indexed like
+//! `SchedDomains::domains`), per-CPU fields in [`RqLb`], and the root-domain and nohz
+//! globals.
+
+pub mod detach;
+pub mod env;
+pub mod find;
+pub mod newidle;
+pub mod nohz;
+pub mod periodic;
+pub mod rng;
+pub mod rq_balance;
+pub mod sd_stats;
+
+pub use env::{LbEnv, MigrationType};
+pub use newidle::{NewidleBalance, NewidleStep};
+pub use rng::PrandomState;
+
+/// The runtime fields of one `struct sched_domain` that balancing reads and writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SdRuntime {
+    /// `sd->balance_interval` in ms.
+    pub balance_interval: u64,
+    /// `sd->nr_balance_failed`.
+    pub nr_balance_failed: u32,
+    /// `sd->last_balance` in jiffies.
+    pub last_balance: u64,
+    /// `sd->max_newidle_lb_cost` in ns.
+    pub max_newidle_lb_cost: u64,
+    /// `sd->last_decay_max_lb_cost` in jiffies.
+    pub last_decay_max_lb_cost: u64,
+    /// `sd->newidle_call` (NI_RANDOM).
+    pub newidle_call: u32,
+    /// `sd->newidle_success` (NI_RANDOM).
+    pub newidle_success: u32,
+    /// `sd->newidle_ratio` (NI_RANDOM): success per 1024 calls.
+    pub newidle_ratio: u32,
+    /// `sd->nohz_idle`: the CPU counted itself out of `nr_busy_cpus`.
+    pub nohz_idle: bool,
+}
+
+/// The balancing fields of one `struct rq`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RqLb {
+    /// `rq->idle_balance`: the CPU was idle at its last tick.
+    pub idle_balance: bool,
+    /// `rq->active_balance`: an active balance is queued on this CPU.
+    pub active_balance: bool,
+    /// `rq->push_cpu`: where the active balance pushes to.
+    pub push_cpu: usize,
+    /// `rq->has_blocked_load`.
+    pub has_blocked_load: bool,
+    /// `rq->last_blocked_load_update_tick` in jiffies.
+    pub last_blocked_load_update_tick: u64,
+    /// `rq->nohz_tick_stopped`.
+    pub nohz_tick_stopped: bool,
+    /// `nohz_flags(cpu)`: kick flags for the idle load balancer.
+    pub nohz_flags: u32,
+    /// `rq->nohz_idle_balance`: flags of the nohz balance this CPU must run.
+    pub nohz_idle_balance: u32,
+}
+
+/// `struct nohz` (fair.c): the idle-CPU bookkeeping of NO_HZ_COMMON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NohzState {
+    /// `nohz.idle_cpus_mask`.
+    pub idle_cpus: fairsim_topology::CpuMask,
+    /// `nohz.nr_cpus`.
+    pub nr_cpus: u32,
+    /// `nohz.has_blocked`.
+    pub has_blocked: bool,
+    /// `nohz.needs_update`.
+    pub needs_update: bool,
+    /// `nohz.next_balance` in jiffies.
+    pub next_balance: u64,
+    /// `nohz.next_blocked` in jiffies.
+    pub next_blocked: u64,
+}
+
+/// Everything balancing keeps besides the runqueues and domains themselves.
+#[derive(Debug, Clone)]
+pub struct LbState {
+    /// Per-domain runtime fields, indexed like `SchedDomains::domains`.
+    pub sd: Vec<SdRuntime>,
+    /// Per-CPU balancing fields.
+    pub rq: Vec<RqLb>,
+    /// `rd->overloaded`: some CPU has more than one runnable task.
+    pub rd_overloaded: bool,
+    /// `rd->overutilized`.
+    pub rd_overutilized: bool,
+    /// `max_load_balance_interval` in jiffies: `HZ * online CPUs / 10`.
+    pub max_load_balance_interval: u64,
+    /// `sched_balance_running`: an `SD_SERIALIZE` balance is in progress.
+    pub balance_running: bool,
+    /// `nohz`.
+    pub nohz: NohzState,
+    /// `sched_rnd_state`: each CPU's prandom state for NI_RANDOM.
+    pub rnd: Vec<PrandomState>,
+}
+
+/// `NOHZ_BALANCE_KICK`.
+pub const NOHZ_BALANCE_KICK: u32 = 0x1;
+/// `NOHZ_STATS_KICK`.
+pub const NOHZ_STATS_KICK: u32 = 0x2;
+/// `NOHZ_NEWILB_KICK`.
+pub const NOHZ_NEWILB_KICK: u32 = 0x4;
+/// `NOHZ_NEXT_KICK`.
+pub const NOHZ_NEXT_KICK: u32 = 0x8;
+/// `NOHZ_KICK_MASK`.
+pub const NOHZ_KICK_MASK: u32 = NOHZ_BALANCE_KICK | NOHZ_STATS_KICK | NOHZ_NEXT_KICK;
+
+impl LbState {
+    /// The state `sd_init` and `sched_init` leave, for `topo` on a machine with `hz` and a
+    /// simulation `seed` for the per-CPU random states.
+    pub fn new(topo: &fairsim_topology::SchedDomains, hz: u64, jiffies: u64, seed: u64) -> LbState {
+        let n = topo.nr_cpus;
+        let sd = topo
+            .domains
+            .iter()
+            .map(|d| SdRuntime {
+                balance_interval: u64::from(d.span_weight),
+                nr_balance_failed: 0,
+                last_balance: jiffies,
+                max_newidle_lb_cost: 0,
+                last_decay_max_lb_cost: jiffies,
+                // 50% success rate, as sd_init starts proportional newidle balance.
+                newidle_call: 512,
+                newidle_success: 256,
+                newidle_ratio: 512,
+                nohz_idle: false,
+            })
+            .collect();
+        LbState {
+            sd,
+            rq: vec![RqLb::default(); n],
+            rd_overloaded: false,
+            rd_overutilized: false,
+            max_load_balance_interval: (hz * n as u64 / 10).max(1),
+            balance_running: false,
+            nohz: NohzState {
+                idle_cpus: fairsim_topology::CpuMask::new(n),
+                nr_cpus: 0,
+                has_blocked: false,
+                needs_update: false,
+                next_balance: jiffies,
+                next_blocked: jiffies,
+            },
+            rnd: (0..n)
+                .map(|cpu| {
+                    PrandomState::seeded(seed ^ (cpu as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                })
+                .collect(),
+        }
+    }
+}
+
+/// `msecs_to_jiffies(ms)` for `hz`: rounds up, as the kernel does for HZ dividing 1000.
+pub fn msecs_to_jiffies(ms: u64, hz: u64) -> u64 {
+    (ms * hz).div_ceil(1000)
+}

@@ -1,0 +1,190 @@
+//! `sched_balance_newidle` (was `newidle_balance`): a CPU about to go idle tries to pull
+//! work, domain by domain, while its expected idle time (`avg_idle`) exceeds the cost of
+//! balancing so far plus the domain's `max_newidle_lb_cost`, with 6.12.117's proportional
+//! gate (`NI_RANDOM`).
+//!
+//! The kernel measures each domain's cost with `sched_clock`. Here the balance is a
+//! resumable state machine: each step reads or changes the state at the engine's `now`,
+//! the engine charges the modelled cost of the work the step did, and the next step runs
+//! that much later. A domain's cost is the virtual time between its start and end, so
+//! `max_newidle_lb_cost` and `avg_idle` see the modelled costs, and other CPUs act while
+//! this one is scanning, as they do on real hardware.
+
+use fairsim_topology::{SdFlags, SdId};
+
+use crate::features::Feature;
+use crate::lb::periodic::time_after;
+use crate::lb::rq_balance::LbScan;
+use crate::sched::Sched;
+use crate::stats::CpuIdleType;
+
+/// A newidle balance in progress on one CPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewidleBalance {
+    /// The balancing CPU.
+    pub cpu: usize,
+    /// Start of the current domain's measurement (engine ns).
+    t0: u64,
+    /// `curr_cost`: ns spent so far.
+    curr_cost: u64,
+    /// `next_balance` in jiffies.
+    next_balance: u64,
+    /// The next domain to consider.
+    next_sd: Option<SdId>,
+    /// A scanned domain waiting for its act phase, with its NI_RANDOM weight.
+    pending_scan: Option<(LbScan, u32)>,
+    /// A balanced domain whose cost is still being charged: (domain, weight, pulled,
+    /// continue_balancing).
+    finishing: Option<(SdId, u32, bool, bool)>,
+    /// `pulled_task`.
+    pulled: i32,
+}
+
+/// What a newidle step asks of the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NewidleStep {
+    /// Charge the work counters ([`Sched::take_work`]) as time, then call
+    /// [`Sched::newidle_step`] again.
+    Continue,
+    /// The balance is over: >0 tasks were pulled or arrived, 0 nothing (the CPU goes
+    /// idle).
+    Done(i32),
+}
+
+impl Sched {
+    /// The start of `sched_balance_newidle(this_rq)` at `now`: the early exits (pending
+    /// wakeup, no domain, nothing overloaded, or `avg_idle` below the first domain's
+    /// cost), the idle stamp, and the blocked-load update. `Err(pulled)` when it ends at
+    /// once.
+    pub fn newidle_start(&mut self, cpu: usize, now: u64) -> Result<NewidleBalance, i32> {
+        self.set_now(now);
+        self.update_misfit_status(None, cpu);
+        if self.rqs[cpu].ttwu_pending != 0 {
+            return Err(0);
+        }
+        self.rqs[cpu].idle_stamp = self.rqs[cpu].clock;
+        let hz = u64::from(self.params.hz);
+        let mut next_balance = self.jiffies_now() + hz;
+        let Some(sd) = self.topo.cpus[cpu].sd else {
+            return Err(self.newidle_out(cpu, 0, next_balance));
+        };
+        if !self.lb.rd_overloaded || self.rqs[cpu].avg_idle < self.lb.sd[sd].max_newidle_lb_cost {
+            self.update_next_balance(sd, &mut next_balance);
+            return Err(self.newidle_out(cpu, 0, next_balance));
+        }
+        self.sched_balance_update_blocked_averages(cpu, now);
+        Ok(NewidleBalance {
+            cpu,
+            t0: now,
+            curr_cost: 0,
+            next_balance,
+            next_sd: Some(sd),
+            pending_scan: None,
+            finishing: None,
+            pulled: 0,
+        })
+    }
+
+    /// One step of the newidle balance at `now`; see [`NewidleStep`].
+    pub fn newidle_step(&mut self, nb: &mut NewidleBalance, now: u64) -> NewidleStep {
+        self.set_now(now);
+        let cpu = nb.cpu;
+        if let Some((scan, weight)) = nb.pending_scan.take() {
+            // The scan's cost has elapsed: act on the state as it is now.
+            let sd = scan.env.sd;
+            let r = self.sched_balance_rq_act(scan, now);
+            nb.finishing = Some((sd, weight, r.moved > 0, r.continue_balancing));
+            if let Some(b) = r.active_balance {
+                self.pending_active_balance.push(b);
+            }
+            return NewidleStep::Continue;
+        }
+        if let Some((sd, weight, pulled, cont)) = nb.finishing.take() {
+            let domain_cost = now - nb.t0;
+            nb.curr_cost += domain_cost;
+            nb.t0 = now;
+            self.update_newidle_cost(sd, domain_cost, weight * u32::from(pulled));
+            if pulled {
+                nb.pulled = 1;
+            }
+            if pulled || !cont {
+                return NewidleStep::Done(self.newidle_finish(nb));
+            }
+            nb.next_sd = self.topo.domain(sd).parent;
+        }
+        while let Some(sd) = nb.next_sd {
+            self.update_next_balance(sd, &mut nb.next_balance);
+            if self.rqs[cpu].avg_idle < nb.curr_cost + self.lb.sd[sd].max_newidle_lb_cost {
+                break;
+            }
+            let parent = self.topo.domain(sd).parent;
+            if self
+                .topo
+                .domain(sd)
+                .flags
+                .contains(SdFlags::BALANCE_NEWIDLE)
+            {
+                let mut weight = 1u32;
+                if self.fair.features.has(Feature::NI_RANDOM) {
+                    let d1k = self.lb.rnd[cpu].next_u32() % 1024;
+                    weight = 1 + self.lb.sd[sd].newidle_ratio;
+                    if d1k > weight {
+                        self.update_newidle_stats(sd, 0);
+                        nb.next_sd = parent;
+                        continue;
+                    }
+                    weight = (1024 + weight / 2) / weight;
+                }
+                let scan = self.sched_balance_rq_scan(cpu, sd, CpuIdleType::NewlyIdle, now);
+                nb.pending_scan = Some((scan, weight));
+                nb.next_sd = parent;
+                return NewidleStep::Continue;
+            }
+            nb.next_sd = parent;
+        }
+        NewidleStep::Done(self.newidle_finish(nb))
+    }
+
+    /// The end of `sched_balance_newidle`: record the cost, count tasks that arrived
+    /// meanwhile as pulled, and set `next_balance`, `idle_stamp` and the nohz kick.
+    fn newidle_finish(&mut self, nb: &mut NewidleBalance) -> i32 {
+        let cpu = nb.cpu;
+        let rq = &mut self.rqs[cpu];
+        if nb.curr_cost > rq.max_idle_balance_cost {
+            rq.max_idle_balance_cost = nb.curr_cost;
+        }
+        let mut pulled = nb.pulled;
+        if rq.cfs.h_nr_queued != 0 && pulled == 0 {
+            pulled = 1;
+        }
+        self.newidle_out(cpu, pulled, nb.next_balance)
+    }
+
+    /// `out:` of `sched_balance_newidle`.
+    fn newidle_out(&mut self, cpu: usize, pulled: i32, next_balance: u64) -> i32 {
+        if time_after(self.rqs[cpu].next_balance, next_balance) {
+            self.rqs[cpu].next_balance = next_balance;
+        }
+        if pulled != 0 {
+            self.rqs[cpu].idle_stamp = 0;
+        } else {
+            self.nohz_newidle_balance(cpu);
+        }
+        pulled
+    }
+
+    /// `sched_balance_newidle(this_rq)` run to completion at one instant: every step sees
+    /// the same `now`, so modelled costs are zero. Tests and callers without an engine use
+    /// it; the engine steps [`Sched::newidle_start`] / [`Sched::newidle_step`] instead.
+    pub fn sched_balance_newidle_inline(&mut self, cpu: usize, now: u64) -> i32 {
+        let mut nb = match self.newidle_start(cpu, now) {
+            Ok(nb) => nb,
+            Err(p) => return p,
+        };
+        loop {
+            if let NewidleStep::Done(p) = self.newidle_step(&mut nb, now) {
+                return p;
+            }
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! Periodic balancing and its bookkeeping: `get_sd_balance_interval`,
+//! `update_next_balance`, `update_newidle_stats`, `update_newidle_cost`,
+//! `sched_balance_domains` (was `rebalance_domains`), `sched_balance_trigger`,
+//! `sched_balance_softirq`, `sched_balance_update_blocked_averages` and
+//! `update_misfit_status`.
+
+use fairsim_pelt::{update_cfs_rq_load_avg, CfsRqInputs};
+use fairsim_topology::{SdFlags, SdId};
+
+use crate::lb::msecs_to_jiffies;
+use crate::sched::Sched;
+use crate::stats::CpuIdleType;
+use crate::task::TaskId;
+use crate::weight::scale_load_down;
+
+/// What `sched_balance_trigger` asks for after a tick.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TriggerResult {
+    /// `raise_softirq(SCHED_SOFTIRQ)`: run [`Sched::sched_balance_softirq`] on this CPU.
+    pub softirq: bool,
+    /// `kick_ilb`: send the nohz balance IPI to this idle CPU.
+    pub kick_ilb: Option<usize>,
+}
+
+impl Sched {
+    /// Records the engine time of the current call, for code that reads `jiffies`.
+    pub fn set_now(&mut self, now: u64) {
+        self.now = self.now.max(now);
+    }
+
+    /// `jiffies` at the time of the current call.
+    pub fn jiffies_now(&self) -> u64 {
+        self.jiffies(self.now)
+    }
+
+    /// `get_sd_balance_interval(sd, cpu_busy)`: the domain's interval in jiffies, stretched
+    /// by `busy_factor` on a busy CPU (minus one jiffy so balances do not align).
+    pub fn get_sd_balance_interval(&self, sd: SdId, cpu_busy: bool) -> u64 {
+        let d = self.topo.domain(sd);
+        let mut interval = self.lb.sd[sd].balance_interval;
+        if cpu_busy {
+            interval *= u64::from(d.busy_factor);
+        }
+        let mut interval = msecs_to_jiffies(interval, u64::from(self.params.hz));
+        if cpu_busy {
+            interval = interval.saturating_sub(1);
+        }
+        interval.clamp(1, self.lb.max_load_balance_interval)
+    }
+
+    /// `update_next_balance(sd, &next_balance)`.
+    pub fn update_next_balance(&self, sd: SdId, next_balance: &mut u64) {
+        let next = self.lb.sd[sd].last_balance + self.get_sd_balance_interval(sd, false);
+        if time_after(*next_balance, next) {
+            *next_balance = next;
+        }
+    }
+
+    /// `update_newidle_stats(sd, success)`: NI_RANDOM's success ratio over the last ~1024
+    /// calls, halved every 1024.
+    pub fn update_newidle_stats(&mut self, sd: SdId, success: u32) {
+        let rt = &mut self.lb.sd[sd];
+        rt.newidle_call += 1;
+        rt.newidle_success += success;
+        if rt.newidle_call >= 1024 {
+            rt.newidle_ratio = rt.newidle_success;
+            rt.newidle_call /= 2;
+            rt.newidle_success /= 2;
+        }
+    }
+
+    /// `update_newidle_cost(sd, cost, success)`: keep the maximum newidle cost seen and
+    /// decay it by 253/256 once per second. Returns whether it decayed.
+    pub fn update_newidle_cost(&mut self, sd: SdId, cost: u64, success: u32) -> bool {
+        let hz = u64::from(self.params.hz);
+        let now = self.jiffies_now();
+        if cost != 0 {
+            self.update_newidle_stats(sd, success);
+        }
+        let rt = &mut self.lb.sd[sd];
+        let next_decay = rt.last_decay_max_lb_cost + hz;
+        if cost > rt.max_newidle_lb_cost {
+            rt.max_newidle_lb_cost = cost;
+            rt.last_decay_max_lb_cost = now;
+        } else if time_after(now, next_decay) {
+            rt.max_newidle_lb_cost = rt.max_newidle_lb_cost * 253 / 256;
+            rt.last_decay_max_lb_cost = now;
+            return true;
+        }
+        false
+    }
+
+    /// `sched_balance_domains(rq, idle)`: balance each domain whose interval has passed,
+    /// bottom-up, serialising `SD_SERIALIZE` levels, and set `rq->next_balance`.
+    pub fn sched_balance_domains(&mut self, cpu: usize, mut idle: CpuIdleType, now: u64) {
+        self.set_now(now);
+        let mut continue_balancing = true;
+        let mut busy = idle != CpuIdleType::Idle && !self.rqs[cpu].sched_idle_rq();
+        let hz = u64::from(self.params.hz);
+        let mut next_balance = self.jiffies_now() + 60 * hz;
+        let mut update_next = false;
+        let mut need_decay = false;
+        let mut max_cost = 0u64;
+        let domains: Vec<SdId> = self.topo.domains_of(cpu).collect();
+        for sd in domains {
+            need_decay = self.update_newidle_cost(sd, 0, 0);
+            max_cost += self.lb.sd[sd].max_newidle_lb_cost;
+            if !continue_balancing {
+                if need_decay {
+                    continue;
+                }
+                break;
+            }
+            let mut interval = self.get_sd_balance_interval(sd, busy);
+            let need_serialize = self.topo.domain(sd).flags.contains(SdFlags::SERIALIZE);
+            let mut skip = false;
+            if need_serialize {
+                if self.lb.balance_running {
+                    skip = true;
+                } else {
+                    self.lb.balance_running = true;
+                }
+            }
+            if !skip {
+                if self.jiffies_now() >= self.lb.sd[sd].last_balance + interval {
+                    let r = self.sched_balance_rq(cpu, sd, idle, now);
+                    continue_balancing = r.continue_balancing;
+                    if let Some(b) = r.active_balance {
+                        self.pending_active_balance.push(b);
+                    }
+                    if r.moved != 0 {
+                        // The CPU may have left idle: balance the rest as busy.
+                        idle = if self.rqs[cpu].idle_cpu() {
+                            CpuIdleType::Idle
+                        } else {
+                            CpuIdleType::NotIdle
+                        };
+                        busy = idle != CpuIdleType::Idle && !self.rqs[cpu].sched_idle_rq();
+                    }
+                    self.lb.sd[sd].last_balance = self.jiffies_now();
+                    interval = self.get_sd_balance_interval(sd, busy);
+                }
+                if need_serialize {
+                    self.lb.balance_running = false;
+                }
+            }
+            let last = self.lb.sd[sd].last_balance;
+            if time_after(next_balance, last + interval) {
+                next_balance = last + interval;
+                update_next = true;
+            }
+        }
+        if need_decay {
+            self.rqs[cpu].max_idle_balance_cost = self.params.migration_cost.max(max_cost);
+        }
+        if update_next {
+            self.rqs[cpu].next_balance = next_balance;
+        }
+    }
+
+    /// `sched_balance_trigger(rq)` from `sched_tick`: whether the balance softirq is due,
+    /// and the nohz idle-balance kick.
+    pub fn sched_balance_trigger(&mut self, cpu: usize, now: u64) -> TriggerResult {
+        self.set_now(now);
+        let mut r = TriggerResult::default();
+        if self.topo.cpus[cpu].sd.is_none() {
+            return r;
+        }
+        if self.jiffies_now() >= self.rqs[cpu].next_balance {
+            r.softirq = true;
+        }
+        r.kick_ilb = self.nohz_balancer_kick(cpu);
+        r
+    }
+
+    /// `sched_balance_softirq()` on `cpu`: a pending nohz balance on behalf of idle CPUs,
+    /// or this CPU's blocked-load update and `sched_balance_domains`.
+    pub fn sched_balance_softirq(&mut self, cpu: usize, now: u64) {
+        self.set_now(now);
+        let idle = if self.lb.rq[cpu].idle_balance {
+            CpuIdleType::Idle
+        } else {
+            CpuIdleType::NotIdle
+        };
+        if self.nohz_idle_balance(cpu, idle, now) {
+            return;
+        }
+        self.sched_balance_update_blocked_averages(cpu, now);
+        self.sched_balance_domains(cpu, idle, now);
+    }
+
+    /// `sched_balance_update_blocked_averages(cpu)`: decay the PELT signals of a CPU whose
+    /// tasks sleep, so idle CPUs' load and utilization fade as in the kernel.
+    pub fn sched_balance_update_blocked_averages(&mut self, cpu: usize, now: u64) {
+        self.set_now(now);
+        self.lb.rq[cpu].last_blocked_load_update_tick = self.jiffies_now();
+        self.update_rq_clock(cpu, now);
+        let rq = &mut self.rqs[cpu];
+        let inp = CfsRqInputs {
+            load: scale_load_down(rq.cfs.load.weight),
+            runnable: u64::from(rq.cfs.h_nr_queued - rq.cfs.h_nr_delayed),
+            running: rq.cfs.curr.is_some(),
+        };
+        let now_pelt = rq.pelt.rq_clock_pelt();
+        update_cfs_rq_load_avg(now_pelt, &mut rq.cfs.avg, inp);
+        let a = &rq.cfs.avg.avg;
+        let has_blocked = a.load_avg != 0 || a.util_avg != 0 || a.runnable_avg != 0;
+        if !has_blocked {
+            self.lb.rq[cpu].has_blocked_load = false;
+        }
+        self.work.cpus_visited += 1;
+    }
+
+    /// `update_misfit_status(p, rq)`: on asymmetric machines, note the load of a running
+    /// task that does not fit its CPU.
+    pub fn update_misfit_status(&mut self, p: Option<TaskId>, cpu: usize) {
+        if !self.topo.asym_cpucapacity {
+            return;
+        }
+        let fits = match p {
+            None => true,
+            Some(p) => {
+                let t = &self.tasks[p];
+                t.nr_cpus_allowed == 1
+                    || self.rqs[cpu].capacity_orig == t.max_allowed_capacity
+                    || self.task_fits_cpu(p, cpu)
+            }
+        };
+        self.rqs[cpu].misfit_task_load = match (fits, p) {
+            (true, _) | (_, None) => 0,
+            (false, Some(p)) => self.task_h_load(p).max(1),
+        };
+    }
+}
+
+/// `time_after(a, b)`: `a` is later than `b` (jiffies never wrap in an emulation).
+pub fn time_after(a: u64, b: u64) -> bool {
+    a > b
+}

@@ -1,0 +1,408 @@
+//! `sched_balance_rq` (was `load_balance`), split at the point where the kernel stops
+//! reading statistics and starts moving tasks, so that the engine can let virtual time
+//! pass in between: [`Sched::sched_balance_rq_scan`] runs `should_we_balance`, picks the
+//! busiest group and runqueue; [`Sched::sched_balance_rq_act`] detaches and attaches tasks
+//! against the state of that later instant and does the bookkeeping. Also
+//! `should_we_balance`, `need_active_balance` and `active_load_balance_cpu_stop`.
+
+use std::sync::atomic::Ordering;
+
+use fairsim_topology::{CpuMask, SdFlags, SdId};
+
+use crate::lb::env::{
+    LbEnv, MigrationType, LBF_ACTIVE_LB, LBF_ALL_PINNED, LBF_DST_PINNED, LBF_NEED_BREAK,
+    LBF_SOME_PINNED, SCHED_NR_MIGRATE_BREAK,
+};
+use crate::sched::Sched;
+use crate::stats::CpuIdleType;
+use crate::task::TaskId;
+
+/// `MAX_PINNED_INTERVAL` in ms.
+const MAX_PINNED_INTERVAL: u64 = 512;
+
+/// What the scan phase found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanOutcome {
+    /// `should_we_balance` said another CPU balances this domain.
+    NotThisCpu,
+    /// No busiest group (`lb_nobusyg`).
+    NoBusyGroup,
+    /// A busiest group but no runqueue in it (`lb_nobusyq`).
+    NoBusyQueue,
+    /// Pull from this CPU.
+    Busiest(usize),
+}
+
+/// The scan phase's result, carried to the act phase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LbScan {
+    /// The balancing environment.
+    pub env: LbEnv,
+    /// What was found.
+    pub outcome: ScanOutcome,
+}
+
+/// The act phase's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LbResult {
+    /// Tasks moved (`ld_moved`).
+    pub moved: u32,
+    /// `*continue_balancing`.
+    pub continue_balancing: bool,
+    /// An active balance was queued on this busiest CPU.
+    pub active_balance: Option<usize>,
+}
+
+impl Sched {
+    /// `should_we_balance(env)`: only one CPU of the local group balances a domain: the
+    /// first idle core's CPU, else the first idle SMT CPU, else the group's balance CPU.
+    /// A newly idle CPU always may, unless it got work meanwhile.
+    pub fn should_we_balance(&self, env: &LbEnv) -> bool {
+        if !env.cpus.test(env.dst_cpu) {
+            return false;
+        }
+        if env.idle == CpuIdleType::NewlyIdle {
+            let rq = &self.rqs[env.dst_cpu];
+            return rq.nr_running == 0 && rq.ttwu_pending == 0;
+        }
+        let sd = self.topo.domain(env.sd);
+        let head = sd.groups[0];
+        let mut swb_cpus = self.topo.group_sgc(head).balance_mask.clone();
+        let mut idle_smt: Option<usize> = None;
+        let candidates: Vec<usize> = swb_cpus.and(&env.cpus).iter().collect();
+        for cpu in candidates {
+            if !swb_cpus.test(cpu) || !self.rqs[cpu].idle_cpu() {
+                continue;
+            }
+            // Prefer a CPU of a fully idle core; remember the first idle SMT CPU.
+            if !sd.flags.contains(SdFlags::SHARE_CPUCAPACITY) && !self.is_core_idle(cpu) {
+                if idle_smt.is_none() {
+                    idle_smt = Some(cpu);
+                }
+                swb_cpus.andnot_with(&self.machine.cpus[cpu].smt_siblings);
+                continue;
+            }
+            return cpu == env.dst_cpu;
+        }
+        if let Some(c) = idle_smt {
+            return c == env.dst_cpu;
+        }
+        self.topo.group_sgc(head).balance_cpu() == env.dst_cpu
+    }
+
+    /// The environment `sched_balance_rq` starts with.
+    pub fn lb_env(&self, this_cpu: usize, sd: SdId, idle: CpuIdleType) -> LbEnv {
+        let d = self.topo.domain(sd);
+        LbEnv {
+            sd,
+            src_cpu: this_cpu,
+            dst_cpu: this_cpu,
+            dst_core_idle: false,
+            dst_grpmask: self.topo.group_sgc(d.groups[0]).balance_mask.clone(),
+            new_dst_cpu: this_cpu,
+            idle,
+            imbalance: 0,
+            // cpu_active_mask is every CPU: fairsim has no hotplug.
+            cpus: d.span.clone(),
+            flags: 0,
+            loop_: 0,
+            loop_break: SCHED_NR_MIGRATE_BREAK,
+            loop_max: 0,
+            migration_type: MigrationType::Load,
+            tasks: Vec::new(),
+        }
+    }
+
+    /// The scan half of `sched_balance_rq(this_cpu, this_rq, sd, idle)`: counts the call,
+    /// asks `should_we_balance`, and finds the busiest group and runqueue with the
+    /// imbalance to move, reading the state as it is at `now`.
+    pub fn sched_balance_rq_scan(
+        &mut self,
+        this_cpu: usize,
+        sd: SdId,
+        idle: CpuIdleType,
+        now: u64,
+    ) -> LbScan {
+        self.set_now(now);
+        let itype = idle as usize;
+        self.sd_stats[sd].lb_count[itype] += 1;
+        let env = self.lb_env(this_cpu, sd, idle);
+        self.lb_scan_from(env)
+    }
+
+    /// `redo:` of `sched_balance_rq`: the scan with an existing environment.
+    fn lb_scan_from(&mut self, mut env: LbEnv) -> LbScan {
+        let itype = env.idle as usize;
+        let sd = env.sd;
+        if !self.should_we_balance(&env) {
+            return LbScan {
+                env,
+                outcome: ScanOutcome::NotThisCpu,
+            };
+        }
+        let Some(group) = self.sched_balance_find_src_group(&mut env) else {
+            self.sd_stats[sd].lb_nobusyg[itype] += 1;
+            return LbScan {
+                env,
+                outcome: ScanOutcome::NoBusyGroup,
+            };
+        };
+        let Some(busiest) = self.sched_balance_find_src_rq(&env, group) else {
+            self.sd_stats[sd].lb_nobusyq[itype] += 1;
+            return LbScan {
+                env,
+                outcome: ScanOutcome::NoBusyQueue,
+            };
+        };
+        let imb = env.imbalance.max(0) as u64;
+        let s = &mut self.sd_stats[sd];
+        match env.migration_type {
+            MigrationType::Load => s.lb_imbalance_load[itype] += imb,
+            MigrationType::Util => s.lb_imbalance_util[itype] += imb,
+            MigrationType::Task => s.lb_imbalance_task[itype] += imb,
+            MigrationType::Misfit => s.lb_imbalance_misfit[itype] += imb,
+        }
+        env.src_cpu = busiest;
+        LbScan {
+            env,
+            outcome: ScanOutcome::Busiest(busiest),
+        }
+    }
+
+    /// The act half of `sched_balance_rq`: detach tasks from the busiest runqueue as it is
+    /// at `now` (another CPU may have emptied it since the scan), attach them, handle
+    /// pinned tasks, queue an active balance when the kernel would, and update
+    /// `nr_balance_failed` and `balance_interval`.
+    pub fn sched_balance_rq_act(&mut self, scan: LbScan, now: u64) -> LbResult {
+        self.set_now(now);
+        let LbScan {
+            mut env,
+            mut outcome,
+        } = scan;
+        let sd = env.sd;
+        let itype = env.idle as usize;
+        let this_cpu = env.dst_cpu;
+        let sd_parent = self.topo.domain(sd).parent;
+        let mut ld_moved = 0u32;
+        let mut active_balance = None;
+        loop {
+            let busiest = match outcome {
+                ScanOutcome::NotThisCpu => {
+                    // Another CPU balances this domain and the ones above.
+                    let mut r = self.lb_out_balanced(&env);
+                    r.continue_balancing = false;
+                    return r;
+                }
+                ScanOutcome::NoBusyGroup | ScanOutcome::NoBusyQueue => {
+                    return self.lb_out_balanced(&env);
+                }
+                ScanOutcome::Busiest(b) => b,
+            };
+            env.src_cpu = busiest;
+            env.flags |= LBF_ALL_PINNED;
+            if self.rqs[busiest].nr_running > 1 {
+                env.loop_max = self.params.nr_migrate.min(self.rqs[busiest].nr_running);
+                loop {
+                    self.update_rq_clock(busiest, now);
+                    self.work.remote_locks += 1;
+                    let cur = self.detach_tasks(&mut env);
+                    if cur != 0 {
+                        self.attach_tasks(&mut env, now);
+                        ld_moved += cur;
+                    }
+                    if env.flags & LBF_NEED_BREAK != 0 {
+                        env.flags &= !LBF_NEED_BREAK;
+                        continue;
+                    }
+                    if env.flags & LBF_DST_PINNED != 0 && env.imbalance > 0 {
+                        // Try the other CPU of our group the pinned task may use.
+                        env.cpus.clear(env.dst_cpu);
+                        env.dst_cpu = env.new_dst_cpu;
+                        env.flags &= !LBF_DST_PINNED;
+                        env.loop_ = 0;
+                        env.loop_break = SCHED_NR_MIGRATE_BREAK;
+                        continue;
+                    }
+                    break;
+                }
+                if let Some(parent) = sd_parent {
+                    if env.flags & LBF_SOME_PINNED != 0 && env.imbalance > 0 {
+                        let head = self.topo.domain(parent).groups[0];
+                        self.topo
+                            .group_sgc(head)
+                            .imbalance
+                            .store(1, Ordering::Relaxed);
+                    }
+                }
+                if env.flags & LBF_ALL_PINNED != 0 {
+                    env.cpus.clear(busiest);
+                    if !env.cpus.is_subset(&env.dst_grpmask) {
+                        env.loop_ = 0;
+                        env.loop_break = SCHED_NR_MIGRATE_BREAK;
+                        let again = self.lb_scan_from(env);
+                        env = again.env;
+                        outcome = again.outcome;
+                        continue;
+                    }
+                    // out_all_pinned
+                    self.sd_stats[sd].lb_balanced[itype] += 1;
+                    self.lb.sd[sd].nr_balance_failed = 0;
+                    return self.lb_out_one_pinned(&env);
+                }
+            }
+            break;
+        }
+        let busiest = env.src_cpu;
+        if ld_moved == 0 {
+            self.sd_stats[sd].lb_failed[itype] += 1;
+            if env.idle != CpuIdleType::NewlyIdle && env.migration_type != MigrationType::Misfit {
+                self.lb.sd[sd].nr_balance_failed += 1;
+            }
+            if self.need_active_balance(&env) {
+                let curr_allowed = self.rqs[busiest]
+                    .curr
+                    .is_none_or(|c| self.tasks[c].allowed_on(this_cpu));
+                if !curr_allowed {
+                    return self.lb_out_one_pinned(&env);
+                }
+                env.flags &= !LBF_ALL_PINNED;
+                if !self.lb.rq[busiest].active_balance {
+                    self.lb.rq[busiest].active_balance = true;
+                    self.lb.rq[busiest].push_cpu = this_cpu;
+                    active_balance = Some(busiest);
+                }
+            }
+        } else {
+            self.lb.sd[sd].nr_balance_failed = 0;
+        }
+        if active_balance.is_none() || self.need_active_balance(&env) {
+            self.lb.sd[sd].balance_interval = self.topo.domain(sd).min_interval;
+        }
+        LbResult {
+            moved: ld_moved,
+            continue_balancing: true,
+            active_balance,
+        }
+    }
+
+    /// `out_balanced:` of `sched_balance_rq`: clear the parent group's imbalance flag
+    /// (unless everything was pinned), count the balanced outcome, reset failures, and
+    /// back off.
+    fn lb_out_balanced(&mut self, env: &LbEnv) -> LbResult {
+        let sd = env.sd;
+        if let Some(parent) = self.topo.domain(sd).parent {
+            if env.flags & LBF_ALL_PINNED == 0 {
+                let head = self.topo.domain(parent).groups[0];
+                let flag = &self.topo.group_sgc(head).imbalance;
+                if flag.load(Ordering::Relaxed) != 0 {
+                    flag.store(0, Ordering::Relaxed);
+                }
+            }
+        }
+        self.sd_stats[sd].lb_balanced[env.idle as usize] += 1;
+        self.lb.sd[sd].nr_balance_failed = 0;
+        self.lb_out_one_pinned(env)
+    }
+
+    /// `out_one_pinned:`: back off the balance interval, except for newly idle and
+    /// misfit balancing.
+    fn lb_out_one_pinned(&mut self, env: &LbEnv) -> LbResult {
+        let sd = env.sd;
+        if env.idle != CpuIdleType::NewlyIdle && env.migration_type != MigrationType::Misfit {
+            let max = self.topo.domain(sd).max_interval;
+            let rt = &mut self.lb.sd[sd];
+            if (env.flags & LBF_ALL_PINNED != 0 && rt.balance_interval < MAX_PINNED_INTERVAL)
+                || rt.balance_interval < max
+            {
+                rt.balance_interval *= 2;
+            }
+        }
+        LbResult {
+            moved: 0,
+            continue_balancing: true,
+            active_balance: None,
+        }
+    }
+
+    /// `need_active_balance(env)`: a running task must be pushed by the busiest CPU itself
+    /// (asym packing, repeated failures, reduced capacity, or a misfit task).
+    pub fn need_active_balance(&self, env: &LbEnv) -> bool {
+        let sd = self.topo.domain(env.sd);
+        // asym_active_balance
+        if env.idle != CpuIdleType::NotIdle
+            && self.sched_use_asym_prio(env.sd, env.dst_cpu)
+            && (self.sched_asym_prefer(env.dst_cpu, env.src_cpu)
+                || !self.sched_use_asym_prio(env.sd, env.src_cpu))
+        {
+            return true;
+        }
+        // imbalanced_active_balance
+        if env.migration_type == MigrationType::Task
+            && self.lb.sd[env.sd].nr_balance_failed > sd.cache_nice_tries + 2
+        {
+            return true;
+        }
+        if env.idle != CpuIdleType::NotIdle
+            && self.rqs[env.src_cpu].cfs.h_nr_queued == 1
+            && self.check_cpu_capacity(env.src_cpu, env.sd)
+            && self.capacity_of(env.src_cpu) * u64::from(sd.imbalance_pct)
+                < self.capacity_of(env.dst_cpu) * 100
+        {
+            return true;
+        }
+        env.migration_type == MigrationType::Misfit
+    }
+
+    /// `sched_balance_rq(this_cpu, this_rq, sd, idle, &continue_balancing)` in one go:
+    /// scan and act at the same instant.
+    pub fn sched_balance_rq(
+        &mut self,
+        this_cpu: usize,
+        sd: SdId,
+        idle: CpuIdleType,
+        now: u64,
+    ) -> LbResult {
+        let scan = self.sched_balance_rq_scan(this_cpu, sd, idle, now);
+        self.sched_balance_rq_act(scan, now)
+    }
+
+    /// `active_load_balance_cpu_stop` running on `busiest_cpu`: the stopper preempts the
+    /// current task, pushes one task to the CPU that asked, and returns it. The engine
+    /// must then reschedule both CPUs.
+    pub fn active_load_balance_cpu_stop(&mut self, busiest_cpu: usize, now: u64) -> Option<TaskId> {
+        self.set_now(now);
+        let target = self.lb.rq[busiest_cpu].push_cpu;
+        let mut moved = None;
+        if self.lb.rq[busiest_cpu].active_balance
+            && self.rqs[busiest_cpu].nr_running > 1
+            && target != busiest_cpu
+        {
+            let sd = self
+                .topo
+                .domains_of(target)
+                .find(|&d| self.topo.domain(d).span.test(busiest_cpu));
+            if let Some(sd) = sd {
+                self.update_rq_clock(busiest_cpu, now);
+                // The stopper runs: the current task is put back in the tree and may move.
+                self.preempt_current_for_stopper(busiest_cpu);
+                let mut env = self.lb_env(target, sd, CpuIdleType::Idle);
+                env.src_cpu = busiest_cpu;
+                env.flags = LBF_ACTIVE_LB;
+                env.cpus = CpuMask::full(self.nr_cpus());
+                self.sd_stats[sd].alb_count += 1;
+                match self.detach_one_task(&mut env) {
+                    Some(p) => {
+                        self.sd_stats[sd].alb_pushed += 1;
+                        self.lb.sd[sd].nr_balance_failed = 0;
+                        self.update_rq_clock(target, now);
+                        self.attach_task(target, p);
+                        moved = Some(p);
+                    }
+                    None => self.sd_stats[sd].alb_failed += 1,
+                }
+            }
+        }
+        self.lb.rq[busiest_cpu].active_balance = false;
+        moved
+    }
+}

@@ -1,0 +1,224 @@
+//! Load balancing driven through the `Sched` entry points with a minimal tick loop:
+//! periodic, newidle and nohz balancing spread CPU-bound tasks, schedstat counters stay
+//! consistent, and the seed-000 ILB features shorten newidle scans.
+
+use fairsim_balance::lb::periodic::TriggerResult;
+use fairsim_balance::{CpuIdleType, Feature, Features, Sched, SchedParams, TaskId};
+use fairsim_topology::source::preset;
+use fairsim_topology::{build_sched_domains, BuildOptions, CpuMask};
+
+fn sched_on(name: &str, features: Features, ilb_share: bool) -> Sched {
+    let m = preset(name).unwrap();
+    let opts = BuildOptions {
+        shared_all_non_numa: ilb_share,
+        relax_domain_level: None,
+    };
+    let topo = build_sched_domains(&m, opts).unwrap();
+    let params = SchedParams {
+        features,
+        seed: 7,
+        ..SchedParams::default()
+    };
+    Sched::new(m, topo, params)
+}
+
+/// Forks `n` CPU-bound tasks all on `cpu` (pinned while forking, then allowed everywhere,
+/// as `taskset` followed by a cpuset widening would leave them).
+fn pile_on(s: &mut Sched, cpu: usize, n: usize, now: u64) -> Vec<TaskId> {
+    let nr = s.nr_cpus();
+    let mut v = Vec::new();
+    for _ in 0..n {
+        let p = s.create_task("hog", 0, Some(CpuMask::single(nr, cpu)), cpu);
+        s.wake_up_new_task_select(p, cpu, now);
+        s.wake_up_new_task_activate(p, now);
+        v.push(p);
+    }
+    for &p in &v {
+        s.tasks[p].cpus_allowed = CpuMask::full(nr);
+        s.tasks[p].nr_cpus_allowed = nr;
+    }
+    if s.rqs[cpu].curr.is_none() || s.rqs[cpu].need_resched {
+        s.schedule(cpu, now);
+    }
+    v
+}
+
+/// One tick on every CPU at `t`: busy CPUs tick and may reschedule; the balance softirq
+/// and nohz kicks run; idle CPUs with queued work schedule.
+fn tick_all(s: &mut Sched, t: u64) {
+    for cpu in 0..s.nr_cpus() {
+        let busy = s.rqs[cpu].curr.is_some();
+        if busy {
+            if s.tick(cpu, t) {
+                s.schedule(cpu, t);
+            }
+            let TriggerResult { softirq, kick_ilb } = s.sched_balance_trigger(cpu, t);
+            if softirq {
+                s.sched_balance_softirq(cpu, t);
+            }
+            if let Some(ilb) = kick_ilb {
+                if s.nohz_csd_func(ilb) {
+                    s.sched_balance_softirq(ilb, t);
+                }
+            }
+        }
+    }
+    for b in std::mem::take(&mut s.pending_active_balance) {
+        s.active_load_balance_cpu_stop(b, t);
+        s.schedule(b, t);
+    }
+    for cpu in 0..s.nr_cpus() {
+        if s.rqs[cpu].curr.is_none() && s.rqs[cpu].nr_running > 0 || s.rqs[cpu].need_resched {
+            s.schedule(cpu, t);
+        }
+    }
+    s.check_invariants().unwrap();
+}
+
+fn run_ticks(s: &mut Sched, from: u64, ticks: u64) -> u64 {
+    let mut t = from;
+    for _ in 0..ticks {
+        t += s.tick_nsec;
+        tick_all(s, t);
+    }
+    t
+}
+
+fn busy_cpus(s: &Sched) -> usize {
+    s.rqs.iter().filter(|rq| rq.curr.is_some()).count()
+}
+
+#[test]
+fn newly_idle_cpu_pulls_from_an_overloaded_sibling() {
+    // Without NI_RANDOM's coin toss the balance is tried on every domain.
+    let mut s = sched_on(
+        "smt-mc-1s4c2t",
+        Features::parse("NO_NI_RANDOM").unwrap(),
+        false,
+    );
+    pile_on(&mut s, 0, 3, 0);
+    assert_eq!(s.rqs[0].nr_running, 3);
+    assert!(
+        s.lb.rd_overloaded,
+        "a second runnable task sets rd->overloaded"
+    );
+    // CPU 2 has nothing to run: its schedule() runs a newidle balance.
+    let next = s.schedule(2, 1_000_000);
+    assert!(next.is_some(), "the newidle balance pulled a task");
+    assert_eq!(s.rqs[0].nr_running, 2);
+    let mc = s.topo.domains_of(2).nth(1).unwrap();
+    let st = &s.sd_stats[mc];
+    let sd0 = s.topo.domains_of(2).next().unwrap();
+    let newly = CpuIdleType::NewlyIdle as usize;
+    assert_eq!(s.sd_stats[sd0].lb_count[newly], 1, "SMT domain tried first");
+    assert_eq!(
+        s.sd_stats[sd0].lb_nobusyg[newly], 1,
+        "CPU 3 (its sibling) is idle too"
+    );
+    assert_eq!(st.lb_count[newly], 1);
+    assert_eq!(st.lb_gained[newly], 1);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn balancing_spreads_cpu_bound_tasks_one_per_cpu() {
+    let mut s = sched_on("smt-mc-1s4c2t", Features::default(), false);
+    pile_on(&mut s, 0, 8, 0);
+    // Idle CPUs only balance when kicked or going idle: let the busy CPU's ticks kick the
+    // idle load balancer, then everything should spread within a second.
+    run_ticks(&mut s, 0, 250);
+    assert_eq!(busy_cpus(&s), 8, "every CPU runs one of the 8 tasks");
+    for rq in &s.rqs {
+        assert_eq!(rq.nr_running, 1, "cpu{} runs {}", rq.cpu, rq.nr_running);
+    }
+}
+
+#[test]
+fn numa_machine_spreads_across_nodes_when_a_node_is_full() {
+    let mut s = sched_on("numa-2s4c2t", Features::default(), false);
+    pile_on(&mut s, 0, 16, 0);
+    run_ticks(&mut s, 0, 500);
+    let node1 = (8..16).filter(|&c| s.rqs[c].nr_running > 0).count();
+    assert_eq!(node1, 8, "the second node takes half of 16 hogs");
+}
+
+#[test]
+fn lb_counters_are_consistent() {
+    let mut s = sched_on("numa-2s4c2t", Features::default(), false);
+    pile_on(&mut s, 3, 24, 0);
+    run_ticks(&mut s, 0, 300);
+    for (sd, st) in s.sd_stats.iter().enumerate() {
+        for it in 0..3 {
+            assert!(
+                st.lb_count[it] >= st.lb_balanced[it] + st.lb_failed[it],
+                "sd {sd} itype {it}: count {} balanced {} failed {}",
+                st.lb_count[it],
+                st.lb_balanced[it],
+                st.lb_failed[it]
+            );
+            assert!(st.lb_count[it] >= st.lb_nobusyg[it] + st.lb_nobusyq[it]);
+            assert!(st.lb_gained[it] >= st.lb_hot_gained[it]);
+        }
+    }
+    let total: u64 = s
+        .sd_stats
+        .iter()
+        .map(|st| st.lb_count.iter().sum::<u64>())
+        .sum();
+    assert!(total > 0);
+}
+
+/// Newidle balances on the MC domain of a 224-CPU box with a few busy CPUs: the mean
+/// number of groups scanned per balance, with and without ILB_UTIL / ILB_FAST.
+fn mean_sg_scan(features: Features) -> f64 {
+    let mut s = sched_on("spr-2s56c2t", features, true);
+    // One busy core per 8 and an overloaded CPU so that balancing has something to find.
+    pile_on(&mut s, 10, 3, 0);
+    for c in (20..100).step_by(16) {
+        pile_on(&mut s, c, 1, 0);
+    }
+    // Periodic balances fill in the snapshot and scan depth.
+    let t = run_ticks(&mut s, 0, 50);
+    let mc = s.topo.domains_of(60).nth(1).unwrap();
+    let newly = CpuIdleType::NewlyIdle as usize;
+    let before = (
+        s.sd_stats[mc].lb_sg_scan[newly],
+        s.sd_stats[mc].lb_count[newly],
+    );
+    for k in 0..20 {
+        s.rqs[60].avg_idle = 10_000_000;
+        s.newidle_start(60, t + k)
+            .map(|mut nb| {
+                while let fairsim_balance::lb::NewidleStep::Continue =
+                    s.newidle_step(&mut nb, t + k)
+                {}
+            })
+            .ok();
+    }
+    let after = (
+        s.sd_stats[mc].lb_sg_scan[newly],
+        s.sd_stats[mc].lb_count[newly],
+    );
+    let scans = after.0 - before.0;
+    let count = after.1 - before.1;
+    assert!(count > 0, "newidle balances ran on MC");
+    scans as f64 / count as f64
+}
+
+#[test]
+fn ilb_features_scan_fewer_groups_in_newidle_balance() {
+    let mut base = Features::default();
+    base.set(Feature::NI_RANDOM, false);
+    base.set(Feature::ILB_SNAPSHOT, true);
+    let full = mean_sg_scan(base);
+    // Without ILB_UTIL/FAST every non-local group of the 56-group MC domain is scanned.
+    assert!((full - 55.0).abs() < 0.01, "baseline scans {full}");
+    let mut fast = base;
+    fast.set(Feature::ILB_FAST, true);
+    let f = mean_sg_scan(fast);
+    assert!(f < full, "ILB_FAST {f} vs {full}");
+    let mut util = base;
+    util.set(Feature::ILB_UTIL, true);
+    let u = mean_sg_scan(util);
+    assert!(u < full, "ILB_UTIL {u} vs {full}");
+}
