@@ -12,6 +12,8 @@ pub mod group_type;
 pub mod lb;
 pub mod rq;
 pub mod sched;
+pub mod schedstat;
+pub mod schedstat_read;
 pub mod select;
 pub mod stats;
 pub mod task;

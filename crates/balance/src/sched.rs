@@ -152,6 +152,9 @@ pub struct Sched {
     /// Active balances queued (`stop_one_cpu_nowait`) on these busiest CPUs; the engine
     /// runs [`Sched::active_load_balance_cpu_stop`] on each.
     pub pending_active_balance: Vec<usize>,
+    /// CPUs and groups read by code that only borrows the state (the wakeup path); folded
+    /// into [`SchedWork`] by [`Sched::take_work`].
+    visits: std::cell::Cell<(u64, u64)>,
 }
 
 /// What the pick in `__schedule` led to, for an engine that steps newidle balances.
@@ -195,6 +198,7 @@ impl Sched {
             lb,
             now: 0,
             pending_active_balance: Vec::new(),
+            visits: std::cell::Cell::new((0, 0)),
         };
         // Every CPU starts in the idle loop with its tick stopped.
         for cpu in 0..n {
@@ -205,7 +209,22 @@ impl Sched {
 
     /// Returns the work counters accumulated since the last call and resets them.
     pub fn take_work(&mut self) -> SchedWork {
+        let (cpus, groups) = self.visits.take();
+        self.work.cpus_visited += cpus;
+        self.work.groups_visited += groups;
         std::mem::take(&mut self.work)
+    }
+
+    /// Counts one CPU whose runqueue an idle-CPU search read (for the cost model).
+    pub(crate) fn count_cpu_visit(&self) {
+        let (c, g) = self.visits.get();
+        self.visits.set((c + 1, g));
+    }
+
+    /// Counts one sched group whose statistics were computed (for the cost model).
+    pub(crate) fn count_group_visit(&self) {
+        let (c, g) = self.visits.get();
+        self.visits.set((c, g + 1));
     }
 
     /// The kernel clock value for engine time `now`.

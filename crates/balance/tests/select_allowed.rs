@@ -36,16 +36,18 @@ fn case() -> impl Strategy<Value = Case> {
         any::<bool>(),
         any::<bool>(),
     )
-        .prop_map(|(machine, mask_bits, prev_pick, hogs, waker, sum_util, sync, wide)| Case {
-            machine,
-            mask_bits,
-            prev_pick,
-            hogs,
-            waker,
-            sum_util,
-            sync,
-            wide,
-        })
+        .prop_map(
+            |(machine, mask_bits, prev_pick, hogs, waker, sum_util, sync, wide)| Case {
+                machine,
+                mask_bits,
+                prev_pick,
+                hogs,
+                waker,
+                sum_util,
+                sync,
+                wide,
+            },
+        )
 }
 
 fn run_case(c: &Case) -> Result<(), TestCaseError> {
@@ -78,19 +80,44 @@ fn run_case(c: &Case) -> Result<(), TestCaseError> {
     // checked against the mask.
     let flags = wf::TTWU | if c.sync { wf::SYNC } else { 0 };
     let raw = s.select_task_rq_fair(p, prev, flags, waker_cpu, 3 * MS);
-    prop_assert!(allowed.test(raw), "wakeup picked cpu{} outside {}", raw, allowed.to_list());
+    prop_assert!(
+        allowed.test(raw),
+        "wakeup picked cpu{} outside {}",
+        raw,
+        allowed.to_list()
+    );
 
-    let cpu = wake(&mut s, p, waker_cpu, if c.sync { wf::SYNC } else { 0 }, 3 * MS);
-    prop_assert!(allowed.test(cpu), "ttwu placed on cpu{} outside {}", cpu, allowed.to_list());
+    let cpu = wake(
+        &mut s,
+        p,
+        waker_cpu,
+        if c.sync { wf::SYNC } else { 0 },
+        3 * MS,
+    );
+    prop_assert!(
+        allowed.test(cpu),
+        "ttwu placed on cpu{} outside {}",
+        cpu,
+        allowed.to_list()
+    );
     prop_assert_eq!(s.tasks[p].cpu, cpu);
 
     // Fork: the slow path may fall back to this_cpu (all candidates idle without an idle
     // stamp); select_task_rq's fallback then keeps the child inside its mask.
     let child = s.create_task("child", 0, Some(allowed.clone()), waker_cpu);
     let raw = s.select_task_rq_fair(child, waker_cpu, wf::FORK, waker_cpu, 4 * MS);
-    prop_assert!(allowed.test(raw) || raw == waker_cpu, "fork picked cpu{}", raw);
+    prop_assert!(
+        allowed.test(raw) || raw == waker_cpu,
+        "fork picked cpu{}",
+        raw
+    );
     let cpu = s.wake_up_new_task_select(child, waker_cpu, 4 * MS);
-    prop_assert!(allowed.test(cpu), "fork placed on cpu{} outside {}", cpu, allowed.to_list());
+    prop_assert!(
+        allowed.test(cpu),
+        "fork placed on cpu{} outside {}",
+        cpu,
+        allowed.to_list()
+    );
     s.wake_up_new_task_activate(child, 4 * MS);
 
     // Exec of the running waker with a widened mask.
@@ -99,7 +126,12 @@ fn run_case(c: &Case) -> Result<(), TestCaseError> {
     s.tasks[w].nr_cpus_allowed = wmask.weight();
     s.tasks[w].cpus_allowed = wmask.clone();
     let raw = s.select_task_rq_fair(w, waker_cpu, wf::EXEC, waker_cpu, 5 * MS);
-    prop_assert!(wmask.test(raw), "exec picked cpu{} outside {}", raw, wmask.to_list());
+    prop_assert!(
+        wmask.test(raw),
+        "exec picked cpu{} outside {}",
+        raw,
+        wmask.to_list()
+    );
 
     s.check_invariants().map_err(TestCaseError::fail)?;
     Ok(())
@@ -131,11 +163,17 @@ fn update_idle_cpu_scan_writes_only_the_llc() {
     s.update_idle_cpu_scan(llc0, 7000);
     assert_eq!(nr_idle_scan(&s, 0), 0);
 
-    let mut params = SchedParams::default();
-    params.features = Features::parse("NO_SIS_UTIL").unwrap();
+    let params = SchedParams {
+        features: Features::parse("NO_SIS_UTIL").unwrap(),
+        ..SchedParams::default()
+    };
     let s = sched_with("smt-mc-1s4c2t", params);
     s.update_idle_cpu_scan(llc(&s, 0), 0);
-    assert_eq!(nr_idle_scan(&s, 0), 0, "NO_SIS_UTIL leaves nr_idle_scan alone");
+    assert_eq!(
+        nr_idle_scan(&s, 0),
+        0,
+        "NO_SIS_UTIL leaves nr_idle_scan alone"
+    );
 }
 
 #[test]

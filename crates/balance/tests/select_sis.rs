@@ -148,8 +148,10 @@ fn sis_util_nr_idle_scan_limits_the_scan() {
 
 #[test]
 fn no_sis_util_scans_the_whole_llc() {
-    let mut params = SchedParams::default();
-    params.features = Features::parse("NO_SIS_UTIL").unwrap();
+    let params = SchedParams {
+        features: Features::parse("NO_SIS_UTIL").unwrap(),
+        ..SchedParams::default()
+    };
     assert!(!params.features.has(Feature::SIS_UTIL));
     let (mut s, p) = only_cpu7_idle(params);
     set_nr_idle_scan(&s, 2, 0);

@@ -14,10 +14,11 @@ fn tausworthe(s: u32, a: u32, b: u32, c: u32, d: u32) -> u32 {
 }
 
 impl PrandomState {
-    /// `prandom_seed_state(state, seed)` followed by the generator's warm-up: each
-    /// component gets the low 32 bits of the seed, raised above its minimum.
+    /// `prandom_seed_state(state, seed)` followed by the generator's warm-up: the seed is
+    /// folded to 32 bits (`(seed >> 32) ^ (seed << 10) ^ seed`) and each component gets it,
+    /// raised above the component's minimum.
     pub fn seeded(seed: u64) -> PrandomState {
-        let i = (seed ^ (seed >> 32)) as u32;
+        let i = ((seed >> 32) ^ (seed << 10) ^ seed) as u32;
         let lift = |x: u32, m: u32| if x < m { x + m } else { x };
         let mut st = PrandomState {
             s: [lift(i, 2), lift(i, 8), lift(i, 16), lift(i, 128)],

@@ -69,6 +69,7 @@ impl Sched {
     ) -> Option<usize> {
         let mut idle = true;
         for cpu in self.cpu_smt_mask(core).iter() {
+            self.count_cpu_visit();
             if !self.rqs[cpu].available_idle_cpu() {
                 idle = false;
                 if idle_cpu.is_none() {

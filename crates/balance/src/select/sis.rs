@@ -190,6 +190,7 @@ impl Sched {
                         if !cpus.test(cpu) {
                             continue;
                         }
+                        self.count_cpu_visit();
                         if has_idle_core {
                             if let Some(i) = self.select_idle_core(p, cpu, &mut cpus, &mut idle_cpu)
                             {
@@ -218,6 +219,7 @@ impl Sched {
             if !cpus.test(cpu) {
                 continue;
             }
+            self.count_cpu_visit();
             if has_idle_core {
                 if let Some(i) = self.select_idle_core(p, cpu, &mut cpus, &mut idle_cpu) {
                     return Some(i);
@@ -256,6 +258,7 @@ impl Sched {
         let mut best_fits = 0i32;
         let mut best_cpu = None;
         for cpu in wrap_order(&cpus, target) {
+            self.count_cpu_visit();
             let mut cpu_cap = self.capacity_of(cpu);
             if !self.idle_or_sched_idle(cpu) {
                 continue;

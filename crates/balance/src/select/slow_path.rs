@@ -59,7 +59,9 @@ impl Sched {
         if asym {
             sgs.group_misfit_task_load = 1;
         }
+        self.count_group_visit();
         for i in g.span.and(&self.tasks[p].cpus_allowed).iter() {
+            self.count_cpu_visit();
             let rq = &self.rqs[i];
             sgs.group_load += self.cpu_load_without(i, p);
             sgs.group_util += self.cpu_util_without(i, p);
@@ -253,6 +255,7 @@ impl Sched {
         let mut least_loaded_cpu = this_cpu;
         let mut shallowest_idle_cpu: Option<usize> = None;
         for i in g.span.and(&self.tasks[p].cpus_allowed).iter() {
+            self.count_cpu_visit();
             let rq = &self.rqs[i];
             if rq.sched_idle_rq() {
                 return i;
