@@ -317,6 +317,21 @@ impl Sched {
         id
     }
 
+    /// `set_cpus_allowed_ptr(p, mask)` for a task that is not running on a CPU outside the
+    /// new mask: the affinity fields and `set_task_max_allowed_capacity`. (Moving a task off
+    /// a newly disallowed CPU, which needs the stopper, is not modelled.)
+    pub fn set_cpus_allowed(&mut self, p: TaskId, mask: fairsim_topology::CpuMask) {
+        let max_cap = mask
+            .iter()
+            .map(|c| self.rqs[c].capacity_orig)
+            .max()
+            .unwrap_or(1024);
+        let t = &mut self.tasks[p];
+        t.nr_cpus_allowed = mask.weight();
+        t.cpus_allowed = mask;
+        t.max_allowed_capacity = max_cap;
+    }
+
     /// `select_task_rq(p, cpu, wake_flags)` (core.c): the fair class chooses when the task
     /// may run on several CPUs; a disallowed answer falls back to an allowed CPU.
     pub fn select_task_rq(

@@ -34,8 +34,7 @@ fn pile_on(s: &mut Sched, cpu: usize, n: usize, now: u64) -> Vec<TaskId> {
         v.push(p);
     }
     for &p in &v {
-        s.tasks[p].cpus_allowed = CpuMask::full(nr);
-        s.tasks[p].nr_cpus_allowed = nr;
+        s.set_cpus_allowed(p, CpuMask::full(nr));
     }
     if s.rqs[cpu].curr.is_none() || s.rqs[cpu].need_resched {
         s.schedule(cpu, now);
