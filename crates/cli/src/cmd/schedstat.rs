@@ -1,0 +1,58 @@
+//! `fairsim schedstat`: tools for `/proc/schedstat` files, from a real kernel or from
+//! `fairsim run --schedstat`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use fairsim_engine::balance::schedstat_read::{diff_schedstat, parse_schedstat, render_listing};
+
+use crate::error::CliError;
+
+/// `fairsim schedstat` subcommands.
+#[derive(Debug, clap::Args)]
+pub struct SchedstatArgs {
+    #[command(subcommand)]
+    action: SchedstatAction,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum SchedstatAction {
+    /// Print the non-zero per-CPU, per-domain deltas between two snapshots, one counter a
+    /// line, in the layout of seed 000's listing (`.domain1.CPU_NEWLY_IDLE.lb_count 822`).
+    /// Versions 15, 16 and 17 are read, with or without seed 000's `lb_sg_scan` column.
+    Diff {
+        /// The earlier snapshot.
+        before: PathBuf,
+        /// The later snapshot.
+        after: PathBuf,
+        /// Only these CPUs (repeatable); all CPUs by default.
+        #[arg(long = "cpu", value_name = "N")]
+        cpus: Vec<usize>,
+    },
+}
+
+fn read(path: &PathBuf) -> Result<String, CliError> {
+    std::fs::read_to_string(path).map_err(|e| CliError::msg(format!("{}: {e}", path.display())))
+}
+
+/// Runs `fairsim schedstat`.
+pub fn run(args: &SchedstatArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    match &args.action {
+        SchedstatAction::Diff { before, after, cpus } => {
+            let a = parse_schedstat(&read(before)?, &before.display().to_string())?;
+            let b = parse_schedstat(&read(after)?, &after.display().to_string())?;
+            let d = diff_schedstat(&a, &b)?;
+            for &c in cpus {
+                if !d.cpus.iter().any(|x| x.cpu == c) {
+                    return Err(CliError::msg(format!(
+                        "--cpu: invalid value '{c}'; allowed: the CPUs of the files (0 to {})",
+                        d.cpus.len().saturating_sub(1)
+                    )));
+                }
+            }
+            let sel = (!cpus.is_empty()).then_some(cpus.as_slice());
+            out.write_all(render_listing(&d, sel).as_bytes())?;
+            Ok(())
+        }
+    }
+}
