@@ -112,8 +112,14 @@ pub enum WakeDecision {
 /// with [`Sched::take_work`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SchedWork {
-    /// CPUs whose state was read by an idle-CPU search (`select_idle_*`, find_dst_group_cpu).
+    /// CPUs whose state was read by an idle-CPU search (`select_idle_*`, find_dst_group_cpu)
+    /// or by a balance's statistics, in total.
     pub cpus_visited: u64,
+    /// Of `cpus_visited` by balancing, those in another LLC of the same node: their
+    /// runqueue cache lines come from a remote cache.
+    pub cpus_visited_remote_llc: u64,
+    /// Of `cpus_visited` by balancing, those on another NUMA node.
+    pub cpus_visited_remote_node: u64,
     /// Sched groups whose statistics were computed (wakeup slow path, load balance).
     pub groups_visited: u64,
     /// Tasks examined for migration (`can_migrate_task`).
@@ -213,6 +219,16 @@ impl Sched {
         self.work.cpus_visited += cpus;
         self.work.groups_visited += groups;
         std::mem::take(&mut self.work)
+    }
+
+    /// Counts a CPU whose runqueue a balance on `from` read, split by distance.
+    pub(crate) fn count_balance_visit(&mut self, from: usize, cpu: usize) {
+        self.work.cpus_visited += 1;
+        if self.machine.cpus[from].node != self.machine.cpus[cpu].node {
+            self.work.cpus_visited_remote_node += 1;
+        } else if !self.cpus_share_cache(from, cpu) {
+            self.work.cpus_visited_remote_llc += 1;
+        }
     }
 
     /// Counts one CPU whose runqueue an idle-CPU search read (for the cost model).

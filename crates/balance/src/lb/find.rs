@@ -235,7 +235,7 @@ impl Sched {
             .contains(SdFlags::ASYM_CPUCAPACITY);
         let span = self.topo.group(group).span.and(&env.cpus);
         for i in span.iter() {
-            self.work.cpus_visited += 1;
+            self.count_balance_visit(env.dst_cpu, i);
             let nr_running = self.rqs[i].cfs.h_nr_queued;
             if nr_running == 0 {
                 continue;

@@ -94,9 +94,8 @@ impl Sched {
             .flags
             .contains(SdFlags::ASYM_CPUCAPACITY);
         let span = self.topo.group(g).span.and(&env.cpus);
-        let mut visited = 0;
         for i in span.iter() {
-            visited += 1;
+            self.count_balance_visit(env.dst_cpu, i);
             let load = self.cpu_load(i);
             sgs.group_load += load;
             sgs.group_util += self.cpu_util_cfs(i);
@@ -126,7 +125,6 @@ impl Sched {
                 sgs.group_misfit_task_load = load;
             }
         }
-        self.work.cpus_visited += visited;
         self.work.groups_visited += 1;
         let grp = self.topo.group(g);
         sgs.group_capacity = self.topo.group_sgc(g).capacity();
