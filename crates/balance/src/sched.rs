@@ -58,6 +58,10 @@ pub struct SchedParams {
     pub nr_migrate: u32,
     /// Seed for the per-CPU random states (`sched_rng`).
     pub seed: u64,
+    /// Exit latency in us of the idle state idle CPUs are in (`idle_get_state`), `None`
+    /// without a cpuidle driver. Default 1: intel_idle's C1 on Sapphire Rapids, with deeper
+    /// states disabled as in seed 000's setup.
+    pub cpuidle_exit_latency_us: Option<u32>,
 }
 
 impl Default for SchedParams {
@@ -69,6 +73,7 @@ impl Default for SchedParams {
             migration_cost: SYSCTL_SCHED_MIGRATION_COST,
             nr_migrate: 32,
             seed: 0,
+            cpuidle_exit_latency_us: Some(1),
         }
     }
 }
@@ -158,6 +163,8 @@ pub struct Sched {
     /// Active balances queued (`stop_one_cpu_nowait`) on these busiest CPUs; the engine
     /// runs [`Sched::active_load_balance_cpu_stop`] on each.
     pub pending_active_balance: Vec<usize>,
+    /// CPUs asked to reschedule since the engine last looked ([`Sched::take_resched`]).
+    pub resched_list: Vec<usize>,
     /// CPUs and groups read by code that only borrows the state (the wakeup path); folded
     /// into [`SchedWork`] by [`Sched::take_work`].
     visits: std::cell::Cell<(u64, u64)>,
@@ -204,11 +211,20 @@ impl Sched {
             lb,
             now: 0,
             pending_active_balance: Vec::new(),
+            resched_list: Vec::new(),
             visits: std::cell::Cell::new((0, 0)),
         };
         // Every CPU starts in the idle loop with its tick stopped.
         for cpu in 0..n {
             s.nohz_balance_enter_idle(cpu);
+        }
+        // The machine has been up and idle for a while: its periodic balances have set
+        // SIS_UTIL's scan depth from an LLC utilization of zero (without this, the first
+        // wakeups of a run would scan nothing until the LLC's first periodic balance).
+        for cpu in 0..n {
+            if let Some(llc) = s.topo.cpus[cpu].sd_llc {
+                s.update_idle_cpu_scan(llc, 0);
+            }
         }
         s
     }
@@ -273,7 +289,16 @@ impl Sched {
 
     /// `resched_curr(rq)`.
     pub fn resched_curr(&mut self, cpu: usize) {
+        if !self.rqs[cpu].need_resched {
+            self.resched_list.push(cpu);
+        }
         self.rqs[cpu].need_resched = true;
+    }
+
+    /// CPUs asked to reschedule (`resched_curr`) since the last call, for the engine to
+    /// deliver (an IPI to a busy remote CPU, a wakeup of an idle one).
+    pub fn take_resched(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.resched_list)
     }
 
     /// `sched_fork` + `__sched_fork` + `init_entity_runnable_average` for a new task
@@ -574,7 +599,7 @@ impl Sched {
             cancel_protect_slice(&mut self.tasks[curr]);
         }
         if rq.cfs.pick_eevdf(&self.tasks, feat) == Some(p) {
-            rq.need_resched = true;
+            self.resched_curr(cpu);
         }
     }
 
@@ -607,6 +632,20 @@ impl Sched {
             return WakeDecision::Runnable {
                 cpu,
                 preempt: self.rqs[cpu].need_resched,
+            };
+        }
+        if self.tasks[p].on_cpu {
+            // The task blocked but its CPU is still inside schedule() (a newidle balance
+            // runs with it as prev): the wakeup goes to that CPU's wake list, to be
+            // activated there once schedule() is done (the kernel's on_cpu path of
+            // ttwu_queue_wakelist; its spin-wait alternative is not modelled).
+            let cpu = self.tasks[p].cpu;
+            self.rqs[cpu].ttwu_pending += 1;
+            self.ttwu_stat(p, cpu, this_cpu, wake_flags);
+            return WakeDecision::Enqueue {
+                cpu,
+                wake_flags,
+                via_wakelist: true,
             };
         }
         let prev = self.tasks[p].wake_cpu;
@@ -848,8 +887,8 @@ impl Sched {
             self.update_idle_core(cpu);
             let util_sum = self.rqs[cpu].cfs.avg.avg.util_sum;
             self.rqs[cpu].pelt.update_idle_rq_clock_pelt(util_sum);
-            // The idle loop stops the tick (NO_HZ_IDLE).
-            self.nohz_balance_enter_idle(cpu);
+            // Whether the idle loop stops the tick (and calls nohz_balance_enter_idle) is
+            // the engine's decision: it depends on the CPU's next timer.
         }
     }
 

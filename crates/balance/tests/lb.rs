@@ -70,6 +70,10 @@ fn tick_all(s: &mut Sched, t: u64) {
         if s.rqs[cpu].curr.is_none() && s.rqs[cpu].nr_running > 0 || s.rqs[cpu].need_resched {
             s.schedule(cpu, t);
         }
+        // These CPUs have no timers: an idle one stops its tick.
+        if s.rqs[cpu].curr.is_none() {
+            s.nohz_balance_enter_idle(cpu);
+        }
     }
     s.check_invariants().unwrap();
 }

@@ -184,6 +184,6 @@ fn update_idle_cpu_scan_on_sapphire_rapids() {
     // x = 700: tmp = 490000 * 13689 / 10240000 = 655, y = 369, nr = 369 * 112 / 1024 = 40.
     s.update_idle_cpu_scan(llc, 700 * 112);
     assert_eq!(nr_idle_scan(&s, 0), 40);
-    // The other socket's LLC is separate.
-    assert_eq!(nr_idle_scan(&s, 112), 0);
+    // The other socket's LLC is separate: it keeps the idle machine's full depth.
+    assert_eq!(nr_idle_scan(&s, 112), 112);
 }

@@ -2,6 +2,7 @@
 //! library crates and renders their results; it holds no scheduler logic of its own.
 
 mod cmd;
+mod compare_table;
 mod error;
 
 use std::io::Write;
@@ -30,6 +31,13 @@ enum Command {
     Topology(cmd::topology::TopologyArgs),
     /// Emulate one task's PELT signals and util_est on one CPU.
     Pelt(cmd::pelt::PeltArgs),
+    /// Run workloads on an emulated machine in virtual time (no arguments: a built-in demo).
+    Run(Box<cmd::run::RunArgs>),
+    /// Run a scenario under two feature sets, several seeds each, and print an
+    /// mmtests-style comparison table.
+    Compare(Box<cmd::compare::CompareArgs>),
+    /// Read /proc/schedstat files: per-CPU, per-domain deltas in seed 000's listing layout.
+    Schedstat(cmd::schedstat::SchedstatArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +50,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Topology(args) => cmd::topology::run(&args, &mut out),
         Command::Pelt(args) => cmd::pelt::run(&args, &mut out),
+        Command::Run(args) => cmd::run::run(&args, &mut out),
+        Command::Compare(args) => cmd::compare::run(&args, &mut out),
+        Command::Schedstat(args) => cmd::schedstat::run(&args, &mut out),
     };
     let result = result.and_then(|()| out.flush().map_err(CliError::from));
     match result {

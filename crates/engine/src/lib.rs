@@ -1,6 +1,31 @@
-//! The world in virtual time: events, CPUs executing task programs, workloads, costs,
-//! metrics and traces.
+//! The world in virtual time: events, CPUs executing task programs, workloads, the
+//! kernel-overhead cost model, metrics and outputs.
 //!
-//! Not yet written: this crate is the home of the engine issue (#4).
+//! A run is a [`run::RunSpec`] (machine, workloads, [`world::WorldConfig`]) turned into a
+//! [`world::World`] by [`run::prepare`] and run to its end by [`world::World::run`]. Time
+//! is integer nanoseconds ([`time::Time`]); events are one closed enum
+//! ([`event::Event`]) in a (time, sequence) queue; tasks execute programs of the
+//! behaviour IR ([`program::Op`]) that the workloads ([`workloads`]) compile to; kernel
+//! work is charged to the CPU doing it through the [`cost::CostTable`]; every scheduler
+//! decision is a call into `fairsim_balance::Sched` at the instant it happens.
 
+pub mod cost;
+pub mod error;
+pub mod event;
+pub mod metrics;
+pub mod output;
+pub mod program;
+pub mod rng;
+pub mod run;
+pub mod scenario;
+pub mod time;
+pub mod workloads;
+pub mod world;
+
+pub use cost::CostTable;
+pub use error::EngineError;
 pub use fairsim_balance as balance;
+pub use run::{default_duration, estimate_memory, prepare, run, RunResult, RunSpec};
+pub use time::{parse_duration, Time};
+pub use workloads::WorkloadSpec;
+pub use world::{TimerExpiry, World, WorldConfig};

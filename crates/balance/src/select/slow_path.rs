@@ -238,8 +238,10 @@ impl Sched {
     /// at once; else the idle CPU with the shallowest idle state, on a tie the most
     /// recently idled (`idle_stamp`); else the least loaded CPU, `this_cpu` by default.
     ///
-    /// fairsim has no cpuidle driver (`idle_get_state` is NULL, as in a guest), so the
-    /// idle choice is by `idle_stamp` alone: an idle CPU whose stamp is 0 is never chosen.
+    /// Idle CPUs sit in the idle state `SchedParams::cpuidle_exit_latency_us` describes (a
+    /// machine with a cpuidle driver, as intel_idle on servers); with `None` there is no
+    /// driver (`idle_get_state` is NULL, as in many guests) and the choice is by
+    /// `idle_stamp` alone, so an idle CPU whose stamp is 0 is never chosen.
     pub fn sched_balance_find_dst_group_cpu(
         &self,
         group: GroupId,
@@ -254,6 +256,7 @@ impl Sched {
         let mut latest_idle_timestamp = 0u64;
         let mut least_loaded_cpu = this_cpu;
         let mut shallowest_idle_cpu: Option<usize> = None;
+        let mut min_exit_latency = u32::MAX;
         for i in g.span.and(&self.tasks[p].cpus_allowed).iter() {
             self.count_cpu_visit();
             let rq = &self.rqs[i];
@@ -261,9 +264,22 @@ impl Sched {
                 return i;
             }
             if rq.available_idle_cpu() {
-                if rq.idle_stamp > latest_idle_timestamp {
-                    latest_idle_timestamp = rq.idle_stamp;
-                    shallowest_idle_cpu = Some(i);
+                let idle = self.params.cpuidle_exit_latency_us;
+                match idle {
+                    // The shallowest idle state wins whatever the idle timestamp.
+                    Some(lat) if lat < min_exit_latency => {
+                        min_exit_latency = lat;
+                        latest_idle_timestamp = rq.idle_stamp;
+                        shallowest_idle_cpu = Some(i);
+                    }
+                    // Same state (or no driver): the most recently idled CPU.
+                    _ if (idle.is_none() || idle == Some(min_exit_latency))
+                        && rq.idle_stamp > latest_idle_timestamp =>
+                    {
+                        latest_idle_timestamp = rq.idle_stamp;
+                        shallowest_idle_cpu = Some(i);
+                    }
+                    _ => {}
                 }
             } else if shallowest_idle_cpu.is_none() {
                 let load = self.cpu_load(i);

@@ -1,5 +1,8 @@
 //! One module per subcommand: its clap arguments and its `run` function.
 
+pub mod compare;
 pub mod machine_args;
 pub mod pelt;
+pub mod run;
+pub mod schedstat;
 pub mod topology;

@@ -4,7 +4,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use fairsim_engine::balance::schedstat_read::{diff_schedstat, parse_schedstat, render_listing};
+use fairsim_engine::balance::schedstat_read::{
+    diff_schedstat, parse_schedstat, render_listing, Schedstat,
+};
 
 use crate::error::CliError;
 
@@ -29,6 +31,15 @@ enum SchedstatAction {
         #[arg(long = "cpu", value_name = "N")]
         cpus: Vec<usize>,
     },
+    /// Print one snapshot's non-zero counters in the same layout (a file written by
+    /// `fairsim run --schedstat` starts from zero, so this is the run's delta).
+    Show {
+        /// The snapshot.
+        file: PathBuf,
+        /// Only these CPUs (repeatable); all CPUs by default.
+        #[arg(long = "cpu", value_name = "N")]
+        cpus: Vec<usize>,
+    },
 }
 
 fn read(path: &PathBuf) -> Result<String, CliError> {
@@ -38,10 +49,35 @@ fn read(path: &PathBuf) -> Result<String, CliError> {
 /// Runs `fairsim schedstat`.
 pub fn run(args: &SchedstatArgs, out: &mut dyn Write) -> Result<(), CliError> {
     match &args.action {
-        SchedstatAction::Diff { before, after, cpus } => {
+        SchedstatAction::Diff {
+            before,
+            after,
+            cpus,
+        } => {
             let a = parse_schedstat(&read(before)?, &before.display().to_string())?;
             let b = parse_schedstat(&read(after)?, &after.display().to_string())?;
             let d = diff_schedstat(&a, &b)?;
+            print_listing(&d, cpus, out)
+        }
+        SchedstatAction::Show { file, cpus } => {
+            let b = parse_schedstat(&read(file)?, &file.display().to_string())?;
+            let mut zero = b.clone();
+            for c in &mut zero.cpus {
+                c.stats.iter_mut().for_each(|f| f.1 = 0);
+                for d in &mut c.domains {
+                    d.fields.iter_mut().for_each(|f| f.1 = 0);
+                }
+            }
+            zero.timestamp = 0;
+            let d = diff_schedstat(&zero, &b)?;
+            print_listing(&d, cpus, out)
+        }
+    }
+}
+
+fn print_listing(d: &Schedstat, cpus: &[usize], out: &mut dyn Write) -> Result<(), CliError> {
+    {
+        {
             for &c in cpus {
                 if !d.cpus.iter().any(|x| x.cpu == c) {
                     return Err(CliError::msg(format!(
@@ -50,8 +86,8 @@ pub fn run(args: &SchedstatArgs, out: &mut dyn Write) -> Result<(), CliError> {
                     )));
                 }
             }
-            let sel = (!cpus.is_empty()).then_some(cpus.as_slice());
-            out.write_all(render_listing(&d, sel).as_bytes())?;
+            let sel = (!cpus.is_empty()).then_some(cpus);
+            out.write_all(render_listing(d, sel).as_bytes())?;
             Ok(())
         }
     }

@@ -1,0 +1,76 @@
+//! Engine throughput: emulated seconds per wall second and events per second, on the seed
+//! scenarios: schbench on 2s24c2t (seed 001) and the nanosleep stress on spr-2s56c2t with
+//! 224 tasks (seed 000), the latter both as placed by the scheduler and pinned one per CPU
+//! (the pinned form keeps every CPU busy with its own loop, which is the load the real
+//! stress puts on the machine once wakeup placement spreads the tasks).
+//!
+//! Each benchmark runs a fixed span of emulated time; criterion's time per iteration
+//! divided into that span is the emulated-seconds-per-wall-second figure, and the
+//! reported element throughput is events per second.
+
+// criterion's macros generate public functions that cannot carry doc comments.
+#![allow(missing_docs)]
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use fairsim::engine::run::{RunSpec, DEFAULT_MEMORY_BUDGET};
+use fairsim::engine::time::MS;
+use fairsim::engine::{prepare, WorkloadSpec, WorldConfig};
+use fairsim::topology::source::preset;
+use fairsim::topology::BuildOptions;
+
+fn spec(machine: &str, workload: &str, ms: u64) -> RunSpec {
+    RunSpec {
+        machine: preset(machine).expect("preset"),
+        build: BuildOptions::default(),
+        workloads: vec![WorkloadSpec::parse(workload).expect("workload")],
+        config: WorldConfig {
+            duration: ms * MS,
+            ..WorldConfig::default()
+        },
+        memory_budget: DEFAULT_MEMORY_BUDGET,
+    }
+}
+
+fn events_of(s: &RunSpec) -> u64 {
+    let mut w = prepare(s).expect("world");
+    w.run(&mut |_, _| {}).expect("run");
+    w.events()
+}
+
+fn bench_scenario(c: &mut Criterion, name: &str, s: RunSpec) {
+    let mut g = c.benchmark_group("engine");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(events_of(&s)));
+    g.bench_function(name, |b| {
+        b.iter(|| {
+            let mut w = prepare(&s).expect("world");
+            w.run(&mut |_, _| {}).expect("run");
+            w.events()
+        })
+    });
+    g.finish();
+}
+
+fn schbench(c: &mut Criterion) {
+    bench_scenario(
+        c,
+        "schbench m=6 t=24 c=30ms s=30ms, 2s24c2t, 1 s emulated",
+        spec("2s24c2t", "schbench:m=6,t=24,c=30ms,s=30ms", 1_000),
+    );
+}
+
+fn nanosleep(c: &mut Criterion) {
+    bench_scenario(
+        c,
+        "nanosleep 224 x 1us, spr-2s56c2t, 100 ms emulated",
+        spec("spr-2s56c2t", "nanosleep:tasks=224,sleep=1us", 100),
+    );
+    bench_scenario(
+        c,
+        "nanosleep 224 x 1us pinned, spr-2s56c2t, 100 ms emulated",
+        spec("spr-2s56c2t", "nanosleep:tasks=224,sleep=1us,pin", 100),
+    );
+}
+
+criterion_group!(benches, schbench, nanosleep);
+criterion_main!(benches);

@@ -1,0 +1,223 @@
+//! `fairsim compare`: one scenario under two feature sets, several seeds each (run in
+//! parallel), printed in mmtests' compare-kernels layout: the workload's metrics, the time
+//! spent in newidle balancing, and the schedstat ratios seed 000 reads (groups scanned per
+//! newidle balance and the balance success ratio, per domain level).
+
+use std::io::Write;
+
+use fairsim_engine::balance::{CpuIdleType, Feature, Features};
+use fairsim_engine::run::RunSpec;
+use rayon::prelude::*;
+
+use super::run::{resolve_spec, RunArgs};
+use crate::compare_table::{render_compare, MetricSamples};
+use crate::error::{invalid, CliError};
+
+/// Arguments of `fairsim compare`.
+#[derive(Debug, clap::Args)]
+#[command(
+    long_about = "Run the same scenario with a baseline and a new feature set, several seeds \
+each, and print the mmtests compare-kernels table: Min, mean (Amean when lower is better, \
+Hmean when higher is better), Stddev, CoeffVar and Max per metric, with the change against the \
+baseline in percent (positive = better) and the mean starred when the difference is \
+significant at 95% (Welch's t-test). Metrics: the workload's (schbench percentiles, hackbench \
+time, sysbench time, nanosleep loops per second), the share of CPU time in newidle balance, and \
+for each domain level the newidle groups scanned per balance (lb_sg_scan / lb_count) and success \
+ratio ((lb_count - lb_balanced) / lb_count). A feature set using ILB_SNAPSHOT, ILB_UTIL or \
+ILB_FAST also gets seed 000's sched_domain_shared on every non-NUMA domain (patch 1/7)."
+)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    run: RunArgs,
+
+    /// Features of the baseline, as for `--features` (e.g. `ILB_SNAPSHOT,NO_NI_RANDOM`).
+    #[arg(long, value_name = "LIST", default_value = "")]
+    base: String,
+
+    /// Features of the new side (e.g. `ILB_SNAPSHOT,ILB_FAST,NO_NI_RANDOM`).
+    #[arg(long, value_name = "LIST")]
+    new: String,
+
+    /// Seeds per side (the run's seed, then seed+1, ...).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    seeds: u32,
+
+    /// Read the schedstat ratios of this CPU only (seed 000 read cpu8); all CPUs summed
+    /// by default.
+    #[arg(long, value_name = "N")]
+    cpu: Option<usize>,
+}
+
+/// Named metric values of one run: (name, higher is better, value).
+type RunMetrics = Vec<(String, bool, f64)>;
+
+fn uses_ilb(f: Features) -> bool {
+    [Feature::ILB_SNAPSHOT, Feature::ILB_UTIL, Feature::ILB_FAST]
+        .iter()
+        .any(|&x| f.has(x))
+}
+
+/// The workload's own metrics from its JSON report.
+fn workload_metrics(name: &str, json: &serde_json::Value, out: &mut RunMetrics, secs: f64) {
+    let num = |k: &str| json.get(k).and_then(serde_json::Value::as_f64);
+    match name {
+        "schbench" => {
+            for p in ["50.0", "90.0", "99.0", "99.9"] {
+                if let Some(v) = num(&format!("wakeup_latency_pct{p}")) {
+                    out.push((format!("Wakeup-{p}th-us"), false, v));
+                }
+            }
+        }
+        "hackbench" => {
+            if let Some(v) = num("time_ns") {
+                out.push(("time-s".into(), false, v / 1e9));
+            }
+        }
+        "sysbench-cpu" => {
+            if let Some(v) = num("total_time_ns") {
+                out.push(("total-time-s".into(), false, v / 1e9));
+            }
+        }
+        "nanosleep" => {
+            if let Some(v) = num("loops") {
+                out.push(("loops-per-s".into(), true, v / secs));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn run_one(spec: &RunSpec, cpu: Option<usize>) -> Result<RunMetrics, CliError> {
+    let result = fairsim_engine::run(spec, &mut |_, _| {})?;
+    let w = &result.world;
+    let elapsed = w.now().0.max(1);
+    let secs = elapsed as f64 / 1e9;
+    let mut m = RunMetrics::new();
+    for (ws, rep) in spec.workloads.iter().zip(&result.reports) {
+        workload_metrics(ws.name(), &rep.json, &mut m, secs);
+    }
+    let cpu_ns = elapsed as f64 * w.sched.nr_cpus() as f64;
+    let newidle: u64 = w.metrics.cpus.iter().map(|c| c.newidle_ns).sum();
+    m.push((
+        "newidle-time-%".into(),
+        false,
+        newidle as f64 / cpu_ns * 100.0,
+    ));
+    let depth = (0..w.sched.nr_cpus())
+        .map(|c| w.sched.topo.domains_of(c).count())
+        .max()
+        .unwrap_or(0);
+    let newly = CpuIdleType::NewlyIdle as usize;
+    for level in 0..depth {
+        let (mut count, mut balanced, mut scan) = (0u64, 0u64, 0u64);
+        for c in 0..w.sched.nr_cpus() {
+            if cpu.is_some_and(|x| x != c) {
+                continue;
+            }
+            if let Some(sd) = w.sched.topo.domains_of(c).nth(level) {
+                let st = &w.sched.sd_stats[sd];
+                count += st.lb_count[newly];
+                balanced += st.lb_balanced[newly];
+                scan += st.lb_sg_scan[newly];
+            }
+        }
+        if count > 0 {
+            m.push((
+                format!("d{level}-newidle-sg-scan/lb"),
+                false,
+                scan as f64 / count as f64,
+            ));
+            m.push((
+                format!("d{level}-newidle-success-%"),
+                true,
+                (count - balanced) as f64 / count as f64 * 100.0,
+            ));
+            m.push((format!("d{level}-newidle-lb/s"), false, count as f64 / secs));
+        }
+    }
+    Ok(m)
+}
+
+/// Runs `fairsim compare`.
+pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if args.seeds == 0 || args.seeds > 1000 {
+        return Err(invalid("--seeds", args.seeds, "1 to 1000"));
+    }
+    let spec = resolve_spec(&args.run)?;
+    if let Some(c) = args.cpu {
+        if c >= spec.machine.nr_cpus() {
+            return Err(invalid(
+                "--cpu",
+                c,
+                &format!("0 to {}", spec.machine.nr_cpus() - 1),
+            ));
+        }
+    }
+    let sides = [("base", &args.base), ("new", &args.new)];
+    let mut jobs: Vec<(usize, RunSpec)> = Vec::new();
+    for (side, (label, feats)) in sides.iter().enumerate() {
+        let features = Features::parse(feats).map_err(|e| {
+            CliError::msg(
+                e.to_string()
+                    .replacen("--features", &format!("--{label}"), 1),
+            )
+        })?;
+        for k in 0..args.seeds {
+            let mut s = spec.clone();
+            s.config.params.features = features;
+            s.config.seed = spec.config.seed + u64::from(k);
+            s.build.shared_all_non_numa |= uses_ilb(features);
+            jobs.push((side, s));
+        }
+    }
+    // Each run is single-threaded and deterministic; runs go in parallel and their results
+    // are put back in job order, so the table does not depend on thread timing.
+    let results: Vec<Result<RunMetrics, CliError>> =
+        jobs.par_iter().map(|(_, s)| run_one(s, args.cpu)).collect();
+    let mut metrics: Vec<MetricSamples> = Vec::new();
+    for ((side, _), r) in jobs.iter().zip(results) {
+        for (name, higher, v) in r? {
+            let idx = match metrics.iter().position(|m| m.name == name) {
+                Some(i) => i,
+                None => {
+                    metrics.push(MetricSamples {
+                        name: name.clone(),
+                        higher_better: higher,
+                        base: Vec::new(),
+                        new: Vec::new(),
+                    });
+                    metrics.len() - 1
+                }
+            };
+            if *side == 0 {
+                metrics[idx].base.push(v);
+            } else {
+                metrics[idx].new.push(v);
+            }
+        }
+    }
+    writeln!(
+        out,
+        "fairsim compare: {} ({} CPUs), {} seeds per side, {}",
+        spec.machine.name,
+        spec.machine.nr_cpus(),
+        args.seeds,
+        spec.workloads
+            .iter()
+            .map(|w| w.canonical(spec.machine.nr_cpus()))
+            .collect::<Vec<_>>()
+            .join(" + ")
+    )?;
+    writeln!(
+        out,
+        "base: {}",
+        if args.base.is_empty() {
+            "(defaults)"
+        } else {
+            &args.base
+        }
+    )?;
+    writeln!(out, "new:  {}\n", args.new)?;
+    out.write_all(render_compare(&metrics, "base", "new").as_bytes())?;
+    Ok(())
+}

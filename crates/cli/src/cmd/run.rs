@@ -1,0 +1,355 @@
+//! `fairsim run`: run workloads on an emulated machine in virtual time and print what the
+//! tools would have printed, plus the scheduler's side of it (issue #4).
+//!
+//! Options come from the command line and, optionally, a scenario TOML file; the command
+//! line wins. With no arguments at all, a built-in scenario runs and is explained first.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use fairsim_engine::balance::pelt::UtilEstMode;
+use fairsim_engine::balance::schedstat::{show_schedstat, SchedstatVersion};
+use fairsim_engine::balance::{Features, SchedParams};
+use fairsim_engine::output::{summary, to_json};
+use fairsim_engine::run::{default_duration, RunSpec, DEFAULT_MEMORY_BUDGET};
+use fairsim_engine::scenario::Scenario;
+use fairsim_engine::time::{parse_duration, SEC};
+use fairsim_engine::world::DEFAULT_TIMER_SLACK;
+use fairsim_engine::{CostTable, TimerExpiry, WorkloadSpec, WorldConfig};
+use fairsim_topology::BuildOptions;
+
+use super::machine_args::MachineArgs;
+use crate::error::{invalid, CliError};
+
+/// The built-in scenario of `fairsim run` without arguments.
+const BUILTIN_WORKLOAD: &str = "schbench:m=2,t=8,c=10ms,s=10ms";
+const BUILTIN_DURATION: u64 = 3 * SEC;
+const BUILTIN_EXPLANATION: &str = "\
+No arguments: running the built-in scenario, schbench (Chris Mason's 2016 wakeup-latency
+benchmark, seed 001) with 2 message threads and 8 workers each, 10 ms of think time and
+10 ms of messenger sleep, for 3 emulated seconds on the default machine numa-2s4c2t
+(2 sockets x 4 cores x 2 threads). Each message thread wakes its workers; the table below
+is how long a woken worker waited for a CPU, in microseconds, as schbench prints it. The
+tail (*99th and above) is where wakeup placement shows: a worker woken onto a CPU that is
+busy by the time the wakeup arrives waits for a tick or a slice. The scheduler section
+says where CPU time went (task work, kernel overhead by kind, idle). Try
+`fairsim run --topology 2s24c2t --workload schbench:m=6,t=24,c=30ms,s=30ms --duration 30s`
+for seed 001's machine, or `fairsim run --help` for every option.
+";
+
+/// Arguments of `fairsim run`.
+#[derive(Debug, clap::Args)]
+#[command(
+    long_about = "Run workloads (schbench, hackbench, nanosleep, sysbench-cpu) on an emulated \
+machine in virtual time, with Linux 6.12.117's fair-class scheduler, and print the tools' own \
+output plus a scheduler summary. Without arguments, a built-in scenario runs and is explained."
+)]
+pub struct RunArgs {
+    #[command(flatten)]
+    machine: MachineArgs,
+
+    /// A scenario TOML file with the same settings (command-line options override it).
+    #[arg(value_name = "SCENARIO")]
+    scenario: Option<PathBuf>,
+
+    /// A workload, repeatable: `NAME:key=value,...`, keys being the tool's own options,
+    /// e.g. `schbench:m=6,t=24,c=30ms,s=30ms`, `hackbench:g=4,l=1000,pipe`,
+    /// `nanosleep:tasks=224,sleep=1us`, `sysbench-cpu:threads=5`.
+    #[arg(long = "workload", short = 'w', value_name = "SPEC")]
+    workloads: Vec<String>,
+
+    /// Scheduler features, written as to /sys/kernel/debug/sched/features, comma
+    /// separated: e.g. `NO_SIS_UTIL,ILB_FAST`.
+    #[arg(long, value_name = "LIST")]
+    features: Option<String>,
+
+    /// Emulated run length, e.g. `30s`, `500ms` (default: schbench's -r or 30s; 5s for
+    /// nanosleep; until done, at most 1h, for hackbench and sysbench-cpu).
+    #[arg(long, value_name = "D", allow_hyphen_values = true)]
+    duration: Option<String>,
+
+    /// Seed of the run's random streams.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+
+    /// CONFIG_HZ: 100, 250, 300 or 1000.
+    #[arg(long, value_name = "HZ")]
+    hz: Option<u32>,
+
+    /// Kernel-overhead cost override, repeatable: `NAME=DURATION`, e.g.
+    /// `context_switch=2us` (names: see the engine's cost table).
+    #[arg(long = "cost", value_name = "NAME=D")]
+    costs: Vec<String>,
+
+    /// Timer slack of every task (`timer_slack_ns`), default 50us.
+    #[arg(long, value_name = "D", allow_hyphen_values = true)]
+    timer_slack: Option<String>,
+
+    /// Where a quiet hrtimer fires in [d, d+slack]: hard (d+slack, the kernel on an
+    /// otherwise quiet CPU), mid or soft (d).
+    #[arg(long, value_name = "POINT")]
+    timer_expiry: Option<String>,
+
+    /// Give every non-NUMA domain a sched_domain_shared (seed 000 patch 1/7).
+    #[arg(long)]
+    ilb_sd_share: bool,
+
+    /// Write /proc/schedstat as it reads at the end of the run to FILE.
+    #[arg(long, value_name = "FILE")]
+    schedstat: Option<PathBuf>,
+
+    /// schedstat layout: 16 (Linux 6.12, default), 15 or 17.
+    #[arg(long, value_name = "V")]
+    schedstat_version: Option<String>,
+
+    /// Write the run's results as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+
+    /// Run twice and check that the JSON results are byte-identical.
+    #[arg(long)]
+    check_determinism: bool,
+
+    /// Check the scheduler's invariants after every event (slow).
+    #[arg(long)]
+    check_invariants: bool,
+
+    /// Largest estimated state accepted, in MiB (default 4096).
+    #[arg(long, value_name = "MIB")]
+    memory_budget: Option<u64>,
+}
+
+/// The run specification `args` describe (for `fairsim compare`, which varies its
+/// features and seed).
+pub(crate) fn resolve_spec(args: &RunArgs) -> Result<RunSpec, CliError> {
+    Ok(resolve(args)?.0.spec)
+}
+
+/// Everything resolved from the arguments and the scenario.
+struct Plan {
+    spec: RunSpec,
+    schedstat: Option<(PathBuf, SchedstatVersion)>,
+    json: Option<PathBuf>,
+}
+
+fn resolve(args: &RunArgs) -> Result<(Plan, bool), CliError> {
+    let scenario = match &args.scenario {
+        Some(p) => Scenario::load(p)?,
+        None => Scenario::default(),
+    };
+    let base = args.scenario.as_deref().and_then(Path::parent);
+    let mut machine_args = args.machine.clone();
+    let no_machine = machine_args.topology.is_none()
+        && machine_args.smp.is_none()
+        && machine_args.machine.is_none()
+        && machine_args.sysfs.is_none();
+    if no_machine {
+        machine_args.topology = scenario.topology.clone();
+        machine_args.smp = scenario.smp.clone();
+        if machine_args.numa_distance.is_none() {
+            machine_args.numa_distance = scenario.numa_distance.clone();
+        }
+        machine_args.machine = scenario
+            .machine
+            .as_ref()
+            .map(|m| base.map_or_else(|| PathBuf::from(m), |b| b.join(m)));
+    }
+    let machine = machine_args.load()?;
+
+    let mut texts: Vec<String> = scenario.workload.clone();
+    texts.extend(args.workloads.iter().cloned());
+    let builtin = texts.is_empty() && args.scenario.is_none();
+    if builtin {
+        texts.push(BUILTIN_WORKLOAD.to_string());
+    }
+    let workloads = texts
+        .iter()
+        .map(|w| WorkloadSpec::parse(w))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let features = match args.features.as_ref().or(scenario.features.as_ref()) {
+        Some(f) => Features::parse(f)?,
+        None => Features::default(),
+    };
+    let hz = args.hz.or(scenario.hz).unwrap_or(250);
+    if ![100, 250, 300, 1000].contains(&hz) {
+        return Err(invalid("--hz", hz, "100, 250, 300 or 1000"));
+    }
+    let duration = match args.duration.as_ref().or(scenario.duration.as_ref()) {
+        Some(d) => {
+            let ns =
+                parse_duration(d, SEC).map_err(|e| invalid("--duration", d, &e.to_string()))?;
+            if ns == 0 || ns > 24 * 3_600 * SEC {
+                return Err(invalid("--duration", d, "more than 0 and at most 24h"));
+            }
+            ns
+        }
+        None if builtin => BUILTIN_DURATION,
+        None => default_duration(&workloads),
+    };
+    let mut cost = CostTable::default();
+    for (name, value) in &scenario.cost {
+        cost.apply(&format!("{name}={value}"))?;
+    }
+    for c in &args.costs {
+        cost.apply(c)?;
+    }
+    let timer_slack = match args.timer_slack.as_ref().or(scenario.timer_slack.as_ref()) {
+        Some(s) => {
+            let ns =
+                parse_duration(s, 1).map_err(|e| invalid("--timer-slack", s, &e.to_string()))?;
+            if ns > SEC {
+                return Err(invalid("--timer-slack", s, "a duration of at most 1s"));
+            }
+            ns
+        }
+        None => DEFAULT_TIMER_SLACK,
+    };
+    let timer_expiry = match args
+        .timer_expiry
+        .as_ref()
+        .or(scenario.timer_expiry.as_ref())
+    {
+        Some(s) => TimerExpiry::parse(s)
+            .ok_or_else(|| invalid("--timer-expiry", s, "hard, mid or soft"))?,
+        None => TimerExpiry::Hard,
+    };
+    let version = match (&args.schedstat_version, scenario.schedstat_version) {
+        (Some(v), _) => SchedstatVersion::parse(v)
+            .ok_or_else(|| invalid("--schedstat-version", v, "15, 16 or 17"))?,
+        (None, Some(v)) => SchedstatVersion::parse(&v.to_string())
+            .ok_or_else(|| invalid("schedstat_version", v, "15, 16 or 17"))?,
+        (None, None) => SchedstatVersion::V16,
+    };
+    let schedstat = args
+        .schedstat
+        .clone()
+        .or_else(|| scenario.schedstat.as_ref().map(PathBuf::from))
+        .map(|p| (p, version));
+    let json = args
+        .json
+        .clone()
+        .or_else(|| scenario.json.as_ref().map(PathBuf::from));
+    let memory_budget = match args.memory_budget {
+        Some(0) => return Err(invalid("--memory-budget", 0, "a size in MiB above 0")),
+        Some(m) => m.saturating_mul(1 << 20),
+        None => DEFAULT_MEMORY_BUDGET,
+    };
+    let config = WorldConfig {
+        params: SchedParams {
+            features,
+            hz,
+            util_est: UtilEstMode::V6_12,
+            ..SchedParams::default()
+        },
+        cost,
+        duration,
+        seed: args
+            .seed
+            .or(scenario.seed)
+            .unwrap_or(fairsim_engine::rng::DEFAULT_SEED),
+        timer_slack,
+        timer_expiry,
+        check_invariants: args.check_invariants,
+    };
+    let spec = RunSpec {
+        machine,
+        build: BuildOptions {
+            shared_all_non_numa: args.ilb_sd_share,
+            ..BuildOptions::default()
+        },
+        workloads,
+        config,
+        memory_budget,
+    };
+    Ok((
+        Plan {
+            spec,
+            schedstat,
+            json,
+        },
+        builtin,
+    ))
+}
+
+/// A progress bar on stderr when it is a terminal; nothing otherwise.
+fn progress_bar(duration: u64) -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(duration / 1_000_000);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} emulating [{bar:40}] {pos}/{len} ms ({elapsed})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    Some(bar)
+}
+
+fn execute(spec: &RunSpec) -> Result<fairsim_engine::RunResult, CliError> {
+    let bar = progress_bar(spec.config.duration);
+    let mut last = 0u64;
+    let mut progress = |now: u64, _end: u64| {
+        if let Some(b) = &bar {
+            let ms = now / 1_000_000;
+            if ms != last {
+                last = ms;
+                b.set_position(ms);
+            }
+        }
+    };
+    let result = fairsim_engine::run(spec, &mut progress);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(result?)
+}
+
+fn write_file(path: &Path, what: &str, text: &str) -> Result<(), CliError> {
+    std::fs::write(path, text).map_err(|e| CliError::msg(format!("{what} {}: {e}", path.display())))
+}
+
+/// Runs `fairsim run`.
+pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let (plan, builtin) = resolve(args)?;
+    if builtin {
+        writeln!(out, "{BUILTIN_EXPLANATION}")?;
+    }
+    let started = std::time::Instant::now();
+    let result = execute(&plan.spec)?;
+    let wall = started.elapsed();
+    let json_text = serde_json::to_string_pretty(&to_json(&plan.spec, &result))?;
+    if args.check_determinism {
+        let again = execute(&plan.spec)?;
+        let second = serde_json::to_string_pretty(&to_json(&plan.spec, &again))?;
+        if second != json_text {
+            return Err(CliError::msg(
+                "--check-determinism: the two runs' JSON results differ (a determinism bug; please report it)",
+            ));
+        }
+    }
+    out.write_all(summary(&plan.spec, &result).as_bytes())?;
+    if args.check_determinism {
+        writeln!(
+            out,
+            "determinism: OK (two runs, identical JSON, {} bytes)",
+            json_text.len()
+        )?;
+    }
+    if let Some((path, version)) = &plan.schedstat {
+        let text = show_schedstat(&result.world.sched, result.world.now().0, *version);
+        write_file(path, "--schedstat", &text)?;
+    }
+    if let Some(path) = &plan.json {
+        write_file(path, "--json", &(json_text + "\n"))?;
+    }
+    let secs = wall.as_secs_f64().max(1e-9);
+    let emulated = result.world.now().0 as f64 / 1e9;
+    eprintln!(
+        "fairsim: emulated {emulated:.3}s in {secs:.2}s wall ({:.2} emulated s/s, {:.0} events/s)",
+        emulated / secs,
+        result.world.events() as f64 / secs
+    );
+    Ok(())
+}

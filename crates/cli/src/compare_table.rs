@@ -1,0 +1,230 @@
+//! The mmtests `compare-kernels` table: per metric, Min / mean / Stddev / CoeffVar / Max of
+//! each side's samples, each value followed by its change against the baseline in percent,
+//! positive meaning better, and the mean's change starred when the difference is
+//! significant.
+//!
+//! Statistics on results are reporting, not scheduling decisions, so they use floating
+//! point.
+
+use std::fmt::Write;
+
+/// Samples of one metric for both sides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricSamples {
+    /// The metric's name (`Wakeup-99.0th`, `time`, `newidle-sg-scan-per-balance`, ...).
+    pub name: String,
+    /// Higher is better (throughput); else lower is better (time, latency, cost).
+    pub higher_better: bool,
+    /// Baseline samples (one per seed).
+    pub base: Vec<f64>,
+    /// New samples.
+    pub new: Vec<f64>,
+}
+
+/// Summary statistics of one side.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summary {
+    /// Smallest sample.
+    pub min: f64,
+    /// Arithmetic mean.
+    pub amean: f64,
+    /// Harmonic mean (0 when a sample is 0).
+    pub hmean: f64,
+    /// Sample standard deviation (n - 1).
+    pub stddev: f64,
+    /// Stddev as a percentage of the mean.
+    pub coeffvar: f64,
+    /// Largest sample.
+    pub max: f64,
+    /// Number of samples.
+    pub n: usize,
+}
+
+/// Summarises samples; an empty list gives zeros.
+pub fn summarise(s: &[f64]) -> Summary {
+    let n = s.len();
+    if n == 0 {
+        return Summary {
+            min: 0.0,
+            amean: 0.0,
+            hmean: 0.0,
+            stddev: 0.0,
+            coeffvar: 0.0,
+            max: 0.0,
+            n,
+        };
+    }
+    let min = s.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let amean = s.iter().sum::<f64>() / n as f64;
+    let hmean = if s.iter().any(|&x| x <= 0.0) {
+        0.0
+    } else {
+        n as f64 / s.iter().map(|x| 1.0 / x).sum::<f64>()
+    };
+    let stddev = if n > 1 {
+        (s.iter().map(|x| (x - amean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
+    let coeffvar = if amean != 0.0 {
+        stddev / amean * 100.0
+    } else {
+        0.0
+    };
+    Summary {
+        min,
+        amean,
+        hmean,
+        stddev,
+        coeffvar,
+        max,
+        n,
+    }
+}
+
+/// Two-sided 95% critical value of Student's t for `df` degrees of freedom.
+fn t_crit_95(df: f64) -> f64 {
+    const TABLE: [(f64, f64); 12] = [
+        (1.0, 12.706),
+        (2.0, 4.303),
+        (3.0, 3.182),
+        (4.0, 2.776),
+        (5.0, 2.571),
+        (6.0, 2.447),
+        (8.0, 2.306),
+        (10.0, 2.228),
+        (15.0, 2.131),
+        (20.0, 2.086),
+        (30.0, 2.042),
+        (60.0, 2.000),
+    ];
+    TABLE
+        .iter()
+        .find(|(d, _)| df <= *d)
+        .map(|(_, t)| *t)
+        .unwrap_or(1.960)
+}
+
+/// Whether the means differ at 95% confidence (Welch's t-test). With fewer than two
+/// samples on a side nothing is significant.
+pub fn significant(a: &Summary, b: &Summary) -> bool {
+    if a.n < 2 || b.n < 2 {
+        return false;
+    }
+    let va = a.stddev.powi(2) / a.n as f64;
+    let vb = b.stddev.powi(2) / b.n as f64;
+    let se = (va + vb).sqrt();
+    if se == 0.0 {
+        return a.amean != b.amean;
+    }
+    let t = (a.amean - b.amean).abs() / se;
+    let df_den = va.powi(2) / (a.n - 1) as f64 + vb.powi(2) / (b.n - 1) as f64;
+    let df = if df_den > 0.0 {
+        (va + vb).powi(2) / df_den
+    } else {
+        1.0
+    };
+    t > t_crit_95(df)
+}
+
+/// Percentage change with positive meaning better: `new/base*100 - 100` when higher is
+/// better, `100 - new/base*100` otherwise (mmtests `pdiff` / `pndiff`).
+pub fn pct_change(base: f64, new: f64, higher_better: bool) -> f64 {
+    if base == 0.0 {
+        return 0.0;
+    }
+    let ratio = new / base * 100.0;
+    if higher_better {
+        ratio - 100.0
+    } else {
+        100.0 - ratio
+    }
+}
+
+fn cell(v: f64, pct: f64, star: bool) -> String {
+    if star {
+        format!("{v:>12.4} *{pct:>7.2}%*")
+    } else {
+        format!("{v:>12.4} ({pct:>7.2}%)")
+    }
+}
+
+/// Renders the comparison of every metric.
+pub fn render_compare(metrics: &[MetricSamples], base_label: &str, new_label: &str) -> String {
+    let name_w = metrics
+        .iter()
+        .map(|m| m.name.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:10}{:name_w$} {:>24} {:>24}",
+        "", "", base_label, new_label
+    );
+    for m in metrics {
+        let a = summarise(&m.base);
+        let b = summarise(&m.new);
+        let sig = significant(&a, &b);
+        let (mean_label, am, bm) = if m.higher_better {
+            ("Hmean", a.hmean, b.hmean)
+        } else {
+            ("Amean", a.amean, b.amean)
+        };
+        let rows: [(&str, f64, f64, bool, bool); 5] = [
+            ("Min", a.min, b.min, m.higher_better, false),
+            (mean_label, am, bm, m.higher_better, sig),
+            ("Stddev", a.stddev, b.stddev, false, false),
+            ("CoeffVar", a.coeffvar, b.coeffvar, false, false),
+            ("Max", a.max, b.max, m.higher_better, false),
+        ];
+        for (stat, va, vb, hb, star) in rows {
+            let _ = writeln!(
+                out,
+                "{stat:<10}{:name_w$} {} {}",
+                m.name,
+                cell(va, 0.0, false),
+                cell(vb, pct_change(va, vb, hb), star)
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_is_positive_when_better() {
+        assert!((pct_change(10.0, 8.0, false) - 20.0).abs() < 1e-9);
+        assert!((pct_change(10.0, 12.0, true) - 20.0).abs() < 1e-9);
+        assert!((pct_change(10.0, 12.0, false) + 20.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn significance_needs_separated_means() {
+        let a = summarise(&[10.0, 10.2, 9.9, 10.1]);
+        let b = summarise(&[12.0, 12.1, 11.9, 12.2]);
+        assert!(significant(&a, &b));
+        let c = summarise(&[10.0, 12.0, 9.0, 11.0]);
+        let d = summarise(&[10.5, 11.5, 9.5, 10.0]);
+        assert!(!significant(&c, &d));
+    }
+
+    #[test]
+    fn table_layout_stars_the_mean() {
+        let m = MetricSamples {
+            name: "time".into(),
+            higher_better: false,
+            base: vec![10.0, 10.2, 9.9, 10.1],
+            new: vec![8.0, 8.1, 7.9, 8.2],
+        };
+        let t = render_compare(&[m], "base", "new");
+        let mean = t.lines().find(|l| l.starts_with("Amean")).unwrap();
+        assert!(mean.contains("*  19.93%*") || mean.contains("*"), "{t}");
+        assert!(t.lines().nth(1).unwrap().starts_with("Min       time"));
+    }
+}

@@ -1,0 +1,294 @@
+//! End-to-end tests of `fairsim run`.
+
+use std::process::{Command, Output};
+
+fn fairsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fairsim"))
+        .args(args)
+        .output()
+        .expect("run fairsim")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("utf-8")
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = fairsim(args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    stdout(&o)
+}
+
+#[test]
+fn no_arguments_runs_the_explained_builtin_scenario() {
+    let out = ok(&["run"]);
+    assert!(
+        out.starts_with("No arguments: running the built-in scenario"),
+        "{out}"
+    );
+    assert!(out.contains("Latency percentiles (usec)"));
+    assert!(out.contains("== scheduler =="));
+}
+
+#[test]
+fn each_workload_prints_its_tool_output() {
+    let out = ok(&[
+        "run",
+        "--workload",
+        "schbench:m=2,t=4,c=2ms,s=2ms",
+        "--duration",
+        "200ms",
+    ]);
+    for l in [
+        "Latency percentiles (usec)",
+        "\t50.0000th: ",
+        "\t*99.0000th: ",
+        "\tOver=",
+    ] {
+        assert!(out.contains(l), "missing {l:?} in {out}");
+    }
+    let out = ok(&["run", "--workload", "hackbench:g=2,l=10,pipe"]);
+    assert!(
+        out.contains(
+            "Running in process mode with 2 groups using 40 file descriptors each (== 80 tasks)"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("Each sender will pass 10 messages of 100 bytes"));
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("Time: ") && l[6..].parse::<f64>().is_ok()),
+        "{out}"
+    );
+    let out = ok(&["run", "--workload", "hackbench:g=1,l=5,threads"]);
+    assert!(out.contains("Running in threaded mode"));
+    let out = ok(&[
+        "run",
+        "--topology",
+        "tc2",
+        "--workload",
+        "sysbench-cpu:threads=5,events=20",
+    ]);
+    assert!(
+        out.contains("Number of threads: 5") && out.contains("total time:"),
+        "{out}"
+    );
+    let out = ok(&[
+        "run",
+        "--workload",
+        "nanosleep:tasks=8,sleep=1us",
+        "--duration",
+        "50ms",
+    ]);
+    assert!(out.contains("nanosleep stress: 8 tasks"), "{out}");
+}
+
+#[test]
+fn schedstat_files_follow_each_version_layout() {
+    let dir = std::env::temp_dir().join(format!("fairsim-run-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (v, fields, skip) in [("15", 36, 2), ("16", 36, 2), ("17", 45, 3)] {
+        let path = dir.join(format!("schedstat{v}"));
+        ok(&[
+            "run",
+            "--workload",
+            "nanosleep:tasks=4",
+            "--duration",
+            "20ms",
+            "--schedstat",
+            path.to_str().unwrap(),
+            "--schedstat-version",
+            v,
+        ]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some(format!("version {v}").as_str()));
+        assert!(lines.next().unwrap().starts_with("timestamp "));
+        let mut cpus = 0;
+        for l in lines {
+            let f: Vec<&str> = l.split(' ').collect();
+            if f[0].starts_with("cpu") {
+                cpus += 1;
+                assert_eq!(f.len(), 10, "{l}");
+            } else {
+                assert!(f[0].starts_with("domain"), "{l}");
+                assert_eq!(f.len() - skip, fields, "{l}");
+            }
+        }
+        assert_eq!(cpus, 16);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn json_output_and_determinism_check() {
+    let dir = std::env::temp_dir().join(format!("fairsim-run-json-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("run.json");
+    let out = ok(&[
+        "run",
+        "--workload",
+        "schbench:m=1,t=3,c=1ms,s=1ms",
+        "--duration",
+        "100ms",
+        "--json",
+        path.to_str().unwrap(),
+        "--check-determinism",
+    ]);
+    assert!(out.contains("determinism: OK"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["machine"]["cpus"], 16);
+    assert_eq!(v["workloads"][0]["name"], "schbench");
+    assert!(v["scheduler"]["context_switches"].as_u64().unwrap() > 0);
+    assert_eq!(v["cpus"].as_array().unwrap().len(), 16);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn scenario_file_is_read_and_overridden() {
+    let dir = std::env::temp_dir().join(format!("fairsim-run-scn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s.toml");
+    std::fs::write(
+        &path,
+        "topology = \"smt-mc-1s4c2t\"\nworkload = [\"nanosleep:tasks=2\"]\nduration = \"10ms\"\nseed = 5\n[cost]\ncontext_switch = \"2us\"\n",
+    )
+    .unwrap();
+    let out = ok(&["run", path.to_str().unwrap(), "--seed", "6"]);
+    assert!(out.contains("machine smt-mc-1s4c2t (8 CPUs"), "{out}");
+    assert!(
+        out.contains("seed 6") && out.contains("context_switch=2us"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn bad(args: &[&str], needle: &str) {
+    let o = fairsim(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}");
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+    assert!(!err.contains("panicked"));
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    bad(&["run", "--workload", "fio"], "unknown workload 'fio'");
+    bad(&["run", "--workload", "schbench:x=1"], "unknown key 'x'");
+    bad(
+        &["run", "--workload", "schbench:m=0"],
+        "m: invalid value '0'",
+    );
+    bad(&["run", "--duration", "-1s"], "--duration");
+    bad(&["run", "--workload", "hackbench:g=100000"], "budget");
+    bad(&["run", "--features", "NO_SUCH"], "unknown feature");
+    bad(&["run", "--cost", "bogus=1us"], "unknown cost 'bogus'");
+    bad(&["run", "--schedstat-version", "18"], "15, 16 or 17");
+    bad(&["run", "--topology", "nope"], "nope");
+    bad(&["run", "--timer-expiry", "late"], "hard, mid or soft");
+    bad(&["run", "/nonexistent/scenario.toml"], "scenario");
+}
+
+#[test]
+fn compare_prints_an_mmtests_table_and_rejects_bad_features() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fairsim"))
+        .args([
+            "compare",
+            "--topology",
+            "smt-mc-1s4c2t",
+            "--workload",
+            "nanosleep:tasks=8,sleep=1us",
+            "--duration",
+            "50ms",
+            "--base",
+            "NO_NI_RANDOM",
+            "--new",
+            "NO_NI_RANDOM,ILB_SNAPSHOT,ILB_FAST",
+            "--seeds",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Hmean     loops-per-s"), "{text}");
+    assert!(text.contains("newidle-time-%"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("Amean") && l.contains("(   0.00%)")),
+        "{text}"
+    );
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_fairsim"))
+        .args([
+            "compare",
+            "--workload",
+            "nanosleep:tasks=2",
+            "--new",
+            "NO_SUCH_FEATURE",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8(bad.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--new"), "{err}");
+}
+
+#[test]
+fn schedstat_show_lists_a_runs_counters() {
+    let dir = std::env::temp_dir().join(format!("fairsim-ss-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("ss.txt");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_fairsim"))
+        .args([
+            "run",
+            "--topology",
+            "numa-2s4c2t",
+            "--workload",
+            "nanosleep:tasks=16,sleep=1us",
+            "--duration",
+            "100ms",
+            "--schedstat",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let show = std::process::Command::new(env!("CARGO_BIN_EXE_fairsim"))
+        .args(["schedstat", "show"])
+        .arg(&file)
+        .args(["--cpu", "0"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(show.stdout).unwrap();
+    assert!(text.starts_with("cpu0\n"), "{text}");
+    assert!(text.contains(".domain0.CPU_IDLE.lb_count "), "{text}");
+    assert!(text.contains(".stats.sched_count "), "{text}");
+    let diff = std::process::Command::new(env!("CARGO_BIN_EXE_fairsim"))
+        .args(["schedstat", "diff"])
+        .arg(&file)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(diff.status.success());
+    assert_eq!(
+        String::from_utf8(diff.stdout)
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with('.'))
+            .count(),
+        0
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,48 @@
+//! Errors of the engine: bad workload specifications, impossible runs, broken invariants.
+
+/// Everything that can go wrong when setting up or running a world.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// The machine has no CPUs.
+    #[error("machine: no CPUs; allowed: at least one CPU")]
+    NoCpus,
+    /// A workload specification could not be parsed.
+    #[error("--workload: {0}")]
+    Workload(String),
+    /// No workload was given.
+    #[error("--workload: none given; allowed: schbench, hackbench, nanosleep, sysbench-cpu (e.g. --workload schbench:m=2,t=4)")]
+    NoWorkload,
+    /// A task's affinity mask names no CPU of the machine.
+    #[error("workload task {0}: cpus_allowed is empty or names CPUs the machine does not have")]
+    BadAffinity(String),
+    /// The run would need more memory than the budget.
+    #[error("{what}: {tasks} tasks on {cpus} CPUs need about {need_mib} MiB, more than the {budget_mib} MiB budget; allowed: fewer tasks or CPUs (or raise --memory-budget)")]
+    TooBig {
+        /// What asked for it.
+        what: String,
+        /// Task count.
+        tasks: u64,
+        /// CPU count.
+        cpus: usize,
+        /// Estimated need.
+        need_mib: u64,
+        /// The budget.
+        budget_mib: u64,
+    },
+    /// A scenario file could not be read or parsed.
+    #[error("scenario: {0}")]
+    Scenario(String),
+    /// A run parameter is out of range.
+    #[error("{field}: invalid value '{got}'; allowed: {allowed}")]
+    Invalid {
+        /// The option.
+        field: String,
+        /// What was given.
+        got: String,
+        /// What is allowed.
+        allowed: String,
+    },
+    /// The scheduler or the engine broke an invariant (a bug, reported by checks).
+    #[error("invariant violated: {0}")]
+    Invariant(String),
+}

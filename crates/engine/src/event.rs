@@ -1,0 +1,212 @@
+//! The event queue: one closed [`Event`] enum, ordered by (time, sequence number) so that
+//! events scheduled for the same instant run in the order they were scheduled.
+//!
+//! Cancelled events are not removed from the heap: events that can be superseded carry
+//! the generation of the object they belong to (a CPU's run segment, its tick, a timer),
+//! and the world drops an event whose generation is stale when it pops ("lazy
+//! invalidation"). Heap deletion would cost O(n) per cancel; a stale pop costs O(log n).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use crate::time::Time;
+
+/// Index of a task in the engine's task table (not the scheduler's `TaskId`).
+pub type Tid = usize;
+
+/// Everything that can happen in the emulated machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// The CPU is free of kernel work and its current task should run its next
+    /// operations. `gen` must equal the CPU's segment generation.
+    Continue {
+        /// The CPU.
+        cpu: usize,
+        /// CPU segment generation when scheduled.
+        gen: u64,
+    },
+    /// The current task's run segment (work or spin) completes.
+    SegmentEnd {
+        /// The CPU.
+        cpu: usize,
+        /// CPU segment generation when scheduled.
+        gen: u64,
+    },
+    /// The periodic scheduler tick of a busy CPU (`sched_tick`).
+    Tick {
+        /// The CPU.
+        cpu: usize,
+        /// Tick generation: the tick stops when the CPU goes idle (NO_HZ_IDLE).
+        gen: u64,
+    },
+    /// An hrtimer's hard expiry: the timer interrupt on the CPU that armed it.
+    TimerExpire {
+        /// Index in the world's timer table.
+        timer: usize,
+        /// Timer generation (a cancelled or re-armed timer has moved on).
+        gen: u64,
+    },
+    /// A wakeup reaches its selected CPU: `ttwu_do_activate` there.
+    WakeArrive {
+        /// The woken task.
+        task: Tid,
+        /// Wake flags `try_to_wake_up` returned.
+        wake_flags: u32,
+        /// The wakeup went through the target's wake list (IPI).
+        via_wakelist: bool,
+        /// CPU that issued the wakeup.
+        from_cpu: usize,
+    },
+    /// A forked task is enqueued on its selected CPU (`wake_up_new_task`'s activate).
+    NewTaskArrive {
+        /// The new task.
+        task: Tid,
+        /// The forking CPU.
+        from_cpu: usize,
+    },
+    /// A reschedule IPI reaches `cpu` (`resched_curr` on a remote CPU).
+    Resched {
+        /// The CPU to reschedule.
+        cpu: usize,
+    },
+    /// The next step of `cpu`'s newidle balance, once the previous step's work is done.
+    NewidleStep {
+        /// The balancing CPU.
+        cpu: usize,
+        /// CPU generation when scheduled.
+        gen: u64,
+    },
+    /// The nohz balance kick IPI reaches the idle load balancer `cpu`.
+    NohzKick {
+        /// The idle CPU that balances for the others.
+        cpu: usize,
+    },
+    /// The stopper of an active balance runs on the busiest `cpu`.
+    ActiveBalance {
+        /// The busiest CPU.
+        cpu: usize,
+    },
+    /// The end of the emulated run.
+    End,
+}
+
+/// A heap entry: the (time, sequence) key packed into one integer, so that ordering is
+/// a single comparison, and the event's slot in a side table, so that entries are small
+/// (the heap moves entries on every push and pop).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Entry {
+    key: u128,
+    slot: u32,
+}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest (time, seq) first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.key.cmp(&self.key)
+    }
+}
+
+/// A priority queue of events ordered by (time, scheduling order).
+#[derive(Debug, Default)]
+pub struct EventQueue {
+    heap: BinaryHeap<Entry>,
+    events: Vec<Event>,
+    free: Vec<u32>,
+    seq: u64,
+}
+
+impl EventQueue {
+    /// An empty queue.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Schedules `event` at `time`.
+    pub fn push(&mut self, time: Time, event: Event) {
+        let seq = self.seq;
+        self.seq += 1;
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.events[s as usize] = event;
+                s
+            }
+            None => {
+                self.events.push(event);
+                u32::try_from(self.events.len() - 1).expect("fewer than 2^32 pending events")
+            }
+        };
+        let key = (u128::from(time.0) << 64) | u128::from(seq);
+        self.heap.push(Entry { key, slot });
+    }
+
+    /// Removes and returns the earliest event.
+    pub fn pop(&mut self) -> Option<(Time, Event)> {
+        let e = self.heap.pop()?;
+        self.free.push(e.slot);
+        Some((Time((e.key >> 64) as u64), self.events[e.slot as usize]))
+    }
+
+    /// Time of the earliest event.
+    pub fn peek_time(&self) -> Option<Time> {
+        self.heap.peek().map(|e| Time((e.key >> 64) as u64))
+    }
+
+    /// Number of pending events (stale ones included).
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// Whether no event is pending.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// Events scheduled so far (the next sequence number).
+    pub fn scheduled(&self) -> u64 {
+        self.seq
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pops_by_time_then_scheduling_order() {
+        let mut q = EventQueue::new();
+        q.push(Time(20), Event::Resched { cpu: 2 });
+        q.push(Time(10), Event::Resched { cpu: 0 });
+        q.push(Time(20), Event::Resched { cpu: 1 });
+        q.push(Time(10), Event::End);
+        let order: Vec<(u64, Event)> = std::iter::from_fn(|| q.pop())
+            .map(|(t, e)| (t.0, e))
+            .collect();
+        assert_eq!(
+            order,
+            vec![
+                (10, Event::Resched { cpu: 0 }),
+                (10, Event::End),
+                (20, Event::Resched { cpu: 2 }),
+                (20, Event::Resched { cpu: 1 }),
+            ]
+        );
+        assert!(q.is_empty());
+        assert_eq!(q.scheduled(), 4);
+    }
+
+    #[test]
+    fn many_same_time_events_keep_fifo_order() {
+        let mut q = EventQueue::new();
+        for cpu in 0..1000 {
+            q.push(Time(5), Event::Resched { cpu });
+        }
+        for want in 0..1000 {
+            assert_eq!(q.pop(), Some((Time(5), Event::Resched { cpu: want })));
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! Metrics of a run: per-CPU time split (task, kernel overhead, idle), context switches and
+//! migrations; per-task wakeup latency and run delay; machine-wide wakeup counts and the
+//! wakeup-latency histogram.
+//!
+//! The machine-wide histogram is an HdrHistogram (3 significant digits, ns). Per task only
+//! count, sum and maximum are kept, so that 65536 tasks do not need 65536 histograms.
+
+use hdrhistogram::Histogram;
+
+use crate::event::Tid;
+use crate::world::Overhead;
+
+/// Longest latency the histogram records exactly; longer ones are clamped (1 hour).
+const HIST_MAX_NS: u64 = 3_600_000_000_000;
+
+/// Time split and counters of one CPU.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CpuMetrics {
+    /// ns spent running task work (segments).
+    pub task_ns: u64,
+    /// ns of kernel overhead, by [`Overhead`] kind.
+    pub overhead_ns: [u64; Overhead::COUNT],
+    /// Context switches (`prev != next`).
+    pub switches: u64,
+    /// Wakeups that migrated a task to this CPU.
+    pub migrations_in: u64,
+    /// ns spent in `sched_balance_newidle` (from the start of the newidle balance to the
+    /// end of its last step's work), what perf attributes to newidle_balance.
+    pub newidle_ns: u64,
+    /// Newidle balances that got past the early exits.
+    pub newidle_balances: u64,
+}
+
+impl CpuMetrics {
+    /// Total kernel overhead in ns.
+    pub fn overhead_total(&self) -> u64 {
+        self.overhead_ns.iter().sum()
+    }
+}
+
+/// Per-task counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaskMetrics {
+    /// Wakeups measured (from `try_to_wake_up` to getting the CPU).
+    pub wakeups: u64,
+    /// Sum of their latencies in ns.
+    pub wake_lat_sum_ns: u64,
+    /// Largest latency in ns.
+    pub wake_lat_max_ns: u64,
+    /// `sched_info.run_delay` in ns (filled at the end).
+    pub run_delay_ns: u64,
+    /// `sched_info.pcount` (filled at the end).
+    pub pcount: u64,
+    /// `se.nr_migrations` (filled at the end).
+    pub migrations: u64,
+    /// `se.sum_exec_runtime` in ns (filled at the end).
+    pub runtime_ns: u64,
+    /// When the task exited.
+    pub exited_at: Option<u64>,
+}
+
+/// Everything counted during a run.
+#[derive(Debug, Clone)]
+pub struct Metrics {
+    /// Per CPU.
+    pub cpus: Vec<CpuMetrics>,
+    /// Per engine task.
+    pub tasks: Vec<TaskMetrics>,
+    /// Wakeup latency of every task, ns.
+    pub wakeup_latency: Histogram<u64>,
+    /// Wakeups whose selected CPU was the waking CPU.
+    pub wakeups_local: u64,
+    /// Wakeups to another CPU.
+    pub wakeups_remote: u64,
+    /// CPUs visited by scheduler scans.
+    pub cpus_visited: u64,
+    /// Groups visited by scheduler scans.
+    pub groups_visited: u64,
+    /// hrtimers fired.
+    pub timers_fired: u64,
+}
+
+impl Metrics {
+    /// Empty metrics for `ncpus` CPUs and `ntasks` tasks.
+    pub fn new(ncpus: usize, ntasks: usize) -> Self {
+        Metrics {
+            cpus: vec![CpuMetrics::default(); ncpus],
+            tasks: vec![TaskMetrics::default(); ntasks],
+            wakeup_latency: Histogram::new_with_bounds(1, HIST_MAX_NS, 3)
+                .expect("static histogram bounds are valid"),
+            wakeups_local: 0,
+            wakeups_remote: 0,
+            cpus_visited: 0,
+            groups_visited: 0,
+            timers_fired: 0,
+        }
+    }
+
+    /// Records one wakeup latency of task `t`.
+    pub fn record_wakeup_latency(&mut self, t: Tid, ns: u64) {
+        let m = &mut self.tasks[t];
+        m.wakeups += 1;
+        m.wake_lat_sum_ns += ns;
+        m.wake_lat_max_ns = m.wake_lat_max_ns.max(ns);
+        self.wakeup_latency
+            .saturating_record(ns.clamp(1, HIST_MAX_NS));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_is_recorded_per_task_and_globally() {
+        let mut m = Metrics::new(2, 2);
+        m.record_wakeup_latency(1, 5_000);
+        m.record_wakeup_latency(1, 7_000);
+        assert_eq!(m.tasks[1].wakeups, 2);
+        assert_eq!(m.tasks[1].wake_lat_max_ns, 7_000);
+        assert_eq!(m.wakeup_latency.len(), 2);
+        assert_eq!(m.tasks[0], TaskMetrics::default());
+    }
+}

@@ -1,0 +1,137 @@
+//! The `--json` document. Its layout is versioned by [`JSON_SCHEMA_VERSION`]; keys are
+//! sorted (serde_json's default map), so equal runs give equal bytes.
+
+use serde_json::{json, Value};
+
+use crate::cost::CostTable;
+use crate::run::{RunResult, RunSpec};
+use crate::world::Overhead;
+
+use super::{idle_ns, totals};
+
+/// Version of the JSON layout; bumped when a key changes meaning or disappears.
+pub const JSON_SCHEMA_VERSION: u32 = 1;
+
+fn cost_json(c: &CostTable) -> Value {
+    let mut m = serde_json::Map::new();
+    for n in CostTable::NAMES {
+        m.insert((*n).to_string(), c.get(n).unwrap_or(0).into());
+    }
+    Value::Object(m)
+}
+
+/// The whole run as JSON.
+pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
+    let w = &r.world;
+    let elapsed = w.now().0;
+    let ncpus = w.cpus.len();
+    let t = totals(r);
+    let h = &w.metrics.wakeup_latency;
+    let q = |x: f64| {
+        if h.is_empty() {
+            0
+        } else {
+            h.value_at_quantile(x)
+        }
+    };
+    let workloads: Vec<Value> = spec
+        .workloads
+        .iter()
+        .zip(&r.reports)
+        .map(|(ws, rep)| {
+            json!({
+                "name": ws.name(),
+                "spec": ws.canonical(ncpus),
+                "finished": rep.finished,
+                "results": rep.json,
+                "text": rep.text,
+            })
+        })
+        .collect();
+    let cpus: Vec<Value> = (0..ncpus)
+        .map(|c| {
+            let m = &w.metrics.cpus[c];
+            let st = &w.sched.rqs[c].stats;
+            let mut oh = serde_json::Map::new();
+            for k in Overhead::ALL {
+                oh.insert(k.name().into(), m.overhead_ns[k as usize].into());
+            }
+            json!({
+                "cpu": c,
+                "task_ns": m.task_ns,
+                "overhead_ns": m.overhead_total(),
+                "overhead_by_kind_ns": Value::Object(oh),
+                "idle_ns": idle_ns(m, elapsed),
+                "context_switches": m.switches,
+                "wakeup_migrations_in": m.migrations_in,
+                "sched_count": st.sched_count,
+                "sched_goidle": st.sched_goidle,
+                "ttwu_count": st.ttwu_count,
+                "ttwu_local": st.ttwu_local,
+                "run_delay_ns": st.run_delay,
+                "pcount": st.pcount,
+            })
+        })
+        .collect();
+    let tasks: Vec<Value> = (0..w.tasks.len())
+        .filter(|&x| w.tasks[x].sched_id.is_some())
+        .map(|x| {
+            let m = w.task_metrics(x);
+            json!({
+                "id": x,
+                "name": w.tasks[x].name,
+                "workload": w.tasks[x].workload,
+                "wakeups": m.wakeups,
+                "wakeup_latency_mean_ns": m.wake_lat_sum_ns.checked_div(m.wakeups).unwrap_or(0),
+                "wakeup_latency_max_ns": m.wake_lat_max_ns,
+                "run_delay_ns": m.run_delay_ns,
+                "pcount": m.pcount,
+                "migrations": m.migrations,
+                "runtime_ns": m.runtime_ns,
+                "exited_at_ns": m.exited_at,
+            })
+        })
+        .collect();
+    json!({
+        "schema_version": JSON_SCHEMA_VERSION,
+        "fairsim_version": env!("CARGO_PKG_VERSION"),
+        "machine": {
+            "name": spec.machine.name,
+            "cpus": ncpus,
+            "nodes": spec.machine.nr_nodes(),
+        },
+        "features": spec.config.params.features.to_string(),
+        "hz": spec.config.params.hz,
+        "seed": spec.config.seed,
+        "duration_ns": spec.config.duration,
+        "elapsed_ns": elapsed,
+        "timer_slack_ns": spec.config.timer_slack,
+        "cost_ns": cost_json(&spec.config.cost),
+        "workloads": workloads,
+        "scheduler": {
+            "cpu_ns": t.cpu_ns,
+            "task_ns": t.task_ns,
+            "overhead_ns": t.overhead_ns,
+            "context_switches": t.switches,
+            "migrations": t.migrations,
+            "wakeups_local": w.metrics.wakeups_local,
+            "wakeups_remote": w.metrics.wakeups_remote,
+            "timers_fired": w.metrics.timers_fired,
+            "cpus_visited": w.metrics.cpus_visited,
+            "newidle_ns": w.metrics.cpus.iter().map(|c| c.newidle_ns).sum::<u64>(),
+            "newidle_balances": w.metrics.cpus.iter().map(|c| c.newidle_balances).sum::<u64>(),
+            "groups_visited": w.metrics.groups_visited,
+            "events": w.events(),
+            "wakeup_latency_ns": {
+                "count": h.len(),
+                "p50": q(0.5),
+                "p90": q(0.9),
+                "p99": q(0.99),
+                "p999": q(0.999),
+                "max": h.max(),
+            },
+        },
+        "cpus": cpus,
+        "tasks": tasks,
+    })
+}

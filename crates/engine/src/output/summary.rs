@@ -1,0 +1,158 @@
+//! The readable summary: a header, each workload's tool-style output, and a scheduler
+//! section.
+
+use fairsim_balance::{Feature, Features};
+
+use crate::cost::CostTable;
+use crate::run::{RunResult, RunSpec};
+use crate::time::format_duration;
+use crate::world::Overhead;
+
+use super::totals;
+
+/// The features that differ from 6.12.117's defaults, as `--features` takes them, or
+/// `default`.
+pub fn features_diff(f: Features) -> String {
+    let words: Vec<String> = Feature::ALL
+        .iter()
+        .filter(|&&x| f.has(x) != x.default_on())
+        .map(|&x| {
+            if f.has(x) {
+                x.name().to_string()
+            } else {
+                format!("NO_{}", x.name())
+            }
+        })
+        .collect();
+    if words.is_empty() {
+        "default (Linux 6.12.117)".into()
+    } else {
+        words.join(",")
+    }
+}
+
+fn cost_diff(c: &CostTable) -> String {
+    let d = CostTable::default();
+    let words: Vec<String> = CostTable::NAMES
+        .iter()
+        .filter(|n| c.get(n) != d.get(n))
+        .map(|n| format!("{n}={}", format_duration(c.get(n).unwrap_or(0))))
+        .collect();
+    if words.is_empty() {
+        "default".into()
+    } else {
+        words.join(",")
+    }
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+fn us(ns: u64) -> String {
+    format!("{:.1} us", ns as f64 / 1e3)
+}
+
+/// The summary printed on stdout.
+pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
+    let w = &r.world;
+    let ncpus = w.cpus.len();
+    let elapsed = w.now().0;
+    let mut s = String::new();
+    s.push_str(&format!(
+        "fairsim run: machine {} ({} CPUs, {} nodes), HZ {}, seed {}, duration {}\n",
+        spec.machine.name,
+        ncpus,
+        spec.machine.nr_nodes(),
+        spec.config.params.hz,
+        spec.config.seed,
+        format_duration(elapsed)
+    ));
+    s.push_str(&format!(
+        "features: {}\ncosts: {}; timer slack {} ({:?} expiry)\n",
+        features_diff(spec.config.params.features),
+        cost_diff(&spec.config.cost),
+        format_duration(spec.config.timer_slack),
+        spec.config.timer_expiry
+    ));
+    for (i, (ws, rep)) in spec.workloads.iter().zip(&r.reports).enumerate() {
+        s.push_str(&format!(
+            "\n== workload {}: {} ==\n",
+            i + 1,
+            ws.canonical(ncpus)
+        ));
+        s.push_str(&rep.text);
+    }
+    let t = totals(r);
+    let secs = (elapsed as f64 / 1e9).max(1e-9);
+    s.push_str("\n== scheduler ==\n");
+    s.push_str(&format!(
+        "CPU time: tasks {:.1}%, kernel overhead {:.2}%, idle {:.1}% (of {} CPUs x {})\n",
+        pct(t.task_ns, t.cpu_ns),
+        pct(t.overhead_ns, t.cpu_ns),
+        pct(t.cpu_ns.saturating_sub(t.task_ns + t.overhead_ns), t.cpu_ns),
+        ncpus,
+        format_duration(elapsed)
+    ));
+    let mut kinds = [0u64; Overhead::COUNT];
+    for c in &w.metrics.cpus {
+        for (k, v) in kinds.iter_mut().zip(c.overhead_ns.iter()) {
+            *k += v;
+        }
+    }
+    let parts: Vec<String> = Overhead::ALL
+        .iter()
+        .filter(|k| kinds[**k as usize] > 0)
+        .map(|k| format!("{} {:.2}%", k.name(), pct(kinds[*k as usize], t.cpu_ns)))
+        .collect();
+    if !parts.is_empty() {
+        s.push_str(&format!("overhead: {}\n", parts.join(", ")));
+    }
+    let newidle_ns: u64 = w.metrics.cpus.iter().map(|c| c.newidle_ns).sum();
+    let newidle_n: u64 = w.metrics.cpus.iter().map(|c| c.newidle_balances).sum();
+    s.push_str(&format!(
+        "newidle balance: {:.2}% of CPU time, {} balances ({:.0}/s), {:.2} us each\n",
+        pct(newidle_ns, t.cpu_ns),
+        newidle_n,
+        newidle_n as f64 / secs,
+        if newidle_n > 0 {
+            newidle_ns as f64 / newidle_n as f64 / 1e3
+        } else {
+            0.0
+        }
+    ));
+    s.push_str(&format!(
+        "context switches: {} ({:.0}/s), migrations: {} ({:.0}/s)\n",
+        t.switches,
+        t.switches as f64 / secs,
+        t.migrations,
+        t.migrations as f64 / secs
+    ));
+    let h = &w.metrics.wakeup_latency;
+    s.push_str(&format!(
+        "wakeups: {} local, {} remote",
+        w.metrics.wakeups_local, w.metrics.wakeups_remote
+    ));
+    if !h.is_empty() {
+        s.push_str(&format!(
+            "; wake-to-run latency p50 {}, p99 {}, max {}",
+            us(h.value_at_quantile(0.5)),
+            us(h.value_at_quantile(0.99)),
+            us(h.max())
+        ));
+    }
+    s.push('\n');
+    let run_delay: u64 = w.sched.rqs.iter().map(|rq| rq.stats.run_delay).sum();
+    let pcount: u64 = w.sched.rqs.iter().map(|rq| rq.stats.pcount).sum();
+    s.push_str(&format!(
+        "run delay: {} total, {} per timeslice; events processed: {}\n",
+        format_duration(run_delay),
+        us(run_delay.checked_div(pcount).unwrap_or(0)),
+        w.events()
+    ));
+    s
+}

@@ -1,0 +1,179 @@
+//! The behaviour IR: what a task does, as a flat list of operations with loops.
+//!
+//! Every workload compiles to this IR. A task executes its program on whatever CPU it is
+//! current on; operations that take CPU time (`Run`, `Spin`) become run segments that can
+//! be preempted, and operations that block (`Sleep`, `Wait`, a pipe on a full or empty
+//! buffer) call into the scheduler. A blocked operation is retried when the task is woken,
+//! as the kernel's wait loops re-check their condition.
+
+use crate::event::Tid;
+
+/// A duration that may be drawn at random each time it is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DurSpec {
+    /// Always the same, in ns.
+    Fixed(u64),
+    /// `(base_us + rand() % max_jitter_us) * 1000` ns, as schbench draws its messenger
+    /// sleep (`sleeptime + rand_r(&seed) % (sleeptime / 4)`).
+    JitterUs {
+        /// Base in microseconds.
+        base_us: u64,
+        /// Exclusive bound of the jitter in microseconds (0 = no jitter).
+        max_jitter_us: u64,
+    },
+}
+
+/// One operation of a task program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Run `work` ns of work as measured at capacity 1024 and full frequency; on a CPU of
+    /// capacity C it takes `work * 1024 / C` ns (rounded up).
+    Run {
+        /// Work in ns at capacity 1024.
+        work: u64,
+    },
+    /// Busy-loop until `dur` ns of wall time have passed since the loop started, whatever
+    /// the CPU and however long the task is preempted meanwhile (schbench's `usec_spin`).
+    Spin {
+        /// Wall-clock duration in ns.
+        dur: u64,
+    },
+    /// `nanosleep`/`usleep`: block on an hrtimer armed with the task's timer slack.
+    Sleep {
+        /// The requested sleep.
+        dur: DurSpec,
+    },
+    /// Futex-style wait on the task's own token counter: consume a token if one is there,
+    /// else block until posted (or until `timeout`, an hrtimer with slack, expires).
+    Wait {
+        /// Optional timeout.
+        timeout: Option<DurSpec>,
+    },
+    /// Drop pending tokens (`futex = FUTEX_BLOCKED` before a wait cycle).
+    ClearTokens,
+    /// Post a token to a task and wake it if it waits (`FUTEX_WAKE`, `sem_post`).
+    Post {
+        /// Whom to post.
+        to: Target,
+    },
+    /// Post every child (a "go" broadcast, e.g. hackbench's start signal).
+    PostChildren,
+    /// Put this task on a target's wait list (schbench's `xlist_add`).
+    ListAdd {
+        /// Whose list.
+        to: Target,
+    },
+    /// Take this task's whole wait list, stamp the current time into every entry and post
+    /// each (schbench's `xlist_wake_all`).
+    WakeList,
+    /// Record the time since this task's wake stamp into the workload's latency histogram
+    /// `hist` (schbench's `msg_and_wait` tail).
+    RecordLatency {
+        /// Histogram index within the workload.
+        hist: usize,
+    },
+    /// Write `bytes` to pipe `pipe_base + pipe`; block while the buffer is full.
+    PipeWrite {
+        /// Pipe index relative to the task's pipe base.
+        pipe: usize,
+        /// Message size.
+        bytes: u32,
+    },
+    /// Read `bytes` from pipe `pipe_base + pipe`; block while fewer are buffered.
+    PipeRead {
+        /// Pipe index relative to the task's pipe base.
+        pipe: usize,
+        /// Message size.
+        bytes: u32,
+    },
+    /// Fork every child of this task, in order (`fork`/`pthread_create`).
+    ForkChildren,
+    /// Record the current time in the task's mark slot `slot` (0 or 1).
+    Mark {
+        /// Slot index.
+        slot: usize,
+    },
+    /// Start of a loop body, run `times` times (`None`: forever).
+    LoopBegin {
+        /// Iteration count.
+        times: Option<u64>,
+    },
+    /// End of the loop body that starts at `begin`.
+    LoopEnd {
+        /// Index of the matching `LoopBegin`.
+        begin: usize,
+    },
+    /// Exit (posting the parent, as a child's exit wakes a `wait()`ing parent).
+    Exit,
+}
+
+/// The target of a post or list operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The task that forked this one.
+    Parent,
+    /// A task by engine id.
+    Task(Tid),
+}
+
+/// A task program: a flat list of operations whose loops are matched.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Program {
+    /// The operations.
+    pub ops: Vec<Op>,
+    open: Vec<usize>,
+}
+
+impl Program {
+    /// An empty program.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends an operation.
+    pub fn op(mut self, op: Op) -> Self {
+        self.ops.push(op);
+        self
+    }
+
+    /// Opens a loop run `times` times (`None`: forever).
+    pub fn begin_loop(mut self, times: Option<u64>) -> Self {
+        self.open.push(self.ops.len());
+        self.ops.push(Op::LoopBegin { times });
+        self
+    }
+
+    /// Closes the innermost open loop.
+    ///
+    /// # Panics
+    /// When no loop is open: a workload generator bug, not user input.
+    pub fn end_loop(mut self) -> Self {
+        let begin = self.open.pop().expect("end_loop without begin_loop");
+        self.ops.push(Op::LoopEnd { begin });
+        self
+    }
+
+    /// Whether every loop is closed.
+    pub fn is_closed(&self) -> bool {
+        self.open.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loops_are_matched() {
+        let p = Program::new()
+            .begin_loop(None)
+            .op(Op::Run { work: 1 })
+            .begin_loop(Some(3))
+            .op(Op::Exit)
+            .end_loop()
+            .end_loop();
+        assert!(p.is_closed());
+        assert_eq!(p.ops[4], Op::LoopEnd { begin: 2 });
+        assert_eq!(p.ops[5], Op::LoopEnd { begin: 0 });
+    }
+}

@@ -1,0 +1,147 @@
+//! One run from a specification: build the world, run it, collect the reports.
+
+use fairsim_topology::{build_sched_domains, BuildOptions, Machine};
+
+use crate::error::EngineError;
+use crate::time::SEC;
+use crate::workloads::{WorkloadReport, WorkloadSpec};
+use crate::world::{Blueprint, World, WorldConfig};
+
+/// Default memory budget for a run's state: 4 GiB.
+pub const DEFAULT_MEMORY_BUDGET: u64 = 4 << 30;
+
+/// Run length when neither `--duration` nor a workload sets one and some workload never
+/// finishes by itself (nanosleep): 5 s, the interval of seed 000's schedstat deltas.
+pub const DEFAULT_ENDLESS_DURATION: u64 = 5 * SEC;
+
+/// Cap on the run length of workloads that finish by themselves (hackbench, sysbench).
+pub const DEFAULT_FINITE_CAP: u64 = 3_600 * SEC;
+
+/// Estimated bytes of state for `tasks` tasks on `cpus` CPUs, on the high side.
+///
+/// Per task: the engine's task (~300 B with its name and loop stack), the scheduler's
+/// task (~400 B plus an affinity mask of `cpus / 8` bytes), metrics and timer slots
+/// (~150 B). Per CPU: runqueue, engine CPU and metrics (~3 KiB) plus its sched domains,
+/// whose spans and groups hold a few dozen masks of `cpus / 8` bytes. The sum is doubled
+/// for allocator slack and the event heap.
+pub fn estimate_memory(tasks: u64, cpus: usize) -> u64 {
+    let mask = (cpus as u64).div_ceil(64) * 8;
+    let per_task = 850 + mask;
+    let per_cpu = 3 * 1024 + 48 * mask;
+    2 * (tasks * per_task + cpus as u64 * per_cpu)
+}
+
+/// Everything that defines a run.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    /// The machine.
+    pub machine: Machine,
+    /// Sched-domain build options.
+    pub build: BuildOptions,
+    /// Workloads, run side by side.
+    pub workloads: Vec<WorkloadSpec>,
+    /// World settings; `config.duration` is used as given.
+    pub config: WorldConfig,
+    /// Largest estimated state accepted, in bytes.
+    pub memory_budget: u64,
+}
+
+/// The run length for `workloads` when the user gave none: the tool's own (`schbench -r`,
+/// default 30 s as schbench's), else [`DEFAULT_ENDLESS_DURATION`] when a workload never
+/// ends, else [`DEFAULT_FINITE_CAP`].
+pub fn default_duration(workloads: &[WorkloadSpec]) -> u64 {
+    if let Some(d) = workloads
+        .iter()
+        .filter_map(WorkloadSpec::own_duration)
+        .max()
+    {
+        return d;
+    }
+    if workloads
+        .iter()
+        .any(|w| matches!(w, WorkloadSpec::Schbench(_)))
+    {
+        return 30 * SEC;
+    }
+    if workloads
+        .iter()
+        .any(|w| matches!(w, WorkloadSpec::Nanosleep(_)))
+    {
+        return DEFAULT_ENDLESS_DURATION;
+    }
+    DEFAULT_FINITE_CAP
+}
+
+/// Checks the memory budget and builds the world.
+pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
+    if spec.workloads.is_empty() {
+        return Err(EngineError::NoWorkload);
+    }
+    let ncpus = spec.machine.nr_cpus();
+    let tasks: u64 = spec.workloads.iter().map(|w| w.nr_tasks(ncpus)).sum();
+    let need = estimate_memory(tasks, ncpus);
+    if need > spec.memory_budget {
+        return Err(EngineError::TooBig {
+            what: "--workload".into(),
+            tasks,
+            cpus: ncpus,
+            need_mib: need >> 20,
+            budget_mib: spec.memory_budget >> 20,
+        });
+    }
+    let topo =
+        build_sched_domains(&spec.machine, spec.build).map_err(|e| EngineError::Invalid {
+            field: "machine".into(),
+            got: spec.machine.name.clone(),
+            allowed: e.to_string(),
+        })?;
+    let mut bp = Blueprint::default();
+    for (i, w) in spec.workloads.iter().enumerate() {
+        w.build(i, spec.config.seed, &mut bp, ncpus);
+    }
+    World::new(spec.machine.clone(), topo, spec.config.clone(), bp)
+}
+
+/// A finished run.
+#[derive(Debug)]
+pub struct RunResult {
+    /// The world at the end.
+    pub world: World,
+    /// One report per workload.
+    pub reports: Vec<WorkloadReport>,
+}
+
+/// Builds and runs `spec`; `progress` sees (now, end) every few thousand events.
+pub fn run(spec: &RunSpec, progress: &mut dyn FnMut(u64, u64)) -> Result<RunResult, EngineError> {
+    let mut world = prepare(spec)?;
+    world.run(progress)?;
+    let reports = spec
+        .workloads
+        .iter()
+        .enumerate()
+        .map(|(i, w)| w.report(i, &world))
+        .collect();
+    Ok(RunResult { world, reports })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_estimate_scales_and_fits_the_target() {
+        // The target: 4096 CPUs and 65536 tasks within 4 GiB.
+        assert!(estimate_memory(65_536, 4096) < DEFAULT_MEMORY_BUDGET);
+        assert!(estimate_memory(10_000_000, 224) > DEFAULT_MEMORY_BUDGET);
+    }
+
+    #[test]
+    fn default_durations() {
+        let s = WorkloadSpec::parse("schbench:r=2").unwrap();
+        assert_eq!(default_duration(&[s]), 2 * SEC);
+        let n = WorkloadSpec::parse("nanosleep").unwrap();
+        assert_eq!(default_duration(&[n]), DEFAULT_ENDLESS_DURATION);
+        let h = WorkloadSpec::parse("hackbench").unwrap();
+        assert_eq!(default_duration(&[h]), DEFAULT_FINITE_CAP);
+    }
+}

@@ -1,0 +1,105 @@
+//! Scenario files: a TOML file holding the same settings as `fairsim run`'s options.
+//!
+//! ```toml
+//! topology = "2s24c2t"            # or smp = "...", numa_distance = "...", machine = "file"
+//! workload = ["schbench:m=6,t=24,c=30ms,s=30ms"]
+//! features = "NO_SIS_UTIL"
+//! duration = "30s"
+//! seed = 42
+//! hz = 250
+//! timer_slack = "50us"
+//! timer_expiry = "hard"
+//! schedstat = "schedstat.txt"
+//! schedstat_version = 16
+//! json = "run.json"
+//! [cost]
+//! context_switch = "2us"
+//! ```
+//!
+//! Command-line options override the file's values; `workload` entries of both are run.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::EngineError;
+
+/// The contents of a scenario file. Every field is optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// A preset name (`--topology`).
+    pub topology: Option<String>,
+    /// A qemu `-smp` spec (`--smp`).
+    pub smp: Option<String>,
+    /// NUMA distances for `smp` (`--numa-distance`).
+    pub numa_distance: Option<String>,
+    /// A machine file (`--machine`), relative to the scenario file.
+    pub machine: Option<String>,
+    /// Workload specifications (`--workload`).
+    #[serde(default)]
+    pub workload: Vec<String>,
+    /// Feature writes (`--features`).
+    pub features: Option<String>,
+    /// Run length (`--duration`).
+    pub duration: Option<String>,
+    /// Seed (`--seed`).
+    pub seed: Option<u64>,
+    /// Tick rate (`--hz`).
+    pub hz: Option<u32>,
+    /// Timer slack (`--timer-slack`).
+    pub timer_slack: Option<String>,
+    /// Timer expiry point (`--timer-expiry`).
+    pub timer_expiry: Option<String>,
+    /// schedstat output file (`--schedstat`).
+    pub schedstat: Option<String>,
+    /// schedstat version (`--schedstat-version`).
+    pub schedstat_version: Option<u32>,
+    /// JSON output file (`--json`).
+    pub json: Option<String>,
+    /// Cost overrides (`--cost name=value`).
+    #[serde(default)]
+    pub cost: BTreeMap<String, String>,
+}
+
+impl Scenario {
+    /// Parses scenario text.
+    pub fn parse(text: &str) -> Result<Scenario, EngineError> {
+        toml::from_str(text).map_err(|e| {
+            let msg = e.message().replace('\n', " ");
+            EngineError::Scenario(format!(
+                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, features, duration, seed, hz, timer_slack, timer_expiry, schedstat, schedstat_version, json, [cost]"
+            ))
+        })
+    }
+
+    /// Reads and parses a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario, EngineError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| EngineError::Scenario(format!("{}: {e}", path.display())))?;
+        Scenario::parse(&text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_key_and_rejects_unknown_ones() {
+        let s = Scenario::parse(
+            "topology = \"2s24c2t\"\nworkload = [\"schbench\"]\nduration = \"2s\"\nseed = 3\n[cost]\ncontext_switch = \"2us\"\n",
+        )
+        .unwrap();
+        assert_eq!(s.topology.as_deref(), Some("2s24c2t"));
+        assert_eq!(s.workload, vec!["schbench".to_string()]);
+        assert_eq!(s.seed, Some(3));
+        assert_eq!(
+            s.cost.get("context_switch").map(String::as_str),
+            Some("2us")
+        );
+        let e = Scenario::parse("bogus = 1").unwrap_err().to_string();
+        assert!(e.starts_with("scenario: ") && e.contains("bogus"), "{e}");
+    }
+}

@@ -1,0 +1,351 @@
+//! Workloads, named and parametrised like the real tools and compiled to the behaviour IR.
+//!
+//! A specification is `NAME:key=value,...` with the tool's own option letters or long
+//! names as keys (`schbench:m=6,t=24,c=30ms,s=30ms`, `hackbench:g=4,l=1000,pipe`,
+//! `nanosleep:tasks=224,sleep=1us`, `sysbench-cpu:threads=5`).
+
+mod hackbench;
+mod nanosleep;
+mod plat;
+mod schbench;
+mod sysbench;
+
+pub use hackbench::Hackbench;
+pub use nanosleep::Nanosleep;
+pub use plat::PlatStats;
+pub use schbench::Schbench;
+pub use sysbench::SysbenchCpu;
+
+use crate::error::EngineError;
+use crate::event::Tid;
+use crate::program::Program;
+use crate::rng::SimRng;
+use crate::time::parse_duration;
+use crate::world::{Blueprint, RtState, TaskRt, World};
+
+/// Runtime state of one workload in a world.
+#[derive(Debug, Clone)]
+pub struct WorkloadRt {
+    /// The workload's random stream.
+    pub rng: SimRng,
+    /// Latency histograms in microseconds (schbench's layout).
+    pub hists: Vec<PlatStats>,
+    /// Its tasks: a contiguous range of engine ids.
+    pub tasks: (Tid, Tid),
+}
+
+impl WorkloadRt {
+    /// Records `us` into histogram `hist`.
+    pub fn record(&mut self, hist: usize, us: u64) {
+        if let Some(h) = self.hists.get_mut(hist) {
+            h.add(us.min(u64::from(u32::MAX)) as u32);
+        }
+    }
+}
+
+/// One workload specification.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkloadSpec {
+    /// schbench (2016, seed 001).
+    Schbench(Schbench),
+    /// hackbench (rt-tests).
+    Hackbench(Hackbench),
+    /// The nanosleep stress of seed 000.
+    Nanosleep(Nanosleep),
+    /// sysbench cpu.
+    SysbenchCpu(SysbenchCpu),
+}
+
+/// The workloads `--workload` accepts.
+pub const WORKLOAD_NAMES: &str = "schbench, hackbench, nanosleep, sysbench-cpu";
+
+/// What a workload prints and reports after a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadReport {
+    /// The tool-style text.
+    pub text: String,
+    /// Results for `--json`.
+    pub json: serde_json::Value,
+    /// Whether the workload ran to completion (always true for endless workloads).
+    pub finished: bool,
+}
+
+/// Parsed `key=value` pairs of a specification, checked against the allowed keys.
+pub(crate) struct Keys {
+    tool: &'static str,
+    pairs: Vec<(String, Option<String>)>,
+}
+
+impl Keys {
+    /// Splits `body` and rejects keys outside `allowed` (each entry lists the aliases of
+    /// one option, e.g. `["m", "message-threads"]`).
+    pub(crate) fn parse(
+        tool: &'static str,
+        body: &str,
+        allowed: &[&[&str]],
+    ) -> Result<Keys, EngineError> {
+        let mut pairs = Vec::new();
+        for item in body.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = match item.split_once('=') {
+                Some((k, v)) => (k.trim(), Some(v.trim().to_string())),
+                None => (item, None),
+            };
+            let k = k.trim_start_matches('-');
+            let Some(canon) = allowed.iter().find(|a| a.contains(&k)) else {
+                let names: Vec<String> = allowed.iter().map(|a| a.join("|")).collect();
+                return Err(EngineError::Workload(format!(
+                    "{tool}: unknown key '{k}'; allowed: {}",
+                    names.join(", ")
+                )));
+            };
+            pairs.push((canon[0].to_string(), v));
+        }
+        Ok(Keys { tool, pairs })
+    }
+
+    fn raw(&self, key: &str) -> Option<&Option<String>> {
+        self.pairs
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+
+    /// A flag (present without value, or `=1/true/yes`).
+    pub(crate) fn flag(&self, key: &str) -> Result<bool, EngineError> {
+        match self.raw(key) {
+            None => Ok(false),
+            Some(None) => Ok(true),
+            Some(Some(v)) => match v.as_str() {
+                "1" | "true" | "yes" | "on" => Ok(true),
+                "0" | "false" | "no" | "off" => Ok(false),
+                _ => Err(self.bad(key, v, "a flag: present, or =1/=0")),
+            },
+        }
+    }
+
+    /// An integer in `lo..=hi`.
+    pub(crate) fn int(
+        &self,
+        key: &str,
+        default: u64,
+        lo: u64,
+        hi: u64,
+    ) -> Result<u64, EngineError> {
+        match self.raw(key) {
+            None => Ok(default),
+            Some(None) => Err(self.bad(key, "", &format!("an integer in {lo}..={hi}"))),
+            Some(Some(v)) => match v.parse::<u64>() {
+                Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+                _ => Err(self.bad(key, v, &format!("an integer in {lo}..={hi}"))),
+            },
+        }
+    }
+
+    /// A duration (bare numbers in `unit` ns) in `lo..=hi` ns.
+    pub(crate) fn dur(
+        &self,
+        key: &str,
+        default: u64,
+        unit: u64,
+        lo: u64,
+        hi: u64,
+    ) -> Result<u64, EngineError> {
+        let allowed = format!(
+            "a duration from {} to {} (bare numbers in {})",
+            crate::time::format_duration(lo),
+            crate::time::format_duration(hi),
+            match unit {
+                1 => "ns",
+                1_000 => "us",
+                1_000_000 => "ms",
+                _ => "s",
+            }
+        );
+        match self.raw(key) {
+            None => Ok(default),
+            Some(None) => Err(self.bad(key, "", &allowed)),
+            Some(Some(v)) => match parse_duration(v, unit) {
+                Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+                _ => Err(self.bad(key, v, &allowed)),
+            },
+        }
+    }
+
+    fn bad(&self, key: &str, got: &str, allowed: &str) -> EngineError {
+        EngineError::Workload(format!(
+            "{}: {key}: invalid value '{got}'; allowed: {allowed}",
+            self.tool
+        ))
+    }
+}
+
+impl WorkloadSpec {
+    /// Parses `NAME[:key=value,...]`.
+    pub fn parse(spec: &str) -> Result<WorkloadSpec, EngineError> {
+        let (name, body) = spec.split_once(':').unwrap_or((spec, ""));
+        match name.trim() {
+            "schbench" => Ok(WorkloadSpec::Schbench(Schbench::parse(body)?)),
+            "hackbench" => Ok(WorkloadSpec::Hackbench(Hackbench::parse(body)?)),
+            "nanosleep" => Ok(WorkloadSpec::Nanosleep(Nanosleep::parse(body)?)),
+            "sysbench-cpu" | "sysbench" => Ok(WorkloadSpec::SysbenchCpu(SysbenchCpu::parse(body)?)),
+            other => Err(EngineError::Workload(format!(
+                "unknown workload '{other}'; allowed: {WORKLOAD_NAMES}"
+            ))),
+        }
+    }
+
+    /// The tool name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            WorkloadSpec::Schbench(_) => "schbench",
+            WorkloadSpec::Hackbench(_) => "hackbench",
+            WorkloadSpec::Nanosleep(_) => "nanosleep",
+            WorkloadSpec::SysbenchCpu(_) => "sysbench-cpu",
+        }
+    }
+
+    /// The specification with every option spelled out, for headers.
+    pub fn canonical(&self, ncpus: usize) -> String {
+        match self {
+            WorkloadSpec::Schbench(w) => w.canonical(),
+            WorkloadSpec::Hackbench(w) => w.canonical(),
+            WorkloadSpec::Nanosleep(w) => w.canonical(ncpus),
+            WorkloadSpec::SysbenchCpu(w) => w.canonical(),
+        }
+    }
+
+    /// Tasks the workload creates on a machine of `ncpus` CPUs.
+    pub fn nr_tasks(&self, ncpus: usize) -> u64 {
+        match self {
+            WorkloadSpec::Schbench(w) => w.nr_tasks(),
+            WorkloadSpec::Hackbench(w) => w.nr_tasks(),
+            WorkloadSpec::Nanosleep(w) => w.nr_tasks(ncpus),
+            WorkloadSpec::SysbenchCpu(w) => w.nr_tasks(),
+        }
+    }
+
+    /// The run length the tool itself would use (schbench's `-r`), if any.
+    pub fn own_duration(&self) -> Option<u64> {
+        match self {
+            WorkloadSpec::Schbench(w) => w.runtime,
+            _ => None,
+        }
+    }
+
+    /// Adds the workload's tasks, programs and pipes to `bp` as workload number `index`.
+    pub fn build(&self, index: usize, seed: u64, bp: &mut Blueprint, ncpus: usize) {
+        let first = bp.tasks.len();
+        let mut rt = WorkloadRt {
+            rng: SimRng::derive(seed, index as u64),
+            hists: Vec::new(),
+            tasks: (first, first),
+        };
+        match self {
+            WorkloadSpec::Schbench(w) => w.build(index, bp, &mut rt),
+            WorkloadSpec::Hackbench(w) => w.build(index, bp),
+            WorkloadSpec::Nanosleep(w) => w.build(index, bp, ncpus),
+            WorkloadSpec::SysbenchCpu(w) => w.build(index, bp),
+        }
+        rt.tasks.1 = bp.tasks.len();
+        bp.workloads.push(rt);
+    }
+
+    /// The tool-style results of workload `index` in `world`.
+    pub fn report(&self, index: usize, world: &World) -> WorkloadReport {
+        match self {
+            WorkloadSpec::Schbench(w) => w.report(index, world),
+            WorkloadSpec::Hackbench(w) => w.report(index, world),
+            WorkloadSpec::Nanosleep(w) => w.report(index, world),
+            WorkloadSpec::SysbenchCpu(w) => w.report(index, world),
+        }
+    }
+}
+
+/// Adds a program and returns its index.
+pub(crate) fn add_program(bp: &mut Blueprint, p: Program) -> usize {
+    debug_assert!(p.is_closed());
+    bp.programs.push(p);
+    bp.programs.len() - 1
+}
+
+/// A task of workload `workload` running program `prog`.
+pub(crate) fn new_task(
+    name: String,
+    prog: usize,
+    parent: Option<Tid>,
+    children: (Tid, Tid),
+    workload: usize,
+) -> TaskRt {
+    TaskRt {
+        name,
+        prog,
+        pc: 0,
+        loops: Vec::new(),
+        parent,
+        children,
+        next_child: children.0,
+        pipe_base: 0,
+        workload,
+        nice: 0,
+        cpus_allowed: None,
+        sched_id: None,
+        state: RtState::Unborn,
+        tokens: 0,
+        waiting_sem: false,
+        timer: None,
+        timer_fired: false,
+        saved: None,
+        list: Vec::new(),
+        stamp: 0,
+        woken_at: None,
+        marks: [None, None],
+        last_cpu: None,
+    }
+}
+
+/// A root task running program `prog` in workload 0, for tests that build worlds by hand.
+pub fn new_task_for_tests(name: String, prog: usize) -> TaskRt {
+    new_task(name, prog, None, (0, 0), 0)
+}
+
+/// Engine ids of the tasks of workload `index`.
+pub(crate) fn task_range(world: &World, index: usize) -> std::ops::Range<Tid> {
+    let (a, b) = world.workloads[index].tasks;
+    a..b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_issue_examples() {
+        for s in [
+            "schbench:m=6,t=24,c=30ms,s=30ms",
+            "hackbench:g=4,l=1000,pipe",
+            "nanosleep:tasks=224,sleep=1us",
+            "sysbench-cpu:threads=5",
+            "schbench",
+        ] {
+            WorkloadSpec::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        }
+    }
+
+    #[test]
+    fn rejects_unknown_names_keys_and_values() {
+        let e = WorkloadSpec::parse("fio:x=1").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown workload 'fio'") && e.contains("schbench"),
+            "{e}"
+        );
+        let e = WorkloadSpec::parse("schbench:q=1").unwrap_err().to_string();
+        assert!(e.contains("unknown key 'q'"), "{e}");
+        let e = WorkloadSpec::parse("schbench:c=-5ms")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("c: invalid value '-5ms'"), "{e}");
+        assert!(WorkloadSpec::parse("hackbench:g=0").is_err());
+        assert!(WorkloadSpec::parse("sysbench-cpu:threads=x").is_err());
+    }
+}

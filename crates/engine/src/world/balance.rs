@@ -1,0 +1,153 @@
+//! Load balancing in virtual time: the periodic balance softirq from the tick, the nohz
+//! idle-load-balancer kick, active balancing through the stopper, and the newidle balance
+//! stepped inside `schedule()` so that its scan costs time while other CPUs act.
+
+use fairsim_balance::lb::NewidleStep;
+
+use crate::event::{Event, Tid};
+use crate::time::Time;
+
+use super::cpu::Overhead;
+use super::World;
+
+impl World {
+    /// `sched_balance_trigger` from a busy CPU's tick: the balance softirq when due, and
+    /// the nohz kick of an idle CPU (an IPI).
+    pub(super) fn balance_tick(&mut self, cpu: usize, now: u64) {
+        let r = self.sched.sched_balance_trigger(cpu, now);
+        self.charge_sched_work(cpu, now);
+        if r.softirq {
+            self.balance_softirq(cpu, now);
+        }
+        if let Some(ilb) = r.kick_ilb {
+            let at = now + self.config.cost.ipi_latency;
+            self.queue.push(Time(at), Event::NohzKick { cpu: ilb });
+        }
+    }
+
+    /// `sched_balance_softirq` on `cpu`, its work charged to it.
+    fn balance_softirq(&mut self, cpu: usize, now: u64) {
+        self.sched.sched_balance_softirq(cpu, now);
+        self.charge_sched_work(cpu, now);
+        self.deliver_balance_effects(cpu, now);
+    }
+
+    /// After balancing moved tasks: reschedule the CPUs the scheduler asked for, and queue
+    /// the active balances (`stop_one_cpu_nowait` wakes the busiest CPU's stopper).
+    pub(super) fn deliver_balance_effects(&mut self, from: usize, now: u64) {
+        for c in self.sched.take_resched() {
+            if c != from {
+                self.kick(c, from, now);
+            }
+        }
+        for b in std::mem::take(&mut self.sched.pending_active_balance) {
+            let at = if b == from {
+                now
+            } else {
+                now + self.config.cost.ipi_latency
+            };
+            self.queue.push(Time(at), Event::ActiveBalance { cpu: b });
+        }
+    }
+
+    /// The nohz kick IPI reaches the idle load balancer.
+    pub(super) fn nohz_kick(&mut self, cpu: usize, now: u64) {
+        self.interrupt_entry(cpu, now);
+        self.charge(cpu, now, self.config.cost.ipi_handle, Overhead::Ipi);
+        if self.sched.nohz_csd_func(cpu) {
+            self.balance_softirq(cpu, now);
+        }
+        if self.cpus[cpu].curr.is_none() && self.sched.rqs[cpu].nr_running > 0 {
+            self.schedule_cpu(cpu, now);
+        }
+    }
+
+    /// The stopper runs on the busiest CPU: it preempts the current task and pushes one
+    /// task to the CPU that asked; both CPUs then reschedule.
+    pub(super) fn active_balance(&mut self, cpu: usize, now: u64) {
+        if self.cpus[cpu].newidle.is_some() {
+            // The stopper runs once schedule() is done; try again right after.
+            let at = now.max(self.cpus[cpu].kernel_until) + 1;
+            self.queue.push(Time(at), Event::ActiveBalance { cpu });
+            return;
+        }
+        self.interrupt_entry(cpu, now);
+        self.charge(cpu, now, self.config.cost.ipi_handle, Overhead::Ipi);
+        let had = self.cpus[cpu].curr;
+        self.pause_seg_pub(cpu, now);
+        self.sched.active_load_balance_cpu_stop(cpu, now);
+        self.charge_sched_work(cpu, now);
+        if had.is_some() && self.sched.rqs[cpu].curr.is_none() {
+            // The stopper took the CPU from its task: a switch away and back.
+            self.cpus[cpu].curr = None;
+            self.charge(
+                cpu,
+                now,
+                self.config.cost.context_switch,
+                Overhead::ContextSwitch,
+            );
+        }
+        self.deliver_balance_effects(cpu, now);
+        self.schedule_cpu(cpu, now);
+    }
+
+    /// `schedule()` found nothing to run: begin the newidle balance.
+    pub(super) fn start_newidle(&mut self, cpu: usize, prev: Option<Tid>, now: u64) {
+        match self.sched.newidle_start(cpu, now) {
+            Err(pulled) => {
+                self.charge_sched_work(cpu, now);
+                self.finish_newidle(cpu, prev, pulled, now, now);
+            }
+            Ok(nb) => {
+                self.charge_sched_work(cpu, now);
+                self.metrics.cpus[cpu].newidle_balances += 1;
+                self.cpus[cpu].newidle = Some((nb, prev, now));
+                self.newidle_step(cpu, now);
+            }
+        }
+    }
+
+    /// One step of the newidle balance; the next runs once the work just done has taken
+    /// its time on the CPU.
+    pub(super) fn newidle_step(&mut self, cpu: usize, now: u64) {
+        let Some((mut nb, prev, started)) = self.cpus[cpu].newidle.take() else {
+            return;
+        };
+        let step = self.sched.newidle_step(&mut nb, now);
+        self.charge_sched_work(cpu, now);
+        self.deliver_balance_effects(cpu, now);
+        match step {
+            NewidleStep::Continue => {
+                self.cpus[cpu].newidle = Some((nb, prev, started));
+                self.cpus[cpu].gen += 1;
+                let gen = self.cpus[cpu].gen;
+                let at = now.max(self.cpus[cpu].kernel_until);
+                self.queue.push(Time(at), Event::NewidleStep { cpu, gen });
+            }
+            NewidleStep::Done(pulled) => self.finish_newidle(cpu, prev, pulled, started, now),
+        }
+    }
+
+    /// The newidle balance is over: pick again if something arrived, else go idle.
+    fn finish_newidle(
+        &mut self,
+        cpu: usize,
+        prev: Option<Tid>,
+        pulled: i32,
+        started: u64,
+        now: u64,
+    ) {
+        self.metrics.cpus[cpu].newidle_ns += self.cpus[cpu].kernel_until.max(now) - started;
+        let next = self.sched.schedule_after_newidle(cpu, pulled, now);
+        self.charge_sched_work(cpu, now);
+        self.complete_switch(cpu, prev, next, now);
+    }
+
+    /// The go-idle path: the idle loop's `nohz_run_idle_balance` (blocked-load refresh
+    /// asked for by a newidle balance).
+    pub(super) fn balance_on_idle(&mut self, cpu: usize, now: u64) {
+        if self.sched.nohz_run_idle_balance(cpu, now) {
+            self.charge_sched_work(cpu, now);
+        }
+    }
+}

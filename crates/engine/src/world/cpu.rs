@@ -1,0 +1,425 @@
+//! CPUs: run segments, charging kernel work, the scheduler tick and `schedule()`.
+
+use fairsim_balance::PickOutcome;
+
+use crate::event::{Event, Tid};
+use crate::time::Time;
+
+use super::{RtState, World};
+
+/// Kinds of kernel overhead, for the per-CPU breakdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Overhead {
+    /// Context switches.
+    ContextSwitch = 0,
+    /// The fixed part of wakeups.
+    Wakeup,
+    /// Idle-CPU scans, group statistics and task examination (select and balance).
+    Scan,
+    /// Task migration (moving and cache refill).
+    Migration,
+    /// IPI handling.
+    Ipi,
+    /// Remote runqueue locks.
+    RemoteLock,
+    /// hrtimer interrupts.
+    Timer,
+    /// Scheduler ticks.
+    Tick,
+    /// Exits from idle states.
+    IdleExit,
+    /// Forks.
+    Fork,
+}
+
+impl Overhead {
+    /// Number of kinds.
+    pub const COUNT: usize = 10;
+    /// Every kind, in index order.
+    pub const ALL: [Overhead; Overhead::COUNT] = [
+        Overhead::ContextSwitch,
+        Overhead::Wakeup,
+        Overhead::Scan,
+        Overhead::Migration,
+        Overhead::Ipi,
+        Overhead::RemoteLock,
+        Overhead::Timer,
+        Overhead::Tick,
+        Overhead::IdleExit,
+        Overhead::Fork,
+    ];
+
+    /// Name in outputs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Overhead::ContextSwitch => "context_switch",
+            Overhead::Wakeup => "wakeup",
+            Overhead::Scan => "scan",
+            Overhead::Migration => "migration",
+            Overhead::Ipi => "ipi",
+            Overhead::RemoteLock => "remote_lock",
+            Overhead::Timer => "timer",
+            Overhead::Tick => "tick",
+            Overhead::IdleExit => "idle_exit",
+            Overhead::Fork => "fork",
+        }
+    }
+}
+
+/// The progress state of a run segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SegKind {
+    /// Work left, in units of 1/1024 ns at capacity 1024 (so that a CPU of capacity C at
+    /// full frequency does exactly C units per ns and no rounding accumulates).
+    Work {
+        /// Units left.
+        left: u64,
+    },
+    /// A busy loop that ends at a wall-clock deadline.
+    Spin {
+        /// Deadline in ns.
+        deadline: u64,
+    },
+}
+
+/// The run segment a CPU is executing for its current task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seg {
+    /// The task.
+    pub task: Tid,
+    /// When the task (re)gains the CPU from kernel work; progress counts from here.
+    pub resume_at: u64,
+    /// What is left.
+    pub kind: SegKind,
+}
+
+/// Engine state of one CPU.
+#[derive(Debug, Clone, Default)]
+pub struct CpuRt {
+    /// The current task (mirrors `rq->curr`).
+    pub curr: Option<Tid>,
+    /// The CPU is busy with kernel work until this time.
+    pub kernel_until: u64,
+    /// The current task's active run segment.
+    pub seg: Option<Seg>,
+    /// Generation of the CPU's `Continue`/`SegmentEnd` events.
+    pub gen: u64,
+    /// Generation of the tick (reserved for a tick that must be cancelled; today ticks are
+    /// never cancelled, only found idle).
+    pub tick_gen: u64,
+    /// The tick runs (the CPU is not idle).
+    pub tick_on: bool,
+    /// A tick event of this CPU is in the queue.
+    pub tick_queued: bool,
+    /// A `Continue` is pending for the current generation.
+    pub continue_pending: bool,
+    /// Timers armed on this CPU.
+    pub timers: Vec<usize>,
+    /// A newidle balance in progress inside `schedule()`, with the previous task and the
+    /// time it started.
+    pub newidle: Option<(fairsim_balance::lb::NewidleBalance, Option<Tid>, u64)>,
+}
+
+impl World {
+    /// Work units a CPU does per ns: its capacity scaled by its frequency.
+    fn rate(&self, cpu: usize) -> u64 {
+        let rq = &self.sched.rqs[cpu];
+        (rq.capacity_orig * rq.freq_capacity / 1024).max(1)
+    }
+
+    /// Time at which `seg` completes on `cpu`.
+    fn seg_end(&self, cpu: usize, seg: &Seg) -> u64 {
+        match seg.kind {
+            SegKind::Work { left } => seg.resume_at + left.div_ceil(self.rate(cpu)),
+            SegKind::Spin { deadline } => deadline.max(seg.resume_at),
+        }
+    }
+
+    /// Accounts the progress of the active segment up to `t` and returns it.
+    fn advance_seg(&mut self, cpu: usize, t: u64) {
+        let rate = self.rate(cpu);
+        if let Some(seg) = &mut self.cpus[cpu].seg {
+            if t > seg.resume_at {
+                let ran = t - seg.resume_at;
+                if let SegKind::Work { left } = &mut seg.kind {
+                    *left = left.saturating_sub(ran.saturating_mul(rate));
+                }
+                seg.resume_at = t;
+                self.metrics.cpus[cpu].task_ns += ran;
+            }
+        }
+    }
+
+    /// Starts (or resumes) a run segment of the current task at `now`.
+    pub(super) fn start_seg(&mut self, cpu: usize, now: u64, task: Tid, kind: SegKind) {
+        let resume_at = now.max(self.cpus[cpu].kernel_until);
+        let seg = Seg {
+            task,
+            resume_at,
+            kind,
+        };
+        self.cpus[cpu].seg = Some(seg);
+        self.cpus[cpu].gen += 1;
+        let end = self.seg_end(cpu, &seg);
+        let gen = self.cpus[cpu].gen;
+        self.queue.push(Time(end), Event::SegmentEnd { cpu, gen });
+    }
+
+    /// The active segment is complete: the task moves to its next operation.
+    pub(super) fn segment_end(&mut self, cpu: usize, now: u64) {
+        self.advance_seg(cpu, now);
+        let Some(seg) = self.cpus[cpu].seg.take() else {
+            return;
+        };
+        let t = seg.task;
+        self.tasks[t].saved = None;
+        self.tasks[t].pc += 1;
+        self.exec(cpu, now);
+    }
+
+    /// Stops the active segment at `now` (for the stopper of an active balance).
+    pub(super) fn pause_seg_pub(&mut self, cpu: usize, now: u64) {
+        self.pause_seg(cpu, now);
+    }
+
+    /// Stops the active segment at `now`, saving its progress in the task.
+    fn pause_seg(&mut self, cpu: usize, now: u64) {
+        self.advance_seg(cpu, now);
+        if let Some(seg) = self.cpus[cpu].seg.take() {
+            self.tasks[seg.task].saved = Some(seg.kind);
+        }
+        self.cpus[cpu].gen += 1;
+    }
+
+    /// Charges `cost` ns of kernel work of kind `what` to `cpu` at `now`: the CPU does it
+    /// after any kernel work already queued, and the running segment (if any) makes no
+    /// progress meanwhile.
+    pub(crate) fn charge(&mut self, cpu: usize, now: u64, cost: u64, what: Overhead) {
+        if cost == 0 {
+            return;
+        }
+        let start = now.max(self.cpus[cpu].kernel_until);
+        self.advance_seg(cpu, start);
+        let until = start + cost;
+        self.cpus[cpu].kernel_until = until;
+        self.metrics.cpus[cpu].overhead_ns[what as usize] += cost;
+        if let Some(mut seg) = self.cpus[cpu].seg {
+            seg.resume_at = until;
+            self.cpus[cpu].seg = Some(seg);
+            self.cpus[cpu].gen += 1;
+            let end = self.seg_end(cpu, &seg);
+            let gen = self.cpus[cpu].gen;
+            self.queue.push(Time(end), Event::SegmentEnd { cpu, gen });
+        }
+    }
+
+    /// Turns the work the scheduler reports for its last call into CPU time on `cpu`.
+    pub(crate) fn charge_sched_work(&mut self, cpu: usize, now: u64) {
+        let w = self.sched.take_work();
+        let c = self.config.cost;
+        let scan = w.cpus_visited * c.idle_scan_per_cpu
+            + w.cpus_visited_remote_llc * c.scan_remote_llc
+            + w.cpus_visited_remote_node * c.scan_remote_node
+            + w.groups_visited * c.group_scan
+            + w.tasks_examined * c.task_examine;
+        self.charge(cpu, now, scan, Overhead::Scan);
+        self.charge(cpu, now, w.tasks_moved * c.migration, Overhead::Migration);
+        self.charge(
+            cpu,
+            now,
+            w.remote_locks * c.remote_rq_lock,
+            Overhead::RemoteLock,
+        );
+        self.metrics.cpus_visited += w.cpus_visited;
+        self.metrics.groups_visited += w.groups_visited;
+    }
+
+    /// Whether the CPU sits in the idle loop (no task, no kernel work in progress).
+    pub(super) fn cpu_idle_at(&self, cpu: usize, now: u64) -> bool {
+        self.cpus[cpu].curr.is_none() && self.cpus[cpu].kernel_until <= now
+    }
+
+    /// An interrupt arrives on `cpu`: an idle CPU first leaves its idle state.
+    pub(super) fn interrupt_entry(&mut self, cpu: usize, now: u64) {
+        if self.cpu_idle_at(cpu, now) {
+            self.charge(cpu, now, self.config.cost.idle_exit, Overhead::IdleExit);
+        }
+    }
+
+    /// Schedules a `Continue` for the current task when the CPU's kernel work is done.
+    pub(super) fn post_continue(&mut self, cpu: usize, now: u64) {
+        if self.cpus[cpu].continue_pending || self.cpus[cpu].seg.is_some() {
+            return;
+        }
+        self.cpus[cpu].continue_pending = true;
+        let at = now.max(self.cpus[cpu].kernel_until);
+        let gen = self.cpus[cpu].gen;
+        self.queue.push(Time(at), Event::Continue { cpu, gen });
+    }
+
+    /// `__schedule()` on `cpu` at `now`: the current task (already blocked, exiting or
+    /// preempted) is put back or left, the scheduler picks the next one, and the CPU pays
+    /// the context switch before the next task runs.
+    pub(crate) fn schedule_cpu(&mut self, cpu: usize, now: u64) {
+        if self.cpus[cpu].newidle.is_some() {
+            // Already inside schedule(): the newidle balance's end picks what arrived.
+            return;
+        }
+        self.pause_seg(cpu, now);
+        self.cpus[cpu].continue_pending = false;
+        let prev = self.cpus[cpu].curr;
+        match self.sched.schedule_stepped(cpu, now) {
+            PickOutcome::Next(next_sid) => {
+                self.charge_sched_work(cpu, now);
+                self.complete_switch(cpu, prev, next_sid, now);
+            }
+            PickOutcome::Newidle => {
+                self.charge_sched_work(cpu, now);
+                self.start_newidle(cpu, prev, now);
+            }
+        }
+    }
+
+    /// The end of `__schedule()` once the next task is known: the context switch, the tick
+    /// and the first operations of the next task, or the idle entry.
+    pub(super) fn complete_switch(
+        &mut self,
+        cpu: usize,
+        prev: Option<Tid>,
+        next_sid: Option<fairsim_balance::TaskId>,
+        now: u64,
+    ) {
+        let next = next_sid.map(|s| self.by_sched_id[s]);
+        if prev != next {
+            self.charge(
+                cpu,
+                now,
+                self.config.cost.context_switch,
+                Overhead::ContextSwitch,
+            );
+            self.metrics.cpus[cpu].switches += 1;
+            if let Some(p) = prev {
+                self.tasks[p].last_cpu = Some(cpu);
+            }
+        }
+        self.cpus[cpu].curr = next;
+        match next {
+            None => {
+                self.enter_idle(cpu, now);
+            }
+            Some(t) => {
+                let starts = now.max(self.cpus[cpu].kernel_until);
+                if let Some(w) = self.tasks[t].woken_at.take() {
+                    self.metrics.record_wakeup_latency(t, starts - w);
+                }
+                self.tasks[t].last_cpu = Some(cpu);
+                if !self.cpus[cpu].tick_on {
+                    self.arm_tick(cpu, now);
+                }
+                self.exec(cpu, now);
+            }
+        }
+    }
+
+    /// Arms the tick at the next jiffy boundary (ticks of all CPUs are aligned, as with
+    /// the default `sched_skew_tick=0`).
+    fn arm_tick(&mut self, cpu: usize, now: u64) {
+        self.cpus[cpu].tick_on = true;
+        if self.cpus[cpu].tick_queued {
+            return;
+        }
+        let period = self.sched.tick_nsec;
+        let next = (now / period + 1) * period;
+        self.cpus[cpu].tick_queued = true;
+        let gen = self.cpus[cpu].tick_gen;
+        self.queue.push(Time(next), Event::Tick { cpu, gen });
+    }
+
+    /// The idle loop's tick decision (`tick_nohz_idle_stop_tick` with the menu
+    /// governor): the tick keeps running when the next timer on this CPU is less than a
+    /// tick period away, as the governor does not stop the tick for short predicted idle
+    /// periods; otherwise it stops and the CPU joins the nohz idle CPUs
+    /// (`nohz_balance_enter_idle`). A tick already queued for a stopped tick finds the CPU
+    /// idle and ends.
+    fn enter_idle(&mut self, cpu: usize, now: u64) {
+        let period = self.sched.tick_nsec;
+        let slack = self.config.timer_slack;
+        let next_timer = self.cpus[cpu]
+            .timers
+            .iter()
+            .map(|&id| self.timer_fire_time(id, slack))
+            .min();
+        if next_timer.is_some_and(|t| t < now + period) {
+            if !self.cpus[cpu].tick_on {
+                self.arm_tick(cpu, now);
+            }
+        } else {
+            self.cpus[cpu].tick_on = false;
+            self.sched.nohz_balance_enter_idle(cpu);
+        }
+        self.balance_on_idle(cpu, now);
+    }
+
+    /// The scheduler tick (`sched_tick` and `sched_balance_trigger`), on a busy CPU or on
+    /// an idle one whose tick was not stopped.
+    pub(super) fn tick(&mut self, cpu: usize, now: u64) {
+        self.cpus[cpu].tick_queued = false;
+        if self.cpus[cpu].newidle.is_some() {
+            // Interrupts are off inside schedule(): the tick is lost, the next one comes.
+            self.cpus[cpu].tick_on = false;
+            return;
+        }
+        if !self.cpus[cpu].tick_on {
+            return;
+        }
+        let idle = self.cpus[cpu].curr.is_none();
+        if idle {
+            self.interrupt_entry(cpu, now);
+        }
+        self.charge(cpu, now, self.config.cost.tick, Overhead::Tick);
+        self.fire_due_timers(cpu, now);
+        self.sched.tick(cpu, now);
+        self.charge_sched_work(cpu, now);
+        self.balance_tick(cpu, now);
+        if self.sched.rqs[cpu].need_resched
+            || (self.cpus[cpu].curr.is_none() && self.sched.rqs[cpu].nr_running > 0)
+        {
+            self.schedule_cpu(cpu, now);
+        } else if self.cpus[cpu].curr.is_none() {
+            // Back to the idle loop: decide again whether the tick keeps running.
+            self.cpus[cpu].tick_on = false;
+            self.enter_idle(cpu, now);
+        }
+        if self.cpus[cpu].tick_on && !self.cpus[cpu].tick_queued {
+            let period = self.sched.tick_nsec;
+            let gen = self.cpus[cpu].tick_gen;
+            self.cpus[cpu].tick_queued = true;
+            self.queue
+                .push(Time((now / period + 1) * period), Event::Tick { cpu, gen });
+        }
+    }
+
+    /// Makes `cpu` reschedule after a decision taken on `from` at `now`: at once when the
+    /// CPU is the one deciding or idle (polling idle notices `need_resched` without an
+    /// IPI), else after a reschedule IPI.
+    pub(super) fn kick(&mut self, cpu: usize, from: usize, now: u64) {
+        if cpu == from {
+            return; // The running code reschedules at its next preemption point.
+        }
+        if self.cpus[cpu].curr.is_none() {
+            self.interrupt_entry(cpu, now);
+            self.schedule_cpu(cpu, now);
+        } else {
+            let at = now + self.config.cost.ipi_latency;
+            self.queue.push(Time(at), Event::Resched { cpu });
+        }
+    }
+
+    /// Marks task state after a block and reschedules the CPU.
+    pub(super) fn block_and_schedule(&mut self, cpu: usize, now: u64, t: Tid) {
+        self.sched.block_current(cpu, now);
+        self.charge_sched_work(cpu, now);
+        self.tasks[t].state = RtState::Blocked;
+        self.schedule_cpu(cpu, now);
+    }
+}

@@ -1,0 +1,262 @@
+//! The program interpreter: the current task of a CPU executes its operations.
+
+use crate::program::{DurSpec, Op, Target};
+use crate::time::US;
+
+use super::cpu::SegKind;
+use super::{RtState, World};
+use crate::event::Tid;
+
+/// Operations a task may execute back to back without yielding to the event loop; a
+/// program that loops without running, sleeping or blocking is cut off here so that the
+/// emulation cannot hang.
+const MAX_INSTANT_OPS: u32 = 10_000;
+
+impl World {
+    /// Draws a duration.
+    pub(super) fn draw(&mut self, t: Tid, d: DurSpec) -> u64 {
+        match d {
+            DurSpec::Fixed(ns) => ns,
+            DurSpec::JitterUs {
+                base_us,
+                max_jitter_us,
+            } => {
+                let w = self.tasks[t].workload;
+                let j = if max_jitter_us > 0 {
+                    self.workloads[w].rng.below(max_jitter_us)
+                } else {
+                    0
+                };
+                (base_us + j) * US
+            }
+        }
+    }
+
+    fn target(&self, t: Tid, to: Target) -> Option<Tid> {
+        match to {
+            Target::Parent => self.tasks[t].parent,
+            Target::Task(x) => Some(x),
+        }
+    }
+
+    /// Runs the current task of `cpu` from its program counter until it starts a run
+    /// segment, blocks, exits, yields to kernel work or is preempted.
+    pub(crate) fn exec(&mut self, cpu: usize, now: u64) {
+        let mut budget = MAX_INSTANT_OPS;
+        loop {
+            let Some(t) = self.cpus[cpu].curr else {
+                return;
+            };
+            if self.sched.rqs[cpu].need_resched {
+                self.schedule_cpu(cpu, now);
+                return;
+            }
+            // While the CPU finishes kernel work, the task can only do what touches no
+            // other task: those operations run at the instant the CPU becomes free
+            // (`at`); anything else waits for a `Continue` at that instant.
+            let at = now.max(self.cpus[cpu].kernel_until);
+            let prog = self.tasks[t].prog;
+            let pc = self.tasks[t].pc;
+            let op = self.programs[prog].ops.get(pc).copied();
+            if at > now && !op.is_some_and(|op| self.op_is_local(t, op)) {
+                self.post_continue(cpu, now);
+                return;
+            }
+            budget -= 1;
+            if budget == 0 {
+                // A runaway program: give the CPU a tick's worth of rest before going on.
+                let until = now + self.sched.tick_nsec;
+                self.cpus[cpu].kernel_until = until;
+                self.post_continue(cpu, now);
+                return;
+            }
+            let Some(op) = op else {
+                self.exit_current(cpu, now, t);
+                return;
+            };
+            match op {
+                Op::Run { work } => {
+                    let kind = self.tasks[t].saved.take().unwrap_or(SegKind::Work {
+                        left: work.saturating_mul(1024),
+                    });
+                    self.start_seg(cpu, now, t, kind);
+                    return;
+                }
+                Op::Spin { dur } => {
+                    let kind = self.tasks[t]
+                        .saved
+                        .take()
+                        .unwrap_or(SegKind::Spin { deadline: at + dur });
+                    self.start_seg(cpu, now, t, kind);
+                    return;
+                }
+                Op::Sleep { dur } => {
+                    if self.tasks[t].timer_fired {
+                        self.tasks[t].timer_fired = false;
+                        self.tasks[t].pc += 1;
+                        continue;
+                    }
+                    let d = self.draw(t, dur);
+                    self.arm_timer(cpu, t, now, d);
+                    self.block_and_schedule(cpu, now, t);
+                    return;
+                }
+                Op::Wait { timeout } => {
+                    if self.tasks[t].tokens > 0 {
+                        self.tasks[t].tokens -= 1;
+                        self.cancel_timer(t);
+                        self.tasks[t].timer_fired = false;
+                        self.tasks[t].waiting_sem = false;
+                        self.tasks[t].pc += 1;
+                        continue;
+                    }
+                    if self.tasks[t].timer_fired {
+                        self.tasks[t].timer_fired = false;
+                        self.tasks[t].waiting_sem = false;
+                        self.tasks[t].pc += 1;
+                        continue;
+                    }
+                    if let Some(d) = timeout {
+                        if self.tasks[t].timer.is_none() {
+                            let d = self.draw(t, d);
+                            self.arm_timer(cpu, t, now, d);
+                        }
+                    }
+                    self.tasks[t].waiting_sem = true;
+                    self.block_and_schedule(cpu, now, t);
+                    return;
+                }
+                Op::ClearTokens => {
+                    self.tasks[t].tokens = 0;
+                    self.tasks[t].pc += 1;
+                }
+                Op::Post { to } => {
+                    self.tasks[t].pc += 1;
+                    if let Some(x) = self.target(t, to) {
+                        self.post(x, cpu, now);
+                    }
+                }
+                Op::PostChildren => {
+                    self.tasks[t].pc += 1;
+                    let (a, b) = self.tasks[t].children;
+                    for x in a..b {
+                        self.post(x, cpu, now);
+                    }
+                }
+                Op::ListAdd { to } => {
+                    self.tasks[t].pc += 1;
+                    if let Some(x) = self.target(t, to) {
+                        self.tasks[x].list.push(t);
+                    }
+                }
+                Op::WakeList => {
+                    self.tasks[t].pc += 1;
+                    let list = std::mem::take(&mut self.tasks[t].list);
+                    // xlist_add prepends, so the splice walks the newest entry first.
+                    for &x in list.iter().rev() {
+                        self.tasks[x].stamp = now;
+                    }
+                    for &x in list.iter().rev() {
+                        self.post(x, cpu, now);
+                    }
+                }
+                Op::RecordLatency { hist } => {
+                    self.tasks[t].pc += 1;
+                    // gettimeofday() has microsecond resolution; schbench records
+                    // positive deltas only.
+                    let us = at / US - self.tasks[t].stamp / US;
+                    if us > 0 {
+                        let w = self.tasks[t].workload;
+                        self.workloads[w].record(hist, us);
+                    }
+                }
+                Op::PipeWrite { pipe, bytes } => {
+                    let p = self.tasks[t].pipe_base + pipe;
+                    if !self.pipe_write(cpu, now, t, p, bytes) {
+                        self.block_and_schedule(cpu, now, t);
+                        return;
+                    }
+                    self.tasks[t].pc += 1;
+                }
+                Op::PipeRead { pipe, bytes } => {
+                    let p = self.tasks[t].pipe_base + pipe;
+                    if !self.pipe_read(cpu, now, t, p, bytes) {
+                        self.block_and_schedule(cpu, now, t);
+                        return;
+                    }
+                    self.tasks[t].pc += 1;
+                }
+                Op::ForkChildren => {
+                    let (_, end) = self.tasks[t].children;
+                    let c = self.tasks[t].next_child;
+                    if c >= end {
+                        self.tasks[t].pc += 1;
+                        continue;
+                    }
+                    self.tasks[t].next_child += 1;
+                    self.fork_task(c, cpu, now);
+                }
+                Op::Mark { slot } => {
+                    self.tasks[t].marks[slot.min(1)] = Some(at);
+                    self.tasks[t].pc += 1;
+                }
+                Op::LoopBegin { times } => {
+                    self.tasks[t].loops.push(times.unwrap_or(u64::MAX));
+                    self.tasks[t].pc += 1;
+                }
+                Op::LoopEnd { begin } => {
+                    let task = &mut self.tasks[t];
+                    let left = task.loops.last_mut().expect("loop stack");
+                    if *left == u64::MAX {
+                        task.pc = begin + 1;
+                    } else if *left > 1 {
+                        *left -= 1;
+                        task.pc = begin + 1;
+                    } else {
+                        task.loops.pop();
+                        task.pc += 1;
+                    }
+                }
+                Op::Exit => {
+                    self.exit_current(cpu, now, t);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Whether `op`, executed now by task `t`, affects only `t` itself, so that it may run
+    /// while its CPU still finishes kernel work: starting a run segment (which begins when
+    /// the CPU is free), loop bookkeeping, marks, latency records, and completing a sleep
+    /// or a wait whose wakeup already came.
+    fn op_is_local(&self, t: Tid, op: Op) -> bool {
+        let task = &self.tasks[t];
+        match op {
+            Op::Run { .. }
+            | Op::Spin { .. }
+            | Op::ClearTokens
+            | Op::Mark { .. }
+            | Op::LoopBegin { .. }
+            | Op::LoopEnd { .. }
+            | Op::RecordLatency { .. } => true,
+            Op::Sleep { .. } => task.timer_fired,
+            Op::Wait { .. } => task.tokens > 0 || task.timer_fired,
+            _ => false,
+        }
+    }
+
+    /// The current task exits: its parent is posted (a `wait()`ing parent wakes), the
+    /// scheduler forgets it and the CPU picks another task.
+    fn exit_current(&mut self, cpu: usize, now: u64, t: Tid) {
+        if let Some(p) = self.tasks[t].parent {
+            self.post(p, cpu, now);
+        }
+        self.sched.exit_current(cpu, now);
+        self.charge_sched_work(cpu, now);
+        self.tasks[t].state = RtState::Exited;
+        self.cancel_timer(t);
+        self.live_tasks -= 1;
+        self.metrics.tasks[t].exited_at = Some(now);
+        self.schedule_cpu(cpu, now);
+    }
+}

@@ -1,0 +1,509 @@
+//! The world: the scheduler state, the CPUs executing task programs, timers, pipes and the
+//! event loop that drives them in virtual time.
+//!
+//! Every scheduler decision is a call into [`fairsim_balance::Sched`] at the virtual
+//! instant it happens. The world adds what the scheduler does not own: time passing while
+//! tasks run, the cost of kernel work on the CPU that does it ([`crate::cost::CostTable`]),
+//! interrupts and IPIs arriving late, and the task programs themselves.
+//!
+//! Modules: `cpu` (segments, charging, ticks, schedule), `exec` (the program
+//! interpreter), `wake` (wakeups, forks, timers, pipes).
+
+mod balance;
+mod cpu;
+mod exec;
+mod wake;
+
+use fairsim_balance::{Sched, SchedParams, TaskId};
+use fairsim_topology::{CpuMask, Machine, SchedDomains};
+
+use crate::cost::CostTable;
+use crate::error::EngineError;
+use crate::event::{Event, EventQueue, Tid};
+use crate::metrics::{CpuMetrics, Metrics, TaskMetrics};
+use crate::program::Program;
+use crate::time::{Time, US};
+
+pub use cpu::{CpuRt, Overhead, Seg, SegKind};
+
+/// Where in [d, d + slack] an hrtimer armed for d with a slack fires when no earlier
+/// interrupt on its CPU runs it first.
+///
+/// `hrtimer_start_range_ns` gives a timer a soft expiry (d) and a hard one (d + slack);
+/// the clock event device is programmed for the earliest hard expiry, and any timer
+/// interrupt on that CPU runs every timer whose soft expiry has passed. On a CPU with no
+/// other timer nearby, the timer therefore fires at its hard expiry: that is the default,
+/// `Hard`. The world also models the coalescing: a tick or another timer's interrupt on the
+/// same CPU between d and d + slack fires the timer early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimerExpiry {
+    /// At d + slack (the kernel's behaviour on an otherwise quiet CPU).
+    Hard,
+    /// At d + slack / 2.
+    Mid,
+    /// At d (as if the slack were 0).
+    Soft,
+}
+
+impl TimerExpiry {
+    /// Parses `hard`, `mid` or `soft`.
+    pub fn parse(s: &str) -> Option<TimerExpiry> {
+        match s {
+            "hard" => Some(TimerExpiry::Hard),
+            "mid" => Some(TimerExpiry::Mid),
+            "soft" => Some(TimerExpiry::Soft),
+            _ => None,
+        }
+    }
+}
+
+/// The default `timer_slack_ns` of a task (`init_task.timer_slack_ns`): 50 us.
+pub const DEFAULT_TIMER_SLACK: u64 = 50 * US;
+
+/// Settings of one run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorldConfig {
+    /// Scheduler tunables (features, HZ, util_est).
+    pub params: SchedParams,
+    /// Kernel-overhead costs.
+    pub cost: CostTable,
+    /// The run stops at this virtual time (ns), or earlier when every workload finished.
+    pub duration: u64,
+    /// The world seed.
+    pub seed: u64,
+    /// `timer_slack_ns` of every task.
+    pub timer_slack: u64,
+    /// Where in the slack window a quiet timer fires.
+    pub timer_expiry: TimerExpiry,
+    /// Check the scheduler's and the engine's invariants after every event (slow; tests).
+    pub check_invariants: bool,
+}
+
+impl Default for WorldConfig {
+    fn default() -> Self {
+        WorldConfig {
+            params: SchedParams::default(),
+            cost: CostTable::default(),
+            duration: crate::time::SEC,
+            seed: crate::rng::DEFAULT_SEED,
+            timer_slack: DEFAULT_TIMER_SLACK,
+            timer_expiry: TimerExpiry::Hard,
+            check_invariants: false,
+        }
+    }
+}
+
+/// What a task is doing, from the engine's point of view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RtState {
+    /// Not forked yet.
+    Unborn,
+    /// Forked or woken, not yet enqueued (the wakeup is in flight).
+    Waking,
+    /// Running or queued on a runqueue.
+    Runnable,
+    /// Blocked on a timer, a token or a pipe.
+    Blocked,
+    /// Exited.
+    Exited,
+}
+
+/// A task as the engine sees it: its program, position and synchronisation state.
+#[derive(Debug, Clone)]
+pub struct TaskRt {
+    /// Name (`comm`).
+    pub name: String,
+    /// Program index.
+    pub prog: usize,
+    /// Index of the next operation.
+    pub pc: usize,
+    /// Remaining iterations of the open loops, innermost last.
+    pub loops: Vec<u64>,
+    /// The forking task.
+    pub parent: Option<Tid>,
+    /// Children, a contiguous range of engine ids.
+    pub children: (Tid, Tid),
+    /// Next child to fork.
+    pub next_child: Tid,
+    /// Base of the task's pipe indices.
+    pub pipe_base: usize,
+    /// Workload index.
+    pub workload: usize,
+    /// Nice level.
+    pub nice: i32,
+    /// Affinity (`None`: every CPU).
+    pub cpus_allowed: Option<CpuMask>,
+    /// The scheduler's id once forked.
+    pub sched_id: Option<TaskId>,
+    /// Lifecycle state.
+    pub state: RtState,
+    /// Futex/semaphore tokens.
+    pub tokens: u32,
+    /// Blocked in a `Wait`.
+    pub waiting_sem: bool,
+    /// The armed timer, if any.
+    pub timer: Option<usize>,
+    /// The task's timer fired since the blocking operation began.
+    pub timer_fired: bool,
+    /// Progress of an interrupted run segment.
+    pub saved: Option<SegKind>,
+    /// Tasks waiting on this task's list (`xlist`).
+    pub list: Vec<Tid>,
+    /// Wake stamp written by a `WakeList` (ns).
+    pub stamp: u64,
+    /// When the pending wakeup was issued, for the wakeup-latency metric.
+    pub woken_at: Option<u64>,
+    /// Mark slots.
+    pub marks: [Option<u64>; 2],
+    /// CPU the task last ran on (for migration costs).
+    pub last_cpu: Option<usize>,
+}
+
+/// A pipe or a stream socket with a bounded buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pipe {
+    /// Buffer capacity in bytes.
+    pub capacity: u64,
+    /// Bytes charged against the capacity per byte written is 1 for pipes; a socket
+    /// charges each message its skb truesize instead.
+    pub charge_per_msg: Option<u64>,
+    /// Bytes currently charged.
+    pub used: u64,
+    /// Readers blocked on an empty buffer.
+    pub readers: Vec<Tid>,
+    /// Writers blocked on a full buffer.
+    pub writers: Vec<Tid>,
+    /// Sockets wake a blocked writer only once half the buffer is free
+    /// (`unix_writable`); pipes as soon as the message fits.
+    pub socket: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Timer {
+    cpu: usize,
+    task: Tid,
+    soft: u64,
+    armed: bool,
+    gen: u64,
+}
+
+/// The emulated machine in virtual time.
+pub struct World {
+    /// The scheduler state.
+    pub sched: Sched,
+    /// Settings.
+    pub config: WorldConfig,
+    /// Per-CPU engine state.
+    pub cpus: Vec<CpuRt>,
+    /// Every task of every workload, forked or not.
+    pub tasks: Vec<TaskRt>,
+    /// Programs, shared by tasks.
+    pub programs: Vec<Program>,
+    /// Pipes and sockets.
+    pub pipes: Vec<Pipe>,
+    /// Per-workload runtime state (RNG, histograms).
+    pub workloads: Vec<crate::workloads::WorkloadRt>,
+    /// Metrics.
+    pub metrics: Metrics,
+    /// Engine task id of each scheduler task id.
+    pub by_sched_id: Vec<Tid>,
+    queue: EventQueue,
+    timers: Vec<Timer>,
+    now: Time,
+    ended: bool,
+    events: u64,
+    live_tasks: usize,
+}
+
+impl std::fmt::Debug for World {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("World")
+            .field("now", &self.now)
+            .field("cpus", &self.cpus.len())
+            .field("tasks", &self.tasks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Everything a workload generator adds to a world before it starts.
+#[derive(Debug, Default)]
+pub struct Blueprint {
+    /// Tasks; the ones without parent are spawned at time 0.
+    pub tasks: Vec<TaskRt>,
+    /// Programs.
+    pub programs: Vec<Program>,
+    /// Pipes.
+    pub pipes: Vec<Pipe>,
+    /// Per-workload runtime state.
+    pub workloads: Vec<crate::workloads::WorkloadRt>,
+}
+
+impl World {
+    /// A world for `machine` with its sched domains, ready to run `blueprint`.
+    pub fn new(
+        machine: Machine,
+        topo: SchedDomains,
+        config: WorldConfig,
+        blueprint: Blueprint,
+    ) -> Result<World, EngineError> {
+        let n = machine.nr_cpus();
+        if n == 0 {
+            return Err(EngineError::NoCpus);
+        }
+        for t in &blueprint.tasks {
+            if let Some(mask) = &t.cpus_allowed {
+                if mask.is_empty() || mask.iter().any(|c| c >= n) {
+                    return Err(EngineError::BadAffinity(t.name.clone()));
+                }
+            }
+        }
+        // The scheduler's own random state (sched_rng for NI_RANDOM) is a sub-stream of
+        // the world seed, apart from the workloads' streams.
+        let mut params = config.params;
+        params.seed = crate::rng::SimRng::derive(config.seed, u64::MAX).next_u64();
+        let sched = Sched::new(machine, topo, params);
+        let cpus = (0..n).map(|_| CpuRt::default()).collect();
+        let metrics = Metrics::new(n, blueprint.tasks.len());
+        let mut world = World {
+            sched,
+            config,
+            cpus,
+            tasks: blueprint.tasks,
+            programs: blueprint.programs,
+            pipes: blueprint.pipes,
+            workloads: blueprint.workloads,
+            metrics,
+            by_sched_id: Vec::new(),
+            queue: EventQueue::new(),
+            timers: Vec::new(),
+            now: Time::ZERO,
+            ended: false,
+            events: 0,
+            live_tasks: 0,
+        };
+        world.timers = (0..world.tasks.len())
+            .map(|t| Timer {
+                cpu: 0,
+                task: t,
+                soft: 0,
+                armed: false,
+                gen: 0,
+            })
+            .collect();
+        world.queue.push(Time(world.config.duration), Event::End);
+        let roots: Vec<Tid> = (0..world.tasks.len())
+            .filter(|&t| world.tasks[t].parent.is_none())
+            .collect();
+        for t in roots {
+            world.fork_task(t, 0, 0);
+        }
+        Ok(world)
+    }
+
+    /// The current virtual time.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Pending events in the queue (stale ones included).
+    pub fn queue_len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Whether the run has ended (duration reached or every task exited).
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Runs to the end. `progress` is called every few thousand events with the current
+    /// and the final virtual time.
+    pub fn run(&mut self, progress: &mut dyn FnMut(u64, u64)) -> Result<(), EngineError> {
+        while !self.ended {
+            self.step()?;
+            if self.events % 4096 == 0 {
+                progress(self.now.0, self.config.duration);
+            }
+        }
+        progress(self.now.0, self.config.duration);
+        Ok(())
+    }
+
+    /// Processes one event. Returns false when the run is over.
+    pub fn step(&mut self) -> Result<bool, EngineError> {
+        if self.ended {
+            return Ok(false);
+        }
+        let Some((t, ev)) = self.queue.pop() else {
+            self.ended = true;
+            return Ok(false);
+        };
+        if t < self.now {
+            return Err(EngineError::Invariant(format!(
+                "time went backwards: {} after {}",
+                t, self.now
+            )));
+        }
+        self.now = t;
+        self.events += 1;
+        let now = t.0;
+        match ev {
+            Event::End => {
+                self.ended = true;
+                return Ok(false);
+            }
+            Event::Continue { cpu, gen } => {
+                if self.cpus[cpu].gen == gen {
+                    self.cpus[cpu].continue_pending = false;
+                    self.exec(cpu, now);
+                }
+            }
+            Event::SegmentEnd { cpu, gen } => {
+                if self.cpus[cpu].gen == gen {
+                    self.segment_end(cpu, now);
+                }
+            }
+            Event::Tick { cpu, gen } => {
+                if self.cpus[cpu].tick_gen == gen {
+                    self.tick(cpu, now);
+                }
+            }
+            Event::TimerExpire { timer, gen } => {
+                let tm = self.timers[timer];
+                if tm.armed && tm.gen == gen {
+                    if self.cpus[tm.cpu].newidle.is_some() {
+                        // Interrupts are off inside schedule(): taken once it is done.
+                        let at = now.max(self.cpus[tm.cpu].kernel_until).max(now + 1);
+                        self.queue.push(Time(at), Event::TimerExpire { timer, gen });
+                    } else {
+                        self.timer_interrupt(tm.cpu, now);
+                    }
+                }
+            }
+            Event::WakeArrive {
+                task,
+                wake_flags,
+                via_wakelist,
+                from_cpu,
+            } => self.wake_arrive(task, wake_flags, via_wakelist, from_cpu, now),
+            Event::NewTaskArrive { task, from_cpu } => self.new_task_arrive(task, from_cpu, now),
+            Event::NewidleStep { cpu, gen } => {
+                if self.cpus[cpu].gen == gen {
+                    self.newidle_step(cpu, now);
+                }
+            }
+            Event::NohzKick { cpu } => self.nohz_kick(cpu, now),
+            Event::ActiveBalance { cpu } => self.active_balance(cpu, now),
+            Event::Resched { cpu } => {
+                if self.sched.rqs[cpu].need_resched {
+                    self.charge(cpu, now, self.config.cost.ipi_handle, Overhead::Ipi);
+                    self.schedule_cpu(cpu, now);
+                }
+            }
+        }
+        if self.config.check_invariants {
+            self.check_invariants()?;
+        }
+        if self.live_tasks == 0 && self.all_forked() {
+            self.ended = true;
+        }
+        Ok(!self.ended)
+    }
+
+    fn all_forked(&self) -> bool {
+        !self.tasks.is_empty()
+            && self
+                .tasks
+                .iter()
+                .all(|t| t.state != RtState::Unborn && t.state != RtState::Waking)
+    }
+
+    /// Checks the scheduler's invariants and the engine's view of them: each CPU's current
+    /// task is the scheduler's, no task is current on two CPUs, blocked and exited tasks
+    /// are not current, and virtual time is within the run.
+    pub fn check_invariants(&self) -> Result<(), EngineError> {
+        self.sched
+            .check_invariants()
+            .map_err(EngineError::Invariant)?;
+        let mut current = vec![false; self.tasks.len()];
+        for (cpu, c) in self.cpus.iter().enumerate() {
+            let sched_curr = self.sched.rqs[cpu].curr.map(|s| self.by_sched_id[s]);
+            if c.curr != sched_curr {
+                return Err(EngineError::Invariant(format!(
+                    "cpu{cpu}: engine runs {:?}, scheduler {:?}",
+                    c.curr, sched_curr
+                )));
+            }
+            if let Some(t) = c.curr {
+                if current[t] {
+                    return Err(EngineError::Invariant(format!("task {t} current twice")));
+                }
+                current[t] = true;
+                // Inside schedule(), a task that just blocked stays current while the
+                // newidle balance runs.
+                if self.tasks[t].state != RtState::Runnable && c.newidle.is_none() {
+                    return Err(EngineError::Invariant(format!(
+                        "cpu{cpu} runs task {t} in state {:?}",
+                        self.tasks[t].state
+                    )));
+                }
+            }
+            if let Some(seg) = &c.seg {
+                if Some(seg.task) != c.curr {
+                    return Err(EngineError::Invariant(format!(
+                        "cpu{cpu}: segment of task {} but current {:?}",
+                        seg.task, c.curr
+                    )));
+                }
+            }
+        }
+        for (t, rt) in self.tasks.iter().enumerate() {
+            if let Some(s) = rt.sched_id {
+                let st = &self.sched.tasks[s];
+                if rt.state == RtState::Runnable && !st.se.on_rq {
+                    return Err(EngineError::Invariant(format!(
+                        "task {t} runnable but not queued"
+                    )));
+                }
+                if st.se.on_rq && !st.allowed_on(st.cpu) {
+                    return Err(EngineError::Invariant(format!(
+                        "task {t} queued on disallowed cpu{}",
+                        st.cpu
+                    )));
+                }
+            }
+        }
+        if self.now.0 > self.config.duration {
+            return Err(EngineError::Invariant("time beyond the run".into()));
+        }
+        Ok(())
+    }
+
+    /// Per-task metrics, with the scheduler's `sched_info` and migrations folded in.
+    pub fn task_metrics(&self, t: Tid) -> TaskMetrics {
+        let mut m = self.metrics.tasks[t].clone();
+        if let Some(s) = self.tasks[t].sched_id {
+            let st = &self.sched.tasks[s];
+            m.run_delay_ns = st.sched_info.run_delay;
+            m.pcount = st.sched_info.pcount;
+            m.migrations = st.se.nr_migrations;
+            m.runtime_ns = st.se.sum_exec_runtime;
+        }
+        m
+    }
+
+    /// Per-CPU metrics at the end of the run.
+    pub fn cpu_metrics(&self, cpu: usize) -> CpuMetrics {
+        self.metrics.cpus[cpu].clone()
+    }
+
+    /// Tasks that were forked and have not exited.
+    pub fn live_tasks(&self) -> usize {
+        self.live_tasks
+    }
+}

@@ -1,0 +1,337 @@
+//! Wakeups, forks, hrtimers and pipes: the paths by which one task makes another runnable.
+
+use fairsim_balance::{wf, WakeDecision};
+
+use crate::event::{Event, Tid};
+use crate::time::Time;
+
+use super::cpu::Overhead;
+use super::{RtState, Timer, TimerExpiry, World};
+
+impl World {
+    /// Posts a token to task `x` from `cpu` and wakes it if it waits for one.
+    pub(super) fn post(&mut self, x: Tid, cpu: usize, now: u64) {
+        if self.tasks[x].state == RtState::Exited {
+            return;
+        }
+        self.tasks[x].tokens = self.tasks[x].tokens.saturating_add(1);
+        if self.tasks[x].waiting_sem && self.tasks[x].state == RtState::Blocked {
+            self.tasks[x].waiting_sem = false;
+            self.wake_task(x, cpu, 0, now);
+        }
+    }
+
+    /// `try_to_wake_up(p)` run on `this_cpu` at `now`. The CPU is chosen now; the task is
+    /// enqueued there once the waker has paid the wakeup and scan costs, and later still
+    /// when the wakeup goes through the target's wake list (IPI) or a remote rq lock, so
+    /// the chosen CPU may have become busy meanwhile.
+    pub(super) fn wake_task(&mut self, x: Tid, this_cpu: usize, wake_flags: u32, now: u64) {
+        if self.tasks[x].state != RtState::Blocked {
+            return;
+        }
+        let Some(sid) = self.tasks[x].sched_id else {
+            return;
+        };
+        self.tasks[x].state = RtState::Waking;
+        self.tasks[x].woken_at = Some(now);
+        self.charge(this_cpu, now, self.config.cost.wakeup, Overhead::Wakeup);
+        let decision = self.sched.try_to_wake_up(sid, this_cpu, wake_flags, now);
+        self.charge_sched_work(this_cpu, now);
+        match decision {
+            WakeDecision::Runnable { cpu, preempt } => {
+                self.tasks[x].state = RtState::Runnable;
+                self.count_wakeup(cpu, this_cpu);
+                if preempt {
+                    self.kick(cpu, this_cpu, now);
+                }
+            }
+            WakeDecision::Enqueue {
+                cpu,
+                wake_flags,
+                via_wakelist,
+            } => {
+                self.count_wakeup(cpu, this_cpu);
+                let cost = self.config.cost;
+                let mut at = now.max(self.cpus[this_cpu].kernel_until);
+                if via_wakelist {
+                    at += cost.ipi_latency;
+                } else if cpu != this_cpu {
+                    self.charge(this_cpu, now, cost.remote_rq_lock, Overhead::RemoteLock);
+                    at = self.cpus[this_cpu].kernel_until;
+                }
+                self.queue.push(
+                    Time(at),
+                    Event::WakeArrive {
+                        task: x,
+                        wake_flags,
+                        via_wakelist,
+                        from_cpu: this_cpu,
+                    },
+                );
+            }
+            WakeDecision::NotSleeping => {
+                self.tasks[x].state = RtState::Runnable;
+                self.tasks[x].woken_at = None;
+            }
+        }
+    }
+
+    fn count_wakeup(&mut self, cpu: usize, this_cpu: usize) {
+        if cpu == this_cpu {
+            self.metrics.wakeups_local += 1;
+        } else {
+            self.metrics.wakeups_remote += 1;
+        }
+    }
+
+    /// The wakeup reaches its CPU: `ttwu_do_activate` there, then preemption.
+    pub(super) fn wake_arrive(
+        &mut self,
+        x: Tid,
+        wake_flags: u32,
+        via_wakelist: bool,
+        from_cpu: usize,
+        now: u64,
+    ) {
+        let Some(sid) = self.tasks[x].sched_id else {
+            return;
+        };
+        let cpu = self.sched.tasks[sid].cpu;
+        let cost = self.config.cost;
+        if via_wakelist && self.cpus[cpu].newidle.is_some() {
+            // Interrupts are off inside schedule(): the IPI is taken once it is done.
+            let at = now.max(self.cpus[cpu].kernel_until).max(now + 1);
+            self.queue.push(
+                Time(at),
+                Event::WakeArrive {
+                    task: x,
+                    wake_flags,
+                    via_wakelist,
+                    from_cpu,
+                },
+            );
+            return;
+        }
+        if via_wakelist {
+            self.interrupt_entry(cpu, now);
+            self.charge(cpu, now, cost.ipi_handle, Overhead::Ipi);
+        }
+        if wake_flags & wf::MIGRATED != 0 {
+            self.charge_migration(x, cpu, now);
+        }
+        self.sched
+            .ttwu_do_activate(sid, wake_flags, via_wakelist, now);
+        self.charge_sched_work(cpu, now);
+        self.tasks[x].state = RtState::Runnable;
+        if self.sched.rqs[cpu].need_resched {
+            if via_wakelist || cpu == from_cpu {
+                self.schedule_cpu(cpu, now);
+            } else {
+                self.kick(cpu, from_cpu, now);
+            }
+        }
+    }
+
+    /// The cache refill of a task arriving on `cpu` from another CPU, more across LLCs.
+    fn charge_migration(&mut self, x: Tid, cpu: usize, now: u64) {
+        let cost = self.config.cost;
+        let mut c = cost.migration;
+        if let Some(prev) = self.tasks[x].last_cpu {
+            if !self.sched.cpus_share_cache(prev, cpu) {
+                c += cost.migration_cross_llc;
+            }
+        }
+        self.charge(cpu, now, c, Overhead::Migration);
+        self.metrics.cpus[cpu].migrations_in += 1;
+    }
+
+    /// Forks task `x` from `cpu` at `now` (`copy_process` + `wake_up_new_task`): the
+    /// parent pays the fork, the CPU is selected now, and the child is enqueued once the
+    /// parent is done.
+    pub(super) fn fork_task(&mut self, x: Tid, cpu: usize, now: u64) {
+        if self.tasks[x].state != RtState::Unborn {
+            return;
+        }
+        self.charge(cpu, now, self.config.cost.fork, Overhead::Fork);
+        let name = self.tasks[x].name.clone();
+        let sid = self.sched.create_task(
+            &name,
+            self.tasks[x].nice,
+            self.tasks[x].cpus_allowed.clone(),
+            cpu,
+        );
+        if self.by_sched_id.len() <= sid {
+            self.by_sched_id.resize(sid + 1, usize::MAX);
+        }
+        self.by_sched_id[sid] = x;
+        self.tasks[x].sched_id = Some(sid);
+        self.tasks[x].state = RtState::Waking;
+        self.live_tasks += 1;
+        self.sched.wake_up_new_task_select(sid, cpu, now);
+        self.charge_sched_work(cpu, now);
+        let at = now.max(self.cpus[cpu].kernel_until);
+        self.queue.push(
+            Time(at),
+            Event::NewTaskArrive {
+                task: x,
+                from_cpu: cpu,
+            },
+        );
+    }
+
+    /// The forked task is enqueued on its CPU.
+    pub(super) fn new_task_arrive(&mut self, x: Tid, from_cpu: usize, now: u64) {
+        let Some(sid) = self.tasks[x].sched_id else {
+            return;
+        };
+        let cpu = self.sched.tasks[sid].cpu;
+        self.sched.wake_up_new_task_activate(sid, now);
+        self.charge_sched_work(cpu, now);
+        self.tasks[x].state = RtState::Runnable;
+        if self.sched.rqs[cpu].need_resched {
+            if cpu == from_cpu {
+                if self.cpus[cpu].curr.is_none() {
+                    self.schedule_cpu(cpu, now);
+                }
+                // Otherwise the forking task reschedules at its next preemption point.
+            } else {
+                self.kick(cpu, from_cpu, now);
+            }
+        }
+    }
+
+    /// Arms task `t`'s hrtimer on `cpu` for `d` ns from `now`, with the task's slack.
+    pub(super) fn arm_timer(&mut self, cpu: usize, t: Tid, now: u64, d: u64) {
+        self.cancel_timer(t);
+        let slack = self.config.timer_slack;
+        let soft = now + d;
+        let fire = match self.config.timer_expiry {
+            TimerExpiry::Hard => soft + slack,
+            TimerExpiry::Mid => soft + slack / 2,
+            TimerExpiry::Soft => soft,
+        };
+        // Each task has at most one armed timer, so its slot is its own index.
+        let id = t;
+        let gen = self.timers[id].gen + 1;
+        self.timers[id] = Timer {
+            cpu,
+            task: t,
+            soft,
+            armed: true,
+            gen,
+        };
+        self.tasks[t].timer = Some(id);
+        self.cpus[cpu].timers.push(id);
+        self.queue
+            .push(Time(fire), Event::TimerExpire { timer: id, gen });
+    }
+
+    /// When timer `id` fires if nothing runs it earlier (its hard expiry as modelled).
+    pub(super) fn timer_fire_time(&self, id: usize, slack: u64) -> u64 {
+        let soft = self.timers[id].soft;
+        match self.config.timer_expiry {
+            TimerExpiry::Hard => soft + slack,
+            TimerExpiry::Mid => soft + slack / 2,
+            TimerExpiry::Soft => soft,
+        }
+    }
+
+    /// Cancels task `t`'s timer, if armed (`hrtimer_cancel`).
+    pub(super) fn cancel_timer(&mut self, t: Tid) {
+        if let Some(id) = self.tasks[t].timer.take() {
+            let cpu = self.timers[id].cpu;
+            self.timers[id].armed = false;
+            self.timers[id].gen += 1;
+            self.cpus[cpu].timers.retain(|&x| x != id);
+        }
+    }
+
+    /// An hrtimer interrupt on `cpu`: the CPU leaves idle if it was, then every timer on
+    /// it whose soft expiry has passed fires; a preemption the wakeups asked for happens
+    /// on the way out of the interrupt.
+    pub(super) fn timer_interrupt(&mut self, cpu: usize, now: u64) {
+        self.interrupt_entry(cpu, now);
+        self.charge(cpu, now, self.config.cost.timer_irq, Overhead::Timer);
+        self.fire_due_timers(cpu, now);
+        if self.sched.rqs[cpu].need_resched {
+            self.schedule_cpu(cpu, now);
+        }
+    }
+
+    /// Runs the expired timers of `cpu` (soft expiry at or before `now`) in expiry order.
+    pub(super) fn fire_due_timers(&mut self, cpu: usize, now: u64) {
+        let mut due: Vec<(u64, usize)> = self.cpus[cpu]
+            .timers
+            .iter()
+            .map(|&id| (self.timers[id].soft, id))
+            .filter(|&(soft, _)| soft <= now)
+            .collect();
+        if due.is_empty() {
+            return;
+        }
+        due.sort_unstable();
+        for (_, id) in due {
+            let t = self.timers[id].task;
+            self.cancel_timer(t);
+            self.tasks[t].timer_fired = true;
+            self.tasks[t].waiting_sem = false;
+            self.metrics.timers_fired += 1;
+            self.wake_task(t, cpu, 0, now);
+        }
+    }
+
+    /// `pipe_write` of one message: false when the task must block (buffer full). A
+    /// reader is woken with a sync wakeup (`wake_up_interruptible_sync_poll`), as the
+    /// kernel does when the buffer was empty (pipes) or on every write (sockets,
+    /// `sock_def_readable`).
+    pub(super) fn pipe_write(
+        &mut self,
+        cpu: usize,
+        now: u64,
+        t: Tid,
+        p: usize,
+        bytes: u32,
+    ) -> bool {
+        let pipe = &mut self.pipes[p];
+        let charge = pipe.charge_per_msg.unwrap_or(u64::from(bytes));
+        if pipe.used + charge > pipe.capacity && pipe.used > 0 {
+            if !pipe.writers.contains(&t) {
+                pipe.writers.push(t);
+            }
+            return false;
+        }
+        pipe.used += charge;
+        pipe.writers.retain(|&w| w != t);
+        if !pipe.readers.is_empty() {
+            let r = pipe.readers.remove(0);
+            self.wake_task(r, cpu, wf::SYNC, now);
+        }
+        true
+    }
+
+    /// `pipe_read` of one message: false when the task must block (too little buffered).
+    /// A blocked writer is woken with a sync wakeup once its message fits (pipes) or half
+    /// the buffer is free (sockets, `unix_write_space`).
+    pub(super) fn pipe_read(&mut self, cpu: usize, now: u64, t: Tid, p: usize, bytes: u32) -> bool {
+        let pipe = &mut self.pipes[p];
+        let charge = pipe.charge_per_msg.unwrap_or(u64::from(bytes));
+        if pipe.used < charge {
+            if !pipe.readers.contains(&t) {
+                pipe.readers.push(t);
+            }
+            return false;
+        }
+        pipe.used -= charge;
+        pipe.readers.retain(|&r| r != t);
+        let writable = if pipe.socket {
+            pipe.used * 2 <= pipe.capacity
+        } else {
+            pipe.used + charge <= pipe.capacity
+        };
+        if writable && !pipe.writers.is_empty() {
+            let w = pipe.writers.remove(0);
+            self.wake_task(w, cpu, wf::SYNC, now);
+        }
+        true
+    }
+}

@@ -1,0 +1,221 @@
+//! Integration tests: every workload on small machines with the invariants checked after
+//! every event, conservation, determinism, monotone time, affinity, work scaling, pipes.
+
+mod common;
+
+use fairsim_engine::output::to_json;
+use fairsim_engine::program::{Op, Program};
+use fairsim_engine::time::{MS, US};
+use fairsim_engine::workloads::WorkloadRt;
+use fairsim_engine::world::{Blueprint, Pipe, RtState};
+use fairsim_engine::{prepare, run, World, WorldConfig};
+use fairsim_topology::source::preset;
+use fairsim_topology::{build_sched_domains, BuildOptions, CpuMask};
+
+fn run_checked(machine: &str, w: &str, ms: u64) -> fairsim_engine::RunResult {
+    let mut s = common::spec(machine, &[w], ms, 7);
+    s.config.check_invariants = true;
+    run(&s, &mut |_, _| {}).unwrap_or_else(|e| panic!("{machine} {w}: {e}"))
+}
+
+#[test]
+fn every_workload_runs_with_invariants_checked_after_every_event() {
+    for (m, w) in [
+        ("numa-2s4c2t", "schbench:m=2,t=4,c=2ms,s=2ms"),
+        ("smt-mc-1s4c2t", "hackbench:g=1,l=5,pipe"),
+        ("dies-1s2d2c1t", "hackbench:g=1,l=5,f=4,threads"),
+        ("numa-4n-far", "nanosleep:tasks=24,sleep=10us"),
+        ("tc2", "sysbench-cpu:threads=5,events=50"),
+    ] {
+        let r = run_checked(m, w, 200);
+        assert!(
+            r.world.events() > 100,
+            "{m} {w}: only {} events",
+            r.world.events()
+        );
+        assert!(!r.reports[0].text.is_empty());
+    }
+}
+
+#[test]
+fn finished_workloads_account_for_every_task() {
+    for w in [
+        "hackbench:g=2,l=20,pipe",
+        "hackbench:g=1,l=20",
+        "sysbench-cpu:threads=6,events=3",
+    ] {
+        let r = run_checked("numa-2s4c2t", w, 10_000);
+        assert!(r.reports[0].finished, "{w} did not finish");
+        let world = &r.world;
+        assert_eq!(world.live_tasks(), 0, "{w}");
+        for (i, t) in world.tasks.iter().enumerate() {
+            assert_eq!(t.state, RtState::Exited, "{w}: task {i} {}", t.name);
+            let sid = t.sched_id.expect("forked");
+            assert!(
+                !world.sched.tasks[sid].se.on_rq,
+                "{w}: task {i} still queued"
+            );
+        }
+        assert!(world.now().0 < 10_000 * MS, "{w} ended by itself");
+        assert!(world
+            .sched
+            .rqs
+            .iter()
+            .all(|rq| rq.nr_running == 0 && rq.curr.is_none()));
+    }
+}
+
+#[test]
+fn hackbench_moves_every_message() {
+    let r = run_checked("numa-2s4c2t", "hackbench:g=1,l=30,f=5,pipe", 10_000);
+    // Every pipe is drained and no one waits on it.
+    for p in &r.world.pipes {
+        assert_eq!(p.used, 0);
+        assert!(p.readers.is_empty() && p.writers.is_empty());
+    }
+    assert!(
+        r.reports[0].text.contains("Time: "),
+        "{}",
+        r.reports[0].text
+    );
+}
+
+#[test]
+fn same_seed_same_bytes_and_different_seed_differs() {
+    let w = [
+        "schbench:m=2,t=3,c=3ms,s=3ms",
+        "nanosleep:tasks=4,sleep=20us",
+    ];
+    let json = |seed| {
+        let s = common::spec("numa-2s4c2t", &w, 300, seed);
+        let r = run(&s, &mut |_, _| {}).unwrap();
+        serde_json::to_string(&to_json(&s, &r)).unwrap()
+    };
+    let a = json(1);
+    assert_eq!(a, json(1));
+    assert_ne!(a, json(2));
+}
+
+#[test]
+fn virtual_time_never_goes_backwards() {
+    let s = common::spec(
+        "numa-2s4c2t",
+        &["schbench:m=1,t=6,c=1ms,s=1ms", "hackbench:g=1,l=10,f=3"],
+        100,
+        3,
+    );
+    let mut w = prepare(&s).unwrap();
+    let mut last = 0;
+    while w.step().unwrap() {
+        assert!(w.now().0 >= last);
+        last = w.now().0;
+    }
+    assert!(last <= 100 * MS);
+}
+
+#[test]
+fn pinned_tasks_stay_on_their_cpu() {
+    let r = run_checked("numa-2s4c2t", "nanosleep:tasks=32,sleep=5us,pin", 50);
+    let w = &r.world;
+    for t in w.tasks.iter().skip(1) {
+        let sid = t.sched_id.unwrap();
+        let mask = t.cpus_allowed.as_ref().unwrap();
+        assert!(mask.test(w.sched.tasks[sid].cpu), "{} left its CPU", t.name);
+        assert_eq!(w.sched.tasks[sid].se.nr_migrations, 0);
+    }
+}
+
+/// A one-task world on `machine`, the task pinned to `cpu` running `prog`.
+fn tiny_world(machine: &str, cpu: usize, progs: Vec<Program>, pipes: Vec<Pipe>) -> World {
+    let m = preset(machine).unwrap();
+    let n = m.nr_cpus();
+    let topo = build_sched_domains(&m, BuildOptions::default()).unwrap();
+    let mut bp = Blueprint::default();
+    for (i, p) in progs.into_iter().enumerate() {
+        bp.programs.push(p);
+        let mut t = fairsim_engine::workloads::new_task_for_tests(format!("t{i}"), i);
+        t.cpus_allowed = Some(CpuMask::single(n, cpu));
+        bp.tasks.push(t);
+    }
+    bp.pipes = pipes;
+    bp.workloads.push(WorkloadRt {
+        rng: fairsim_engine::rng::SimRng::new(1),
+        hists: Vec::new(),
+        tasks: (0, bp.tasks.len()),
+    });
+    let config = WorldConfig {
+        duration: 1_000 * MS,
+        check_invariants: true,
+        ..WorldConfig::default()
+    };
+    World::new(m, topo, config, bp).unwrap()
+}
+
+#[test]
+fn work_scales_with_capacity() {
+    // tc2: CPUs 0-1 have capacity 1024, CPUs 2-4 capacity 430.
+    let prog = || {
+        Program::new()
+            .op(Op::Mark { slot: 0 })
+            .op(Op::Run { work: 4_300_000 })
+            .op(Op::Mark { slot: 1 })
+            .op(Op::Exit)
+    };
+    let elapsed = |cpu| {
+        let mut w = tiny_world("tc2", cpu, vec![prog()], vec![]);
+        w.run(&mut |_, _| {}).unwrap();
+        let [Some(a), Some(b)] = w.tasks[0].marks else {
+            panic!("marks");
+        };
+        (b - a, w)
+    };
+    let (big, wb) = elapsed(0);
+    let (little, wl) = elapsed(3);
+    let cap = wl.sched.rqs[3].capacity_orig;
+    assert_eq!(wb.sched.rqs[0].capacity_orig, 1024);
+    // Ticks interrupt the work, so compare the pure task time: exact, rounded up.
+    let task_big = wb.metrics.cpus[0].task_ns;
+    let task_little = wl.metrics.cpus[3].task_ns;
+    assert_eq!(task_big, 4_300_000);
+    assert_eq!(task_little, (4_300_000u64 * 1024).div_ceil(cap));
+    assert!(little > big * 2, "little {little} big {big}");
+}
+
+#[test]
+fn pipe_blocks_the_writer_when_full_and_delivers_everything() {
+    let writer = Program::new()
+        .begin_loop(Some(10))
+        .op(Op::PipeWrite {
+            pipe: 0,
+            bytes: 100,
+        })
+        .end_loop()
+        .op(Op::Exit);
+    let reader = Program::new()
+        .op(Op::Sleep {
+            dur: fairsim_engine::program::DurSpec::Fixed(200 * US),
+        })
+        .begin_loop(Some(10))
+        .op(Op::Run { work: 10_000 })
+        .op(Op::PipeRead {
+            pipe: 0,
+            bytes: 100,
+        })
+        .end_loop()
+        .op(Op::Exit);
+    let pipe = Pipe {
+        capacity: 300,
+        charge_per_msg: None,
+        used: 0,
+        readers: Vec::new(),
+        writers: Vec::new(),
+        socket: false,
+    };
+    let mut w = tiny_world("numa-2s4c2t", 1, vec![writer, reader], vec![pipe]);
+    w.run(&mut |_, _| {}).unwrap();
+    assert!(w.tasks.iter().all(|t| t.state == RtState::Exited));
+    assert_eq!(w.pipes[0].used, 0);
+    // The writer blocked: it could not finish before the reader woke after 200 us + slack.
+    let writer_exit = w.metrics.tasks[0].exited_at.unwrap();
+    assert!(writer_exit > 200 * US, "writer exited at {writer_exit}");
+}
