@@ -70,7 +70,7 @@ pub fn initial_jiffies(hz: u32) -> u64 {
     u64::from(0u32.wrapping_sub(300u32.wrapping_mul(hz)))
 }
 
-fn domain_counters(out: &mut String, s: &SdSchedstat, version: SchedstatVersion) {
+fn domain_counters(out: &mut String, s: &SdSchedstat, version: SchedstatVersion, sg_scan: bool) {
     for itype in version.itype_order() {
         let i = itype as usize;
         let _ = write!(
@@ -98,6 +98,10 @@ fn domain_counters(out: &mut String, s: &SdSchedstat, version: SchedstatVersion)
             " {} {} {} {}",
             s.lb_gained[i], s.lb_hot_gained[i], s.lb_nobusyq[i], s.lb_nobusyg[i]
         );
+        if sg_scan {
+            // Seed 000 patch 7/7 appends lb_sg_scan to each idle type's block.
+            let _ = write!(out, " {}", s.lb_sg_scan[i]);
+        }
     }
     let _ = writeln!(
         out,
@@ -119,6 +123,17 @@ fn domain_counters(out: &mut String, s: &SdSchedstat, version: SchedstatVersion)
 
 /// `show_schedstat`: the whole `/proc/schedstat` text at engine time `now`.
 pub fn show_schedstat(sched: &Sched, now: u64, version: SchedstatVersion) -> String {
+    show_schedstat_with(sched, now, version, false)
+}
+
+/// `show_schedstat` with seed 000's patch 7/7 applied when `sg_scan` is set: each idle
+/// type's block ends with `lb_sg_scan` (9 fields per block in v15/v16, 12 in v17).
+pub fn show_schedstat_with(
+    sched: &Sched,
+    now: u64,
+    version: SchedstatVersion,
+    sg_scan: bool,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "version {}", version.number());
     let _ = writeln!(
@@ -150,7 +165,7 @@ pub fn show_schedstat(sched: &Sched, now: u64, version: SchedstatVersion) -> Str
                     let _ = write!(out, "domain{k} {}", d.span.to_hex());
                 }
             }
-            domain_counters(&mut out, &sched.sd_stats[sd], version);
+            domain_counters(&mut out, &sched.sd_stats[sd], version, sg_scan);
         }
     }
     out

@@ -8,7 +8,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use fairsim_engine::balance::pelt::UtilEstMode;
-use fairsim_engine::balance::schedstat::{show_schedstat, SchedstatVersion};
+use fairsim_engine::balance::schedstat::{show_schedstat_with, SchedstatVersion};
 use fairsim_engine::balance::{Features, SchedParams};
 use fairsim_engine::output::{summary, to_json};
 use fairsim_engine::run::{default_duration, RunSpec, DEFAULT_MEMORY_BUDGET};
@@ -97,6 +97,11 @@ pub struct RunArgs {
     /// Write /proc/schedstat as it reads at the end of the run to FILE.
     #[arg(long, value_name = "FILE")]
     schedstat: Option<PathBuf>,
+
+    /// Add seed 000's `lb_sg_scan` column (patch 7/7) to every idle-type block of the
+    /// schedstat file.
+    #[arg(long)]
+    schedstat_sg_scan: bool,
 
     /// schedstat layout: 16 (Linux 6.12, default), 15 or 17.
     #[arg(long, value_name = "V")]
@@ -338,7 +343,12 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
         )?;
     }
     if let Some((path, version)) = &plan.schedstat {
-        let text = show_schedstat(&result.world.sched, result.world.now().0, *version);
+        let text = show_schedstat_with(
+            &result.world.sched,
+            result.world.now().0,
+            *version,
+            args.schedstat_sg_scan,
+        );
         write_file(path, "--schedstat", &text)?;
     }
     if let Some(path) = &plan.json {
