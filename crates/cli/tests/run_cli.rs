@@ -259,6 +259,7 @@ fn schedstat_show_lists_a_runs_counters() {
             "nanosleep:tasks=16,sleep=1us",
             "--duration",
             "100ms",
+            "--schedstat-sg-scan",
             "--schedstat",
         ])
         .arg(&file)
@@ -275,6 +276,10 @@ fn schedstat_show_lists_a_runs_counters() {
     assert!(text.starts_with("cpu0\n"), "{text}");
     assert!(text.contains(".domain0.CPU_IDLE.lb_count "), "{text}");
     assert!(text.contains(".stats.sched_count "), "{text}");
+    assert!(
+        text.contains(".domain0.CPU_IDLE.lb_sg_scan "),
+        "seed 000's column: {text}"
+    );
     let diff = std::process::Command::new(env!("CARGO_BIN_EXE_fairsim"))
         .args(["schedstat", "diff"])
         .arg(&file)
