@@ -32,7 +32,7 @@ fn machine(cores: usize, features: Features) -> Sched {
     };
     let mut s = Sched::new(m, topo, params);
     let n = s.nr_cpus();
-    let mut place = |s: &mut Sched, cpu: usize| {
+    let place = |s: &mut Sched, cpu: usize| {
         let p = s.create_task("t", 0, Some(CpuMask::single(n, cpu)), cpu);
         s.wake_up_new_task_select(p, cpu, 0);
         s.wake_up_new_task_activate(p, 0);
