@@ -46,6 +46,12 @@ pub enum Event {
         /// Timer generation (a cancelled or re-armed timer has moved on).
         gen: u64,
     },
+    /// The timer interrupt's handler (`hrtimer_interrupt` running the expired timers'
+    /// callbacks) once the CPU has left idle and entered the interrupt.
+    TimerHandler {
+        /// The CPU.
+        cpu: usize,
+    },
     /// A wakeup reaches its selected CPU: `ttwu_do_activate` there.
     WakeArrive {
         /// The woken task.

@@ -219,3 +219,14 @@ fn pipe_blocks_the_writer_when_full_and_delivers_everything() {
     let writer_exit = w.metrics.tasks[0].exited_at.unwrap();
     assert!(writer_exit > 200 * US, "writer exited at {writer_exit}");
 }
+
+#[test]
+fn timers_expiring_in_one_interrupt_do_not_stack_their_wakees() {
+    // One nanosleep task per CPU. Timer slack lets two tasks' timers on one CPU fire in
+    // the same interrupt; the handler wakes them one after the other, so the second sees
+    // the first queued on the CPU and goes to an idle one. If both chose the still-empty
+    // CPU, the pair would share it for good and every loop would queue behind the other.
+    let r = run_checked("smt-mc-1s4c2t", "nanosleep:tasks=8,sleep=1us", 100);
+    let run_delay: u64 = r.world.sched.rqs.iter().map(|rq| rq.stats.run_delay).sum();
+    assert!(run_delay < MS, "tasks waited {run_delay} ns for a CPU");
+}

@@ -377,7 +377,11 @@ impl World {
             self.interrupt_entry(cpu, now);
         }
         self.charge(cpu, now, self.config.cost.tick, Overhead::Tick);
-        self.fire_due_timers(cpu, now);
+        if self.next_due_timer(cpu, now).is_some() {
+            // Other expired hrtimers of this interrupt run their callbacks one by one.
+            let at = now.max(self.cpus[cpu].kernel_until);
+            self.queue.push(Time(at), Event::TimerHandler { cpu });
+        }
         self.sched.tick(cpu, now);
         self.charge_sched_work(cpu, now);
         self.balance_tick(cpu, now);

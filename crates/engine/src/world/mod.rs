@@ -385,6 +385,14 @@ impl World {
                     }
                 }
             }
+            Event::TimerHandler { cpu } => {
+                if self.cpus[cpu].newidle.is_some() {
+                    let at = now.max(self.cpus[cpu].kernel_until).max(now + 1);
+                    self.queue.push(Time(at), Event::TimerHandler { cpu });
+                } else {
+                    self.timer_handler(cpu, now);
+                }
+            }
             Event::WakeArrive {
                 task,
                 wake_flags,

@@ -249,35 +249,60 @@ impl World {
     /// An hrtimer interrupt on `cpu`: the CPU leaves idle if it was, then every timer on
     /// it whose soft expiry has passed fires; a preemption the wakeups asked for happens
     /// on the way out of the interrupt.
+    ///
+    /// The callbacks run once the idle exit and interrupt entry have taken their time, so
+    /// a timer wakeup chooses its CPU and enqueues there close together, as `ttwu` does
+    /// inside the handler; meanwhile the CPU still looks idle to other wakers, as a CPU
+    /// leaving C1 does in the kernel.
     pub(super) fn timer_interrupt(&mut self, cpu: usize, now: u64) {
         self.interrupt_entry(cpu, now);
         self.charge(cpu, now, self.config.cost.timer_irq, Overhead::Timer);
-        self.fire_due_timers(cpu, now);
-        if self.sched.rqs[cpu].need_resched {
-            self.schedule_cpu(cpu, now);
+        let at = now.max(self.cpus[cpu].kernel_until);
+        if at > now {
+            self.queue.push(Time(at), Event::TimerHandler { cpu });
+        } else {
+            self.timer_handler(cpu, now);
         }
     }
 
-    /// Runs the expired timers of `cpu` (soft expiry at or before `now`) in expiry order.
-    pub(super) fn fire_due_timers(&mut self, cpu: usize, now: u64) {
-        let mut due: Vec<(u64, usize)> = self.cpus[cpu]
-            .timers
-            .iter()
-            .map(|&id| (self.timers[id].soft, id))
-            .filter(|&(soft, _)| soft <= now)
-            .collect();
-        if due.is_empty() {
-            return;
-        }
-        due.sort_unstable();
-        for (_, id) in due {
+    /// The timer interrupt's handler: the expired timers' callbacks in expiry order, then
+    /// the preemption the wakeups asked for on the way out of the interrupt.
+    ///
+    /// The callbacks run one after another: each wakeup's cost elapses, and its task is
+    /// enqueued, before the next callback chooses a CPU. Two timers of one CPU that expire
+    /// together (slack coalesces them) therefore do not both pick that idle CPU: the second
+    /// sees the first already queued there, as `hrtimer_run_queues` calling `ttwu` for
+    /// each in turn does.
+    pub(super) fn timer_handler(&mut self, cpu: usize, now: u64) {
+        while let Some(id) = self.next_due_timer(cpu, now) {
             let t = self.timers[id].task;
             self.cancel_timer(t);
             self.tasks[t].timer_fired = true;
             self.tasks[t].waiting_sem = false;
             self.metrics.timers_fired += 1;
             self.wake_task(t, cpu, 0, now);
+            let at = now.max(self.cpus[cpu].kernel_until);
+            if at > now && self.next_due_timer(cpu, now).is_some() {
+                // The wakeup's enqueue (queued for `at`) goes first; the next callback
+                // runs after it.
+                self.queue.push(Time(at), Event::TimerHandler { cpu });
+                return;
+            }
         }
+        if self.sched.rqs[cpu].need_resched {
+            self.schedule_cpu(cpu, now);
+        }
+    }
+
+    /// The earliest timer of `cpu` whose soft expiry has passed at `now`.
+    pub(super) fn next_due_timer(&self, cpu: usize, now: u64) -> Option<usize> {
+        self.cpus[cpu]
+            .timers
+            .iter()
+            .map(|&id| (self.timers[id].soft, id))
+            .filter(|&(soft, _)| soft <= now)
+            .min()
+            .map(|(_, id)| id)
     }
 
     /// `pipe_write` of one message: false when the task must block (buffer full). A
