@@ -230,3 +230,20 @@ fn timers_expiring_in_one_interrupt_do_not_stack_their_wakees() {
     let run_delay: u64 = r.world.sched.rqs.iter().map(|rq| rq.stats.run_delay).sum();
     assert!(run_delay < MS, "tasks waited {run_delay} ns for a CPU");
 }
+
+#[test]
+fn an_idle_cpu_reschedules_only_when_asked() {
+    // Each nanosleep loop switches to the task once and back to idle once, so an idle
+    // CPU's schedule() calls that pick idle (sched_goidle) match the timeslices (pcount),
+    // as on the kernel (seed 000's cpu8: 89,390 against 89,393). A resched request that a
+    // wakeup already delivered must not make a CPU schedule again later.
+    let r = run_checked("numa-2s8c2t", "nanosleep:tasks=32,sleep=1us", 50);
+    let rqs = &r.world.sched.rqs;
+    let goidle: u64 = rqs.iter().map(|rq| rq.stats.sched_goidle).sum();
+    let pcount: u64 = rqs.iter().map(|rq| rq.stats.pcount).sum();
+    assert!(pcount > 10_000, "only {pcount} timeslices");
+    assert!(
+        goidle * 100 <= pcount * 102,
+        "sched_goidle {goidle} against pcount {pcount}"
+    );
+}

@@ -34,9 +34,14 @@ impl World {
 
     /// After balancing moved tasks: reschedule the CPUs the scheduler asked for, and queue
     /// the active balances (`stop_one_cpu_nowait` wakes the busiest CPU's stopper).
+    ///
+    /// The scheduler's list also holds requests that the wakeup paths made and delivered
+    /// themselves; a CPU whose `need_resched` is already clear has rescheduled since, and
+    /// kicking it again would run a spurious `schedule()` (an idle CPU would count another
+    /// `sched_goidle`).
     pub(super) fn deliver_balance_effects(&mut self, from: usize, now: u64) {
         for c in self.sched.take_resched() {
-            if c != from {
+            if c != from && self.sched.rqs[c].need_resched {
                 self.kick(c, from, now);
             }
         }
