@@ -63,7 +63,8 @@ pub enum Event {
         /// CPU that issued the wakeup.
         from_cpu: usize,
     },
-    /// A forked task is enqueued on its selected CPU (`wake_up_new_task`'s activate).
+    /// The parent's `copy_process` is done: `wake_up_new_task` selects the child's CPU and
+    /// enqueues it there.
     NewTaskArrive {
         /// The new task.
         task: Tid,

@@ -145,9 +145,9 @@ impl World {
         self.metrics.cpus[cpu].migrations_in += 1;
     }
 
-    /// Forks task `x` from `cpu` at `now` (`copy_process` + `wake_up_new_task`): the
-    /// parent pays the fork, the CPU is selected now, and the child is enqueued once the
-    /// parent is done.
+    /// Forks task `x` from `cpu` at `now`: the parent pays `copy_process`, and once that is
+    /// done `wake_up_new_task` chooses the child's CPU and enqueues it there (see
+    /// [`World::new_task_arrive`]).
     pub(super) fn fork_task(&mut self, x: Tid, cpu: usize, now: u64) {
         if self.tasks[x].state != RtState::Unborn {
             return;
@@ -167,8 +167,6 @@ impl World {
         self.tasks[x].sched_id = Some(sid);
         self.tasks[x].state = RtState::Waking;
         self.live_tasks += 1;
-        self.sched.wake_up_new_task_select(sid, cpu, now);
-        self.charge_sched_work(cpu, now);
         let at = now.max(self.cpus[cpu].kernel_until);
         self.queue.push(
             Time(at),
@@ -179,11 +177,17 @@ impl World {
         );
     }
 
-    /// The forked task is enqueued on its CPU.
+    /// `wake_up_new_task` at the end of the fork: select the child's CPU
+    /// (`SD_BALANCE_FORK`) and enqueue it there at once, as the kernel does under the
+    /// rq lock. Selecting at the end of `copy_process` matters when a parent forks in a
+    /// loop: the previous child has had the fork's duration to run and go to sleep, so
+    /// the next selection sees it asleep rather than just enqueued.
     pub(super) fn new_task_arrive(&mut self, x: Tid, from_cpu: usize, now: u64) {
         let Some(sid) = self.tasks[x].sched_id else {
             return;
         };
+        self.sched.wake_up_new_task_select(sid, from_cpu, now);
+        self.charge_sched_work(from_cpu, now);
         let cpu = self.sched.tasks[sid].cpu;
         self.sched.wake_up_new_task_activate(sid, now);
         self.charge_sched_work(cpu, now);
