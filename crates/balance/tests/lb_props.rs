@@ -227,3 +227,25 @@ fn a_big_task_on_a_little_cpu_is_a_misfit() {
     assert_eq!(m, MigrationType::Misfit);
     let _ = t;
 }
+
+#[test]
+fn an_idle_big_cpu_pulls_a_running_misfit_through_the_stopper() {
+    let mut s = sched_on("tc2");
+    let all = CpuMask::full(5);
+    let p = place(&mut s, 3, &all, 0);
+    let t = warm(&mut s, 100);
+    // The idle big CPU 0 balances PKG: the misfit runs alone, so nothing can be detached
+    // and the balance asks CPU 3's stopper to push it.
+    let pkg = s.topo.domains_of(0).nth(1).unwrap();
+    let r = s.sched_balance_rq(0, pkg, CpuIdleType::Idle, t);
+    assert_eq!(r.moved, 0);
+    assert_eq!(r.active_balance, Some(3));
+    // The stopper runs on CPU 3 with the misfit as its only fair task, and moves it.
+    assert_eq!(s.rqs[3].nr_running, 1);
+    assert_eq!(s.active_load_balance_cpu_stop(3, t), Some(p));
+    assert_eq!(s.tasks[p].cpu, 0);
+    assert_eq!(s.rqs[0].nr_running, 1);
+    assert_eq!(s.rqs[3].nr_running, 0);
+    assert_eq!(s.sd_stats[pkg].alb_pushed, 1);
+    assert!(!s.lb.rq[3].active_balance);
+}

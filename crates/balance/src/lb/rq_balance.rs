@@ -373,8 +373,12 @@ impl Sched {
         self.set_now(now);
         let target = self.lb.rq[busiest_cpu].push_cpu;
         let mut moved = None;
+        // "Is there any task to move?" The kernel tests `nr_running <= 1` with the stopper
+        // itself queued (stop class) and counted; fairsim's stopper is not a task, so one
+        // fair task is enough: a lone misfit or a lone task on a reduced-capacity CPU is
+        // exactly what active balancing pushes.
         if self.lb.rq[busiest_cpu].active_balance
-            && self.rqs[busiest_cpu].nr_running > 1
+            && self.rqs[busiest_cpu].nr_running >= 1
             && target != busiest_cpu
         {
             let sd = self
