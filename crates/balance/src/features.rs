@@ -88,6 +88,10 @@ features! {
     /// Proportional newidle balance: skip newidle balance at random in proportion to its
     /// recent success (6.12.117 stable backport of 33cf66d88306).
     NI_RANDOM = true,
+    /// Proportional newidle balance with a rate term: a domain that balances newidle
+    /// rarely keeps a high ratio even when balances fail (mainline 9fe89f022c05, tip
+    /// sched/core, Feb 2026; not in 6.12.117, hence off).
+    NI_RATE = false,
     /// Seed 000: periodic balance snapshots total load and capacity in sched_domain_shared.
     ILB_SNAPSHOT = false,
     /// Seed 000: newidle balance scans nr_groups * (1 - util_ratio) groups.
@@ -116,7 +120,7 @@ impl Default for Features {
 
 /// A feature name that is not known.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("--features: unknown feature '{0}'; allowed: the names of /sys/kernel/debug/sched/features (e.g. SIS_UTIL, NO_SIS_UTIL) and ILB_SNAPSHOT, ILB_UTIL, ILB_FAST, UTIL_EST_FASTUP")]
+#[error("--features: unknown feature '{0}'; allowed: the names of /sys/kernel/debug/sched/features (e.g. SIS_UTIL, NO_SIS_UTIL) and NI_RATE, ILB_SNAPSHOT, ILB_UTIL, ILB_FAST, UTIL_EST_FASTUP")]
 pub struct UnknownFeature(pub String);
 
 impl Features {
@@ -193,7 +197,9 @@ mod tests {
         let kernel = "PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT NO_NEXT_BUDDY PICK_BUDDY CACHE_HOT_BUDDY DELAY_DEQUEUE DELAY_ZERO WAKEUP_PREEMPTION NO_HRTICK NO_HRTICK_DL NO_DOUBLE_TICK NONTASK_CAPACITY TTWU_QUEUE SIS_UTIL NO_WARN_DOUBLE_CLOCK NO_RT_PUSH_IPI NO_RT_RUNTIME_SHARE NO_LB_MIN ATTACH_AGE_LOAD WA_IDLE WA_WEIGHT WA_BIAS UTIL_EST NO_LATENCY_WARN NI_RANDOM";
         let ours = Features::default().to_string();
         assert!(ours.starts_with(kernel), "{ours}");
-        assert!(ours.ends_with("NO_ILB_SNAPSHOT NO_ILB_UTIL NO_ILB_FAST NO_UTIL_EST_FASTUP"));
+        assert!(ours.ends_with(
+            "NI_RANDOM NO_NI_RATE NO_ILB_SNAPSHOT NO_ILB_UTIL NO_ILB_FAST NO_UTIL_EST_FASTUP"
+        ));
     }
 
     #[test]

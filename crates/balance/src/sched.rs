@@ -115,7 +115,7 @@ pub enum WakeDecision {
 /// engine's cost model turns into CPU time (idle-CPU scans, groups and runqueues visited,
 /// tasks examined and moved). Balance code adds to it; the engine reads and resets it
 /// with [`Sched::take_work`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SchedWork {
     /// CPUs whose state was read by an idle-CPU search (`select_idle_*`, find_dst_group_cpu)
     /// or by a balance's statistics, in total.
@@ -131,8 +131,10 @@ pub struct SchedWork {
     pub tasks_examined: u64,
     /// Tasks moved between runqueues.
     pub tasks_moved: u64,
-    /// Remote runqueue locks taken.
-    pub remote_locks: u64,
+    /// Remote runqueues whose lock balancing took (`rq_lock(busiest)` around
+    /// `detach_tasks`, the stopper's `double_lock_balance`), in order, so that the engine
+    /// can hold them for the time the work under them takes.
+    pub rq_locks: Vec<usize>,
 }
 
 /// The scheduler state of the whole machine.
@@ -197,7 +199,13 @@ impl Sched {
             util_est: effective_util_est(params),
         };
         let sd_stats = vec![SdSchedstat::default(); topo.domains.len()];
-        let lb = crate::lb::LbState::new(&topo, hz, Self::kclock(0) / tick_nsec, params.seed);
+        let lb = crate::lb::LbState::new(
+            &topo,
+            hz,
+            Self::kclock(0) / tick_nsec,
+            Self::kclock(0),
+            params.seed,
+        );
         let mut s = Sched {
             machine,
             topo,

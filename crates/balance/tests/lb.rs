@@ -225,3 +225,30 @@ fn ilb_features_scan_fewer_groups_in_newidle_balance() {
     let u = mean_sg_scan(util);
     assert!(u < full, "ILB_UTIL {u} vs {full}");
 }
+
+/// `update_newidle_stats` after 512 failed calls that took `secs` seconds, from the state
+/// `sd_init` leaves (512 calls, 256 successes, ratio 512).
+fn ratio_after_failures(features: &str, secs: u64) -> u32 {
+    let mut s = sched_on("smt-mc-1s4c2t", Features::parse(features).unwrap(), false);
+    let sd = s.topo.cpus[0].sd.expect("cpu0 has domains");
+    s.set_now(secs * 1_000_000_000);
+    for _ in 0..512 {
+        s.update_newidle_stats(sd, 0);
+    }
+    assert_eq!(s.lb.sd[sd].newidle_call, 512, "halved at 1024");
+    s.lb.sd[sd].newidle_ratio
+}
+
+#[test]
+fn ni_rate_keeps_a_slow_failing_domain_balancing() {
+    // 6.12.117: the ratio is the success count alone, whatever the rate.
+    assert_eq!(ratio_after_failures("", 2), 256);
+    // NI_RATE adds delta >> 22: 2 s is 476 points, 20 s saturates at 1024.
+    assert_eq!(
+        ratio_after_failures("NI_RATE", 2),
+        256 + (2_000_000_000u64 >> 22) as u32
+    );
+    assert_eq!(ratio_after_failures("NI_RATE", 20), 1024);
+    // A domain whose 512 calls took no time earns no rate points.
+    assert_eq!(ratio_after_failures("NI_RATE", 0), 256);
+}

@@ -71,6 +71,12 @@ pub struct CostTable {
     /// the wake list): one contended cache-line transfer, ~100-200 ns; 200 ns, charged to
     /// the waking CPU.
     pub remote_rq_lock: u64,
+    /// `ttwu_do_activate` under the target runqueue's lock: `enqueue_task_fair` (update_curr,
+    /// a PELT update, the rbtree insert) and `wakeup_preempt`, a few hundred ns of mostly
+    /// cached work; 250 ns. It is how long a waker holds the target's lock, and the hold
+    /// per task detached by a balance. The time itself is inside `wakeup`, `ipi_handle`
+    /// and `migration`; this constant only sets how long others wait for the lock.
+    pub rq_enqueue: u64,
     /// An hrtimer interrupt (`hrtimer_interrupt` with one `hrtimer_wakeup` callback and
     /// reprogramming the clock event device): ~0.5 us on x86 with TSC deadline timers.
     pub timer_irq: u64,
@@ -101,6 +107,7 @@ impl Default for CostTable {
             ipi_latency: 1_500,
             ipi_handle: 300,
             remote_rq_lock: 200,
+            rq_enqueue: 250,
             timer_irq: 500,
             tick: 500,
             idle_exit: 1_000,
@@ -143,6 +150,7 @@ impl CostTable {
         "ipi_latency",
         "ipi_handle",
         "remote_rq_lock",
+        "rq_enqueue",
         "timer_irq",
         "tick",
         "idle_exit",
@@ -163,6 +171,7 @@ impl CostTable {
             "ipi_latency" => &mut self.ipi_latency,
             "ipi_handle" => &mut self.ipi_handle,
             "remote_rq_lock" => &mut self.remote_rq_lock,
+            "rq_enqueue" => &mut self.rq_enqueue,
             "timer_irq" => &mut self.timer_irq,
             "tick" => &mut self.tick,
             "idle_exit" => &mut self.idle_exit,

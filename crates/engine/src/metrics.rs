@@ -29,6 +29,8 @@ pub struct CpuMetrics {
     pub newidle_ns: u64,
     /// Newidle balances that got past the early exits.
     pub newidle_balances: u64,
+    /// Runqueue lock acquisitions that had to spin (the time is `lock_spin` overhead).
+    pub lock_spins: u64,
 }
 
 impl CpuMetrics {

@@ -7,7 +7,7 @@ use fairsim_engine::output::to_json;
 use fairsim_engine::program::{Op, Program};
 use fairsim_engine::time::{MS, US};
 use fairsim_engine::workloads::WorkloadRt;
-use fairsim_engine::world::{Blueprint, Pipe, RtState};
+use fairsim_engine::world::{Blueprint, Overhead, Pipe, RtState};
 use fairsim_engine::{prepare, run, World, WorldConfig};
 use fairsim_topology::source::preset;
 use fairsim_topology::{build_sched_domains, BuildOptions, CpuMask};
@@ -78,6 +78,21 @@ fn hackbench_moves_every_message() {
         "{}",
         r.reports[0].text
     );
+}
+
+#[test]
+fn contended_runqueue_locks_cost_the_spinner_time() {
+    // Eighty tasks wake each other across sixteen CPUs: wakers, switching CPUs and
+    // balancers meet on runqueue locks, and every spin is charged to the spinning CPU.
+    let r = run_checked("numa-2s4c2t", "hackbench:g=2,l=50,f=10", 10_000);
+    let cpus = &r.world.metrics.cpus;
+    let spins: u64 = cpus.iter().map(|c| c.lock_spins).sum();
+    let spin_ns: u64 = cpus
+        .iter()
+        .map(|c| c.overhead_ns[Overhead::LockSpin as usize])
+        .sum();
+    assert!(spins > 0, "no runqueue lock was ever contended");
+    assert!(spin_ns >= spins, "{spins} spins took {spin_ns} ns");
 }
 
 #[test]

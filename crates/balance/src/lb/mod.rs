@@ -41,6 +41,8 @@ pub struct SdRuntime {
     pub newidle_success: u32,
     /// `sd->newidle_ratio` (NI_RANDOM): success per 1024 calls.
     pub newidle_ratio: u32,
+    /// `sd->newidle_stamp` (NI_RATE): `sched_clock()` when the ratio was last refreshed.
+    pub newidle_stamp: u64,
     /// `sd->nohz_idle`: the CPU counted itself out of `nr_busy_cpus`.
     pub nohz_idle: bool,
 }
@@ -116,9 +118,16 @@ pub const NOHZ_NEXT_KICK: u32 = 0x8;
 pub const NOHZ_KICK_MASK: u32 = NOHZ_BALANCE_KICK | NOHZ_STATS_KICK | NOHZ_NEXT_KICK;
 
 impl LbState {
-    /// The state `sd_init` and `sched_init` leave, for `topo` on a machine with `hz` and a
-    /// simulation `seed` for the per-CPU random states.
-    pub fn new(topo: &fairsim_topology::SchedDomains, hz: u64, jiffies: u64, seed: u64) -> LbState {
+    /// The state `sd_init` and `sched_init` leave, for `topo` on a machine with `hz`, built
+    /// at `jiffies` and `sched_clock` (ns), and a simulation `seed` for the per-CPU random
+    /// states.
+    pub fn new(
+        topo: &fairsim_topology::SchedDomains,
+        hz: u64,
+        jiffies: u64,
+        sched_clock: u64,
+        seed: u64,
+    ) -> LbState {
         let n = topo.nr_cpus;
         let sd = topo
             .domains
@@ -133,6 +142,7 @@ impl LbState {
                 newidle_call: 512,
                 newidle_success: 256,
                 newidle_ratio: 512,
+                newidle_stamp: sched_clock,
                 nohz_idle: false,
             })
             .collect();

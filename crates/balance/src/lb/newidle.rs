@@ -51,6 +51,16 @@ pub enum NewidleStep {
     Done(i32),
 }
 
+impl NewidleBalance {
+    /// The runqueue whose lock the next step takes, if that step is an act phase that will
+    /// lock its busiest CPU (see [`LbScan::lock_target`]).
+    pub fn pending_lock(&self, s: &Sched) -> Option<usize> {
+        self.pending_scan
+            .as_ref()
+            .and_then(|(scan, _)| scan.lock_target(s))
+    }
+}
+
 impl Sched {
     /// The start of `sched_balance_newidle(this_rq)` at `now`: the early exits (pending
     /// wakeup, no domain, nothing overloaded, or `avg_idle` below the first domain's
@@ -125,7 +135,12 @@ impl Sched {
                 .contains(SdFlags::BALANCE_NEWIDLE)
             {
                 let mut weight = 1u32;
-                if self.fair.features.has(Feature::NI_RANDOM) {
+                // Mainline's NI_RATE patch also skips the dice when the ratio is full; the
+                // outcome is the same (weight 1), but 6.12.117 still draws a number, which
+                // moves the CPU's random stream, so the skip follows NI_RATE.
+                let full = self.fair.features.has(Feature::NI_RATE)
+                    && self.lb.sd[sd].newidle_ratio >= 1024;
+                if self.fair.features.has(Feature::NI_RANDOM) && !full {
                     let d1k = self.lb.rnd[cpu].next_u32() % 1024;
                     weight = 1 + self.lb.sd[sd].newidle_ratio;
                     if d1k > weight {

@@ -7,6 +7,7 @@
 use fairsim_pelt::{update_cfs_rq_load_avg, CfsRqInputs};
 use fairsim_topology::{SdFlags, SdId};
 
+use crate::features::Feature;
 use crate::lb::msecs_to_jiffies;
 use crate::sched::Sched;
 use crate::stats::CpuIdleType;
@@ -57,13 +58,26 @@ impl Sched {
     }
 
     /// `update_newidle_stats(sd, success)`: NI_RANDOM's success ratio over the last ~1024
-    /// calls, halved every 1024.
+    /// calls, halved every 1024. With NI_RATE (mainline 9fe89f022c05) the ratio also gains
+    /// one point per 2^22 ns (~4.2 ms) that the last 512 calls took, so a domain that
+    /// balances at under ~128 Hz keeps balancing every time even if it rarely pulls.
     pub fn update_newidle_stats(&mut self, sd: SdId, success: u32) {
+        let ni_rate = self.fair.features.has(Feature::NI_RATE);
+        let clock = Self::kclock(self.now);
         let rt = &mut self.lb.sd[sd];
         rt.newidle_call += 1;
         rt.newidle_success += success;
         if rt.newidle_call >= 1024 {
-            rt.newidle_ratio = rt.newidle_success;
+            // sched_clock() is monotonic here, so the kernel's clamp of a negative delta
+            // is the saturating subtraction.
+            let delta = clock.saturating_sub(rt.newidle_stamp);
+            rt.newidle_stamp = clock;
+            let rate = if ni_rate {
+                (delta >> 22).min(1024) as u32
+            } else {
+                0
+            };
+            rt.newidle_ratio = (rate + rt.newidle_success).min(1024);
             rt.newidle_call /= 2;
             rt.newidle_success /= 2;
         }

@@ -53,6 +53,18 @@ pub struct LbResult {
     pub active_balance: Option<usize>,
 }
 
+impl LbScan {
+    /// The runqueue whose lock the act phase will take: the busiest CPU, when it still has
+    /// more than one task (`sched_balance_rq` reads `busiest->nr_running` before
+    /// `rq_lock_irqsave(busiest)`), so that an engine can make the act wait for the lock.
+    pub fn lock_target(&self, s: &Sched) -> Option<usize> {
+        match self.outcome {
+            ScanOutcome::Busiest(b) if s.rqs[b].nr_running > 1 => Some(b),
+            _ => None,
+        }
+    }
+}
+
 impl Sched {
     /// `should_we_balance(env)`: only one CPU of the local group balances a domain: the
     /// first idle core's CPU, else the first idle SMT CPU, else the group's balance CPU.
@@ -204,7 +216,7 @@ impl Sched {
                 env.loop_max = self.params.nr_migrate.min(self.rqs[busiest].nr_running);
                 loop {
                     self.update_rq_clock(busiest, now);
-                    self.work.remote_locks += 1;
+                    self.work.rq_locks.push(busiest);
                     let cur = self.detach_tasks(&mut env);
                     if cur != 0 {
                         self.attach_tasks(&mut env, now);
@@ -386,6 +398,9 @@ impl Sched {
                 .domains_of(target)
                 .find(|&d| self.topo.domain(d).span.test(busiest_cpu));
             if let Some(sd) = sd {
+                // double_lock_balance(busiest_rq, target_rq): the stopper already holds
+                // its own rq and takes the target's.
+                self.work.rq_locks.push(target);
                 self.update_rq_clock(busiest_cpu, now);
                 // The stopper runs: the current task is put back in the tree and may move.
                 self.preempt_current_for_stopper(busiest_cpu);

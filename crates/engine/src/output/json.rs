@@ -64,6 +64,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
                 "idle_ns": idle_ns(m, elapsed),
                 "context_switches": m.switches,
                 "wakeup_migrations_in": m.migrations_in,
+                "rq_lock_spins": m.lock_spins,
                 "sched_count": st.sched_count,
                 "sched_goidle": st.sched_goidle,
                 "ttwu_count": st.ttwu_count,

@@ -125,6 +125,23 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
             0.0
         }
     ));
+    let spins: u64 = w.metrics.cpus.iter().map(|c| c.lock_spins).sum();
+    let spin_ns: u64 = w
+        .metrics
+        .cpus
+        .iter()
+        .map(|c| c.overhead_ns[Overhead::LockSpin as usize])
+        .sum();
+    s.push_str(&format!(
+        "rq lock contention: {} spins ({:.0}/s), {:.2} us each\n",
+        spins,
+        spins as f64 / secs,
+        if spins > 0 {
+            spin_ns as f64 / spins as f64 / 1e3
+        } else {
+            0.0
+        }
+    ));
     s.push_str(&format!(
         "context switches: {} ({:.0}/s), migrations: {} ({:.0}/s)\n",
         t.switches,

@@ -118,8 +118,24 @@ impl World {
         let Some((mut nb, prev, started)) = self.cpus[cpu].newidle.take() else {
             return;
         };
+        if self.cpus[cpu].act_lock.is_none() {
+            if let Some(rq) = nb.pending_lock(&self.sched) {
+                // rq_lock_irqsave(busiest) before detach_tasks: when another CPU holds it,
+                // spin, and act on the state as it is once the lock is ours.
+                let got = self.rq_lock(cpu, rq, now, self.config.cost.remote_rq_lock);
+                self.cpus[cpu].act_lock = Some(rq);
+                if got > now {
+                    self.cpus[cpu].newidle = Some((nb, prev, started));
+                    self.cpus[cpu].gen += 1;
+                    let gen = self.cpus[cpu].gen;
+                    self.queue.push(Time(got), Event::NewidleStep { cpu, gen });
+                    return;
+                }
+            }
+        }
         let step = self.sched.newidle_step(&mut nb, now);
         self.charge_sched_work(cpu, now);
+        self.cpus[cpu].act_lock = None;
         self.deliver_balance_effects(cpu, now);
         match step {
             NewidleStep::Continue => {

@@ -30,11 +30,13 @@ pub enum Overhead {
     IdleExit,
     /// Forks.
     Fork,
+    /// Spinning on a runqueue lock that another CPU holds.
+    LockSpin,
 }
 
 impl Overhead {
     /// Number of kinds.
-    pub const COUNT: usize = 10;
+    pub const COUNT: usize = 11;
     /// Every kind, in index order.
     pub const ALL: [Overhead; Overhead::COUNT] = [
         Overhead::ContextSwitch,
@@ -47,6 +49,7 @@ impl Overhead {
         Overhead::Tick,
         Overhead::IdleExit,
         Overhead::Fork,
+        Overhead::LockSpin,
     ];
 
     /// Name in outputs.
@@ -62,6 +65,7 @@ impl Overhead {
             Overhead::Tick => "tick",
             Overhead::IdleExit => "idle_exit",
             Overhead::Fork => "fork",
+            Overhead::LockSpin => "lock_spin",
         }
     }
 }
@@ -118,6 +122,8 @@ pub struct CpuRt {
     /// A newidle balance in progress inside `schedule()`, with the previous task and the
     /// time it started.
     pub newidle: Option<(fairsim_balance::lb::NewidleBalance, Option<Tid>, u64)>,
+    /// The runqueue lock this CPU acquired (after spinning) for its next balance act.
+    pub act_lock: Option<usize>,
 }
 
 impl World {
@@ -224,10 +230,22 @@ impl World {
             + w.tasks_examined * c.task_examine;
         self.charge(cpu, now, scan, Overhead::Scan);
         self.charge(cpu, now, w.tasks_moved * c.migration, Overhead::Migration);
+        // The detach work happened under each lock the balance took; a lock the engine
+        // already took for this CPU before the act (a newidle step waiting its turn) is
+        // only extended.
+        let hold =
+            c.remote_rq_lock + w.tasks_examined * c.task_examine + w.tasks_moved * c.rq_enqueue;
+        for &rq in &w.rq_locks {
+            if self.cpus[cpu].act_lock == Some(rq) {
+                self.extend_rq_lock(rq, hold);
+            } else {
+                self.rq_lock(cpu, rq, now, hold);
+            }
+        }
         self.charge(
             cpu,
             now,
-            w.remote_locks * c.remote_rq_lock,
+            w.rq_locks.len() as u64 * c.remote_rq_lock,
             Overhead::RemoteLock,
         );
         self.metrics.cpus_visited += w.cpus_visited;
@@ -291,6 +309,9 @@ impl World {
     ) {
         let next = next_sid.map(|s| self.by_sched_id[s]);
         if prev != next {
+            // __schedule holds the rq lock from the pick until finish_task_switch, after
+            // switch_to, so the whole switch is under it.
+            self.rq_lock(cpu, cpu, now, self.config.cost.context_switch);
             self.charge(
                 cpu,
                 now,
@@ -376,6 +397,8 @@ impl World {
         if idle {
             self.interrupt_entry(cpu, now);
         }
+        // sched_tick's update_curr and task_tick run under the rq lock.
+        self.rq_lock(cpu, cpu, now, self.config.cost.tick);
         self.charge(cpu, now, self.config.cost.tick, Overhead::Tick);
         if self.next_due_timer(cpu, now).is_some() {
             // Other expired hrtimers of this interrupt run their callbacks one by one.

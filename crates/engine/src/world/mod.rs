@@ -12,6 +12,7 @@
 mod balance;
 mod cpu;
 mod exec;
+mod locks;
 mod wake;
 
 use fairsim_balance::{Sched, SchedParams, TaskId};
@@ -210,6 +211,8 @@ pub struct World {
     pub by_sched_id: Vec<Tid>,
     queue: EventQueue,
     timers: Vec<Timer>,
+    /// Each runqueue lock's latest reservation.
+    rq_locks: Vec<locks::RqLock>,
     now: Time,
     ended: bool,
     events: u64,
@@ -277,6 +280,7 @@ impl World {
             by_sched_id: Vec::new(),
             queue: EventQueue::new(),
             timers: Vec::new(),
+            rq_locks: vec![locks::RqLock::default(); n],
             now: Time::ZERO,
             ended: false,
             events: 0,

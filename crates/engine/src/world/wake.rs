@@ -116,6 +116,12 @@ impl World {
             self.interrupt_entry(cpu, now);
             self.charge(cpu, now, cost.ipi_handle, Overhead::Ipi);
         }
+        // ttwu_do_activate runs under the target's rq lock: taken by the target itself
+        // (sched_ttwu_pending, or a local wakeup) or by the remote waker, which spins if
+        // another CPU holds it. The enqueue is applied now even when the waker had to
+        // spin; only the spin's cost is charged to it.
+        let locker = if via_wakelist { cpu } else { from_cpu };
+        self.rq_lock(locker, cpu, now, cost.rq_enqueue);
         if wake_flags & wf::MIGRATED != 0 {
             self.charge_migration(x, cpu, now);
         }
