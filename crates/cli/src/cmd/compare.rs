@@ -7,6 +7,7 @@ use std::io::Write;
 
 use fairsim_engine::balance::{CpuIdleType, Feature, Features};
 use fairsim_engine::run::RunSpec;
+use fairsim_engine::world::Overhead;
 use rayon::prelude::*;
 
 use super::run::{resolve_spec, RunArgs};
@@ -103,6 +104,26 @@ fn run_one(spec: &RunSpec, cpu: Option<usize>) -> Result<RunMetrics, CliError> {
         false,
         newidle as f64 / cpu_ns * 100.0,
     ));
+    // The same time as a share of busy (non-idle) CPU time: what a cycles profile shows
+    // when idle CPUs halt, as perf's share of newidle_balance in seed 000 does.
+    let busy: u64 = w
+        .metrics
+        .cpus
+        .iter()
+        .map(|c| c.task_ns + c.overhead_total())
+        .sum();
+    m.push((
+        "newidle-busy-%".into(),
+        false,
+        newidle as f64 / (busy.max(1)) as f64 * 100.0,
+    ));
+    let spin: u64 = w
+        .metrics
+        .cpus
+        .iter()
+        .map(|c| c.overhead_ns[Overhead::LockSpin as usize])
+        .sum();
+    m.push(("rq-lock-spin-%".into(), false, spin as f64 / cpu_ns * 100.0));
     let depth = (0..w.sched.nr_cpus())
         .map(|c| w.sched.topo.domains_of(c).count())
         .max()
