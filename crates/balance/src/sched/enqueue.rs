@@ -1,0 +1,177 @@
+//! Putting tasks on and off a runqueue: `activate_task`/`deactivate_task`, the fair
+//! class's enqueue and dequeue (with delayed dequeue), and wakeup preemption.
+
+use super::*;
+
+impl Sched {
+    /// `activate_task(rq, p, flags)`.
+    pub fn activate_task(&mut self, cpu: usize, p: TaskId, mut flags: u32) {
+        if self.tasks[p].on_rq_migrating() {
+            flags |= qflags::MIGRATED;
+        }
+        self.enqueue_task(cpu, p, flags);
+        self.tasks[p].on_rq = OnRq::Queued;
+    }
+
+    /// `deactivate_task(rq, p, flags)`: dequeue for a migration.
+    pub fn deactivate_task(&mut self, cpu: usize, p: TaskId, flags: u32) {
+        self.tasks[p].on_rq = OnRq::Migrating;
+        self.dequeue_task(cpu, p, flags);
+    }
+
+    /// `enqueue_task(rq, p, flags)` (core.c) with `enqueue_task_fair`.
+    pub(super) fn enqueue_task(&mut self, cpu: usize, p: TaskId, flags: u32) {
+        if flags & qflags::SAVE_RESTORE == 0 {
+            // sched_info_enqueue
+            let clock = self.rqs[cpu].clock;
+            let si = &mut self.tasks[p].sched_info;
+            if si.last_queued == 0 {
+                si.last_queued = clock;
+            }
+        }
+        self.enqueue_task_fair(cpu, p, flags);
+    }
+
+    /// `enqueue_task_fair(rq, p, flags)` for the flat hierarchy.
+    fn enqueue_task_fair(&mut self, cpu: usize, p: TaskId, flags: u32) {
+        let clocks = self.clocks(cpu);
+        let fair = self.fair;
+        let task_new = flags & qflags::SLEEP_WAKEUP == 0;
+        {
+            let t = &self.tasks[p];
+            if !(t.se.sched_delayed && (t.on_rq_migrating() || flags & qflags::SAVE_RESTORE != 0)) {
+                util_est_enqueue(&mut self.rqs[cpu].cfs.avg.avg, &t.se.avg, fair.util_est);
+            }
+        }
+        let rq = &mut self.rqs[cpu];
+        if flags & qflags::DELAYED != 0 {
+            requeue_delayed_entity(&mut rq.cfs, &mut self.tasks, p, clocks, &fair);
+            return;
+        }
+        let h_nr_delayed = u32::from(task_new && self.tasks[p].se.sched_delayed);
+        if self.tasks[p].se.on_rq {
+            if self.tasks[p].se.sched_delayed {
+                requeue_delayed_entity(&mut rq.cfs, &mut self.tasks, p, clocks, &fair);
+            }
+        } else {
+            let upd = enqueue_entity(&mut rq.cfs, &mut self.tasks, p, flags, clocks, &fair);
+            if upd.resched {
+                rq.need_resched = true;
+            }
+            rq.cfs_tasks_add(p);
+            if h_nr_delayed == 0 {
+                rq.cfs.h_nr_runnable += 1;
+            }
+            rq.cfs.h_nr_queued += 1;
+            rq.cfs.h_nr_delayed += h_nr_delayed;
+        }
+        // add_nr_running: a second runnable task makes the root domain overloaded.
+        rq.nr_running += 1;
+        if rq.nr_running == 2 {
+            self.lb.rd_overloaded = true;
+        }
+    }
+
+    /// `dequeue_task(rq, p, flags)` (core.c) with `dequeue_task_fair`. Returns false when
+    /// the dequeue was delayed (the task stays queued, `sched_delayed`).
+    pub(super) fn dequeue_task(&mut self, cpu: usize, p: TaskId, flags: u32) -> bool {
+        if flags & qflags::SAVE_RESTORE == 0 {
+            // sched_info_dequeue
+            let clock = self.rqs[cpu].clock;
+            let si = &mut self.tasks[p].sched_info;
+            if si.last_queued != 0 {
+                let delta = clock - si.last_queued;
+                si.last_queued = 0;
+                si.run_delay += delta;
+                self.rqs[cpu].stats.run_delay += delta;
+            }
+        }
+        let fair = self.fair;
+        let sleep = flags & qflags::SLEEP_WAKEUP != 0;
+        {
+            let t = &self.tasks[p];
+            if !(t.se.sched_delayed && (t.on_rq_migrating() || flags & qflags::SAVE_RESTORE != 0)) {
+                util_est_dequeue(&mut self.rqs[cpu].cfs.avg.avg, &t.se.avg, fair.util_est);
+            }
+        }
+        let cap = self.rqs[cpu].capacity_orig;
+        util_est_update(&mut self.tasks[p].se.avg, sleep, cap, fair.util_est);
+        self.dequeue_entities(cpu, p, flags) >= 0
+    }
+
+    /// `dequeue_entities(rq, &p->se, flags)` for the flat hierarchy.
+    pub(super) fn dequeue_entities(&mut self, cpu: usize, p: TaskId, flags: u32) -> i32 {
+        let clocks = self.clocks(cpu);
+        let fair = self.fair;
+        let task_sleep = flags & qflags::SLEEP_WAKEUP != 0;
+        let task_delayed = flags & qflags::DELAYED != 0;
+        let h_nr_delayed =
+            u32::from(!task_sleep && !task_delayed && self.tasks[p].se.sched_delayed);
+        let rq = &mut self.rqs[cpu];
+        let (done, upd) = dequeue_entity(&mut rq.cfs, &mut self.tasks, p, flags, clocks, &fair);
+        if upd.resched {
+            rq.need_resched = true;
+        }
+        if !done {
+            return -1;
+        }
+        rq.cfs_tasks_del(p);
+        if h_nr_delayed == 0 {
+            rq.cfs.h_nr_runnable -= 1;
+        }
+        rq.cfs.h_nr_queued -= 1;
+        rq.cfs.h_nr_delayed -= h_nr_delayed;
+        // sub_nr_running
+        rq.nr_running -= 1;
+        if task_delayed {
+            // __block_task
+            self.tasks[p].on_rq = OnRq::No;
+        }
+        if rq.cfs.nr_running == 0 {
+            // update_idle_cfs_rq_clock_pelt: nothing to do without bandwidth throttling.
+        }
+        1
+    }
+
+    /// `wakeup_preempt(rq, p, flags)`: an idle CPU always reschedules; a busy one asks the
+    /// fair class (`check_preempt_wakeup_fair`).
+    pub fn wakeup_preempt(&mut self, cpu: usize, p: TaskId, wake_flags: u32) {
+        match self.rqs[cpu].curr {
+            None => self.resched_curr(cpu),
+            Some(curr) => self.check_preempt_wakeup_fair(cpu, curr, p, wake_flags),
+        }
+    }
+
+    /// `check_preempt_wakeup_fair(rq, p, wake_flags)`.
+    fn check_preempt_wakeup_fair(&mut self, cpu: usize, curr: TaskId, p: TaskId, wake_flags: u32) {
+        if curr == p {
+            return;
+        }
+        let feat = self.fair.features;
+        if feat.has(Feature::NEXT_BUDDY)
+            && wake_flags & wf::FORK == 0
+            && !self.tasks[p].se.sched_delayed
+        {
+            self.rqs[cpu].cfs.next = Some(p);
+        }
+        if self.rqs[cpu].need_resched {
+            return;
+        }
+        if !feat.has(Feature::WAKEUP_PREEMPTION) {
+            return;
+        }
+        let clocks = self.clocks(cpu);
+        let fair = self.fair;
+        let rq = &mut self.rqs[cpu];
+        let upd = update_curr(&mut rq.cfs, &mut self.tasks, clocks, &fair);
+        if upd.resched {
+            rq.need_resched = true;
+        }
+        if do_preempt_short(&rq.cfs, &self.tasks, p, curr, feat) {
+            cancel_protect_slice(&mut self.tasks[curr]);
+        }
+        if rq.cfs.pick_eevdf(&self.tasks, feat) == Some(p) {
+            self.resched_curr(cpu);
+        }
+    }
+}

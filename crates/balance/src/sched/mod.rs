@@ -1,0 +1,465 @@
+//! `Sched`: every runqueue and task of the emulated machine, and the fair class's entry
+//! points as kernel/sched/core.c calls them: fork, wakeup, block, schedule, tick, migrate.
+//!
+//! The engine owns time and decides when things happen; each call here takes its `now`
+//! (ns since the start of the emulation) and performs what the kernel does at that
+//! instant, with the kernel's order of updates. Costs of doing so are the engine's business.
+
+mod enqueue;
+mod invariants;
+mod switch;
+mod wakeup;
+
+use fairsim_pelt::{
+    init_entity_runnable_average, post_init_entity_util_avg, remove_entity_load_avg,
+    util_est_dequeue, util_est_enqueue, util_est_update, SchedAvg, UtilEstMode,
+};
+use fairsim_topology::{Machine, SchedDomains};
+
+use crate::cfs_rq::{
+    cancel_protect_slice, dequeue_entity, do_preempt_short, enqueue_entity, entity_tick,
+    put_prev_entity, qflags, requeue_delayed_entity, set_next_entity, update_curr, FairParams,
+    RqClocks,
+};
+use crate::features::{Feature, Features};
+use crate::rq::{Rq, SYSCTL_SCHED_MIGRATION_COST};
+use crate::stats::SdSchedstat;
+use crate::task::{OnRq, SchedEntity, SchedInfo, Task, TaskId, TaskState};
+use crate::weight::{scale_load_down, LoadWeight};
+
+/// Offset added to the engine's time to make the kernel clocks: the emulated machine has
+/// been up ~1 s, so no clock reads 0 (PELT treats `last_update_time == 0` as "detached").
+/// It is a multiple of the 1024 * 1024 ns PELT period, so engine time 0 starts a period.
+pub const BOOT_CLOCK_OFFSET: u64 = 1 << 30;
+
+/// `WF_*` wake flags.
+pub mod wf {
+    /// `WF_EXEC`.
+    pub const EXEC: u32 = 0x02;
+    /// `WF_FORK`.
+    pub const FORK: u32 = 0x04;
+    /// `WF_TTWU`.
+    pub const TTWU: u32 = 0x08;
+    /// `WF_SYNC`: the waker is about to sleep.
+    pub const SYNC: u32 = 0x10;
+    /// `WF_MIGRATED`.
+    pub const MIGRATED: u32 = 0x20;
+    /// `WF_RQ_SELECTED`.
+    pub const RQ_SELECTED: u32 = 0x80;
+}
+
+/// Tunables of the emulated kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchedParams {
+    /// `sched_features`.
+    pub features: Features,
+    /// CONFIG_HZ (250 on Debian).
+    pub hz: u32,
+    /// Which util_est form to run.
+    pub util_est: UtilEstMode,
+    /// `sysctl_sched_migration_cost` in ns.
+    pub migration_cost: u64,
+    /// `sysctl_sched_nr_migrate`.
+    pub nr_migrate: u32,
+    /// Seed for the per-CPU random states (`sched_rng`).
+    pub seed: u64,
+    /// Exit latency in us of the idle state idle CPUs are in (`idle_get_state`), `None`
+    /// without a cpuidle driver. Default 1: intel_idle's C1 on Sapphire Rapids, with deeper
+    /// states disabled as in seed 000's setup.
+    pub cpuidle_exit_latency_us: Option<u32>,
+}
+
+impl Default for SchedParams {
+    fn default() -> Self {
+        SchedParams {
+            features: Features::default(),
+            hz: 250,
+            util_est: UtilEstMode::V6_12,
+            migration_cost: SYSCTL_SCHED_MIGRATION_COST,
+            nr_migrate: 32,
+            seed: 0,
+            cpuidle_exit_latency_us: Some(1),
+        }
+    }
+}
+
+/// `sysctl_sched_base_slice` for `ncpus` online CPUs: 0.7 ms x (1 + ilog2(min(ncpus, 8))),
+/// `SCHED_TUNABLESCALING_LOG` as `update_sysctl` sets it.
+pub fn base_slice_for(ncpus: usize) -> u64 {
+    let cpus = ncpus.clamp(1, 8) as u64;
+    let factor = 1 + u64::from(63 - cpus.leading_zeros());
+    700_000 * factor
+}
+
+/// What `try_to_wake_up` decided for a sleeping task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WakeDecision {
+    /// The task was still queued (delayed dequeue) and was requeued in place; nothing more
+    /// to do. `preempt` says whether its CPU must reschedule.
+    Runnable {
+        /// The task's CPU.
+        cpu: usize,
+        /// `resched_curr` was requested on that CPU.
+        preempt: bool,
+    },
+    /// The task must be enqueued on `cpu` by [`Sched::ttwu_do_activate`].
+    Enqueue {
+        /// The selected CPU (`set_task_cpu` already applied).
+        cpu: usize,
+        /// Wake flags to pass on (`WF_MIGRATED` etc.).
+        wake_flags: u32,
+        /// `ttwu_queue_wakelist` applies: the target CPU enqueues the task itself after an
+        /// IPI; until then its `ttwu_pending` keeps it from looking idle.
+        via_wakelist: bool,
+    },
+    /// The task was not sleeping; nothing happened.
+    NotSleeping,
+}
+
+/// Work done by the scheduler code since the engine last took the counters: what the
+/// engine's cost model turns into CPU time (idle-CPU scans, groups and runqueues visited,
+/// tasks examined and moved). Balance code adds to it; the engine reads and resets it
+/// with [`Sched::take_work`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SchedWork {
+    /// CPUs whose state was read by an idle-CPU search (`select_idle_*`, find_dst_group_cpu)
+    /// or by a balance's statistics, in total.
+    pub cpus_visited: u64,
+    /// Of `cpus_visited` by balancing, those in another LLC of the same node: their
+    /// runqueue cache lines come from a remote cache.
+    pub cpus_visited_remote_llc: u64,
+    /// Of `cpus_visited` by balancing, those on another NUMA node.
+    pub cpus_visited_remote_node: u64,
+    /// Sched groups whose statistics were computed (wakeup slow path, load balance).
+    pub groups_visited: u64,
+    /// Tasks examined for migration (`can_migrate_task`).
+    pub tasks_examined: u64,
+    /// Tasks moved between runqueues.
+    pub tasks_moved: u64,
+    /// Remote runqueues whose lock balancing took (`rq_lock(busiest)` around
+    /// `detach_tasks`, the stopper's `double_lock_balance`), in order, so that the engine
+    /// can hold them for the time the work under them takes.
+    pub rq_locks: Vec<usize>,
+}
+
+/// The scheduler state of the whole machine.
+#[derive(Debug, Clone)]
+pub struct Sched {
+    /// The machine.
+    pub machine: Machine,
+    /// Its sched domains.
+    pub topo: SchedDomains,
+    /// Tunables.
+    pub params: SchedParams,
+    /// What the entity operations read.
+    pub fair: FairParams,
+    /// One runqueue per CPU.
+    pub rqs: Vec<Rq>,
+    /// Every task ever created, by id.
+    pub tasks: Vec<Task>,
+    /// schedstat counters of each domain, indexed like `topo.domains`.
+    pub sd_stats: Vec<SdSchedstat>,
+    /// `TICK_NSEC`.
+    pub tick_nsec: u64,
+    /// Work counters for the engine's cost model.
+    pub work: SchedWork,
+    /// Load-balancing state (per-domain runtime fields, nohz, root domain flags).
+    pub lb: crate::lb::LbState,
+    /// Engine time of the latest call, for code that reads `jiffies`.
+    pub now: u64,
+    /// Active balances queued (`stop_one_cpu_nowait`) on these busiest CPUs; the engine
+    /// runs [`Sched::active_load_balance_cpu_stop`] on each.
+    pub pending_active_balance: Vec<usize>,
+    /// CPUs asked to reschedule since the engine last looked ([`Sched::take_resched`]).
+    pub resched_list: Vec<usize>,
+    /// CPUs and groups read by code that only borrows the state (the wakeup path); folded
+    /// into [`SchedWork`] by [`Sched::take_work`].
+    visits: std::cell::Cell<(u64, u64)>,
+}
+
+/// What the pick in `__schedule` led to, for an engine that steps newidle balances.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PickOutcome {
+    /// The switch is done: the new current task, `None` for idle.
+    Next(Option<TaskId>),
+    /// The fair class is empty: run a newidle balance ([`Sched::newidle_start`]), then
+    /// [`Sched::schedule_after_newidle`]. The previous task stays current meanwhile, so
+    /// the CPU does not look idle to others, as in the kernel.
+    Newidle,
+}
+
+impl Sched {
+    /// Sets up runqueues for `machine` with its built `topo`.
+    pub fn new(machine: Machine, topo: SchedDomains, params: SchedParams) -> Sched {
+        let n = machine.nr_cpus();
+        let hz = u64::from(params.hz.max(1));
+        let tick_nsec = (1_000_000_000 + hz / 2) / hz;
+        let rqs = (0..n)
+            .map(|cpu| Rq::new(cpu, topo.cpus[cpu].cpu_capacity, BOOT_CLOCK_OFFSET))
+            .collect();
+        let fair = FairParams {
+            features: params.features,
+            base_slice: base_slice_for(n),
+            tick_nsec,
+            util_est: effective_util_est(params),
+        };
+        let sd_stats = vec![SdSchedstat::default(); topo.domains.len()];
+        let lb = crate::lb::LbState::new(
+            &topo,
+            hz,
+            Self::kclock(0) / tick_nsec,
+            Self::kclock(0),
+            params.seed,
+        );
+        let mut s = Sched {
+            machine,
+            topo,
+            params,
+            fair,
+            rqs,
+            tasks: Vec::new(),
+            sd_stats,
+            tick_nsec,
+            work: SchedWork::default(),
+            lb,
+            now: 0,
+            pending_active_balance: Vec::new(),
+            resched_list: Vec::new(),
+            visits: std::cell::Cell::new((0, 0)),
+        };
+        // Every CPU starts in the idle loop with its tick stopped.
+        for cpu in 0..n {
+            s.nohz_balance_enter_idle(cpu);
+        }
+        // The machine has been up and idle for a while: its periodic balances have set
+        // SIS_UTIL's scan depth from an LLC utilization of zero (without this, the first
+        // wakeups of a run would scan nothing until the LLC's first periodic balance).
+        for cpu in 0..n {
+            if let Some(llc) = s.topo.cpus[cpu].sd_llc {
+                s.update_idle_cpu_scan(llc, 0);
+            }
+        }
+        s
+    }
+
+    /// Returns the work counters accumulated since the last call and resets them.
+    pub fn take_work(&mut self) -> SchedWork {
+        let (cpus, groups) = self.visits.take();
+        self.work.cpus_visited += cpus;
+        self.work.groups_visited += groups;
+        std::mem::take(&mut self.work)
+    }
+
+    /// Counts a CPU whose runqueue a balance on `from` read, split by distance.
+    pub(crate) fn count_balance_visit(&mut self, from: usize, cpu: usize) {
+        self.work.cpus_visited += 1;
+        if self.machine.cpus[from].node != self.machine.cpus[cpu].node {
+            self.work.cpus_visited_remote_node += 1;
+        } else if !self.cpus_share_cache(from, cpu) {
+            self.work.cpus_visited_remote_llc += 1;
+        }
+    }
+
+    /// Counts one CPU whose runqueue an idle-CPU search read (for the cost model).
+    pub(crate) fn count_cpu_visit(&self) {
+        let (c, g) = self.visits.get();
+        self.visits.set((c + 1, g));
+    }
+
+    /// Counts one sched group whose statistics were computed (for the cost model).
+    pub(crate) fn count_group_visit(&self) {
+        let (c, g) = self.visits.get();
+        self.visits.set((c, g + 1));
+    }
+
+    /// The kernel clock value for engine time `now`.
+    pub fn kclock(now: u64) -> u64 {
+        now + BOOT_CLOCK_OFFSET
+    }
+
+    /// `jiffies` at engine time `now`.
+    pub fn jiffies(&self, now: u64) -> u64 {
+        Self::kclock(now) / self.tick_nsec
+    }
+
+    /// Number of CPUs.
+    pub fn nr_cpus(&self) -> usize {
+        self.rqs.len()
+    }
+
+    /// `update_rq_clock(cpu_rq(cpu))` at engine time `now`.
+    pub fn update_rq_clock(&mut self, cpu: usize, now: u64) {
+        self.rqs[cpu].update_rq_clock(Self::kclock(now));
+    }
+
+    fn clocks(&self, cpu: usize) -> RqClocks {
+        let rq = &self.rqs[cpu];
+        RqClocks {
+            clock_task: rq.clock_task(),
+            clock_pelt: rq.pelt.rq_clock_pelt(),
+        }
+    }
+
+    /// `resched_curr(rq)`.
+    pub fn resched_curr(&mut self, cpu: usize) {
+        if !self.rqs[cpu].need_resched {
+            self.resched_list.push(cpu);
+        }
+        self.rqs[cpu].need_resched = true;
+    }
+
+    /// CPUs asked to reschedule (`resched_curr`) since the last call, for the engine to
+    /// deliver (an IPI to a busy remote CPU, a wakeup of an idle one).
+    pub fn take_resched(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.resched_list)
+    }
+
+    /// `sched_fork` + `__sched_fork` + `init_entity_runnable_average` for a new task
+    /// created on `parent_cpu`, allowed on `cpus_allowed` (every CPU when `None`).
+    pub fn create_task(
+        &mut self,
+        name: &str,
+        nice: i32,
+        cpus_allowed: Option<fairsim_topology::CpuMask>,
+        parent_cpu: usize,
+    ) -> TaskId {
+        let id = self.tasks.len();
+        let n = self.nr_cpus();
+        let cpus_allowed = cpus_allowed.unwrap_or_else(|| fairsim_topology::CpuMask::full(n));
+        let load = LoadWeight::from_nice(nice);
+        let avg = init_entity_runnable_average(true, scale_load_down(load.weight));
+        let max_allowed_capacity = cpus_allowed
+            .iter()
+            .map(|c| self.rqs[c].capacity_orig)
+            .max()
+            .unwrap_or(1024);
+        self.tasks.push(Task {
+            id,
+            name: name.to_string(),
+            nice,
+            state: TaskState::New,
+            on_rq: OnRq::No,
+            on_cpu: false,
+            cpu: parent_cpu,
+            wake_cpu: parent_cpu,
+            nr_cpus_allowed: cpus_allowed.weight(),
+            cpus_allowed,
+            recent_used_cpu: parent_cpu,
+            last_wakee: None,
+            wakee_flips: 0,
+            wakee_flip_decay_ts: 0,
+            se: SchedEntity {
+                load,
+                deadline: 0,
+                vruntime: 0,
+                vlag: 0,
+                slice: self.fair.base_slice,
+                on_rq: false,
+                sched_delayed: false,
+                rel_deadline: false,
+                custom_slice: false,
+                exec_start: 0,
+                sum_exec_runtime: 0,
+                prev_sum_exec_runtime: 0,
+                nr_migrations: 0,
+                avg,
+                run_node: None,
+            },
+            sched_info: SchedInfo::default(),
+            max_allowed_capacity,
+        });
+        id
+    }
+
+    /// `set_cpus_allowed_ptr(p, mask)` for a task that is not running on a CPU outside the
+    /// new mask: the affinity fields and `set_task_max_allowed_capacity`. (Moving a task off
+    /// a newly disallowed CPU, which needs the stopper, is not modelled.)
+    pub fn set_cpus_allowed(&mut self, p: TaskId, mask: fairsim_topology::CpuMask) {
+        let max_cap = mask
+            .iter()
+            .map(|c| self.rqs[c].capacity_orig)
+            .max()
+            .unwrap_or(1024);
+        let t = &mut self.tasks[p];
+        t.nr_cpus_allowed = mask.weight();
+        t.cpus_allowed = mask;
+        t.max_allowed_capacity = max_cap;
+    }
+
+    /// `select_task_rq(p, cpu, wake_flags)` (core.c): the fair class chooses when the task
+    /// may run on several CPUs; a disallowed answer falls back to an allowed CPU.
+    pub fn select_task_rq(
+        &mut self,
+        p: TaskId,
+        cpu: usize,
+        wake_flags: &mut u32,
+        this_cpu: usize,
+        now: u64,
+    ) -> usize {
+        let mut target = if self.tasks[p].nr_cpus_allowed > 1 {
+            *wake_flags |= wf::RQ_SELECTED;
+            self.select_task_rq_fair(p, cpu, *wake_flags, this_cpu, now)
+        } else {
+            self.tasks[p].cpus_allowed.first().unwrap_or(cpu)
+        };
+        if !self.tasks[p].allowed_on(target) {
+            // select_fallback_rq: the first allowed CPU on the task's node, else any.
+            let node = &self.machine.node_cpus[self.machine.cpus[self.tasks[p].cpu].node];
+            target = self.tasks[p]
+                .cpus_allowed
+                .and(node)
+                .first()
+                .or_else(|| self.tasks[p].cpus_allowed.first())
+                .unwrap_or(target);
+        }
+        target
+    }
+
+    /// First half of `wake_up_new_task(p)` on the parent's CPU `this_cpu`: pick the CPU
+    /// (`SD_BALANCE_FORK`) and place the task there (`__set_task_cpu`, no migration).
+    pub fn wake_up_new_task_select(&mut self, p: TaskId, this_cpu: usize, now: u64) -> usize {
+        self.tasks[p].recent_used_cpu = self.tasks[p].cpu;
+        let mut flags = wf::FORK;
+        let prev = self.tasks[p].cpu;
+        let cpu = self.select_task_rq(p, prev, &mut flags, this_cpu, now);
+        self.tasks[p].cpu = cpu;
+        self.tasks[p].wake_cpu = cpu;
+        cpu
+    }
+
+    /// Second half of `wake_up_new_task(p)`: on the chosen rq, initialise utilization and
+    /// enqueue with `ENQUEUE_INITIAL`, then check preemption. Returns whether the CPU must
+    /// reschedule.
+    pub fn wake_up_new_task_activate(&mut self, p: TaskId, now: u64) -> bool {
+        let cpu = self.tasks[p].cpu;
+        // TASK_RUNNING is set under pi_lock just before; the engine keeps the task in
+        // TASK_NEW while the fork's cost elapses.
+        self.tasks[p].state = TaskState::Running;
+        self.update_rq_clock(cpu, now);
+        let cap = self.rqs[cpu].capacity_orig;
+        let weight = scale_load_down(self.tasks[p].se.load.weight);
+        let cfs_avg = self.rqs[cpu].cfs.avg.avg;
+        post_init_entity_util_avg(&mut self.tasks[p].se.avg, &cfs_avg, cap, weight);
+        self.activate_task(cpu, p, qflags::INITIAL);
+        self.wakeup_preempt(cpu, p, wf::FORK);
+        self.rqs[cpu].need_resched
+    }
+}
+
+/// `update_avg(avg, sample)`: avg += (sample - avg) / 8, in signed arithmetic.
+pub fn update_avg(avg: &mut u64, sample: u64) {
+    let diff = sample as i64 - *avg as i64;
+    *avg = (*avg as i64 + diff / 8) as u64;
+}
+
+fn effective_util_est(params: SchedParams) -> UtilEstMode {
+    if !params.features.has(Feature::UTIL_EST) {
+        return UtilEstMode::Off;
+    }
+    match params.util_est {
+        UtilEstMode::Legacy { .. } => UtilEstMode::Legacy {
+            fastup: params.features.has(Feature::UTIL_EST_FASTUP),
+        },
+        m => m,
+    }
+}
