@@ -9,7 +9,10 @@ use fairsim_topology::{build_sched_domains, BuildOptions, CpuMask};
 use proptest::prelude::*;
 
 fn sched_on(name: &str) -> Sched {
-    let m = preset(name).unwrap();
+    sched_for(preset(name).unwrap())
+}
+
+fn sched_for(m: fairsim_topology::Machine) -> Sched {
     let topo = build_sched_domains(&m, BuildOptions::default()).unwrap();
     let params = SchedParams {
         features: Features::parse("NO_NI_RANDOM").unwrap(),
@@ -248,4 +251,34 @@ fn an_idle_big_cpu_pulls_a_running_misfit_through_the_stopper() {
     assert_eq!(s.rqs[3].nr_running, 0);
     assert_eq!(s.sd_stats[pkg].alb_pushed, 1);
     assert!(!s.lb.rq[3].active_balance);
+}
+
+#[test]
+fn an_idle_high_priority_cpu_packs_a_task_from_a_low_priority_one() {
+    // Four cores with ITMT: core 3 is the favoured (Turbo Boost Max) core.
+    let mut opts = fairsim_topology::source::SpecOptions::new(
+        "sockets=1,cores=4,threads=1",
+        fairsim_topology::Arch::X86,
+    );
+    opts.itmt = Some("0-2:40,3:60".into());
+    let mut s = sched_for(fairsim_topology::source::parse_spec(&opts).unwrap());
+    let all = CpuMask::full(4);
+    let p = place(&mut s, 0, &all, 0);
+    let t = warm(&mut s, 20);
+    let mc = s.topo.domains_of(3).next().unwrap();
+    assert_eq!(
+        s.topo.group(s.topo.domain(mc).groups[0]).asym_prefer_cpu,
+        Some(3)
+    );
+    // From the idle favoured CPU, CPU 0's group is asym_packing and one task is to move.
+    let (g, m) = classify(&mut s, 3, 0, CpuIdleType::Idle).expect("imbalance found");
+    assert_eq!(g, GroupType::AsymPacking);
+    assert_eq!(m, MigrationType::Task);
+    // The task runs alone on CPU 0, so the balance asks CPU 0's stopper to push it.
+    let r = s.sched_balance_rq(3, mc, CpuIdleType::Idle, t);
+    assert_eq!(r.active_balance, Some(0));
+    assert_eq!(s.active_load_balance_cpu_stop(0, t), Some(p));
+    assert_eq!(s.tasks[p].cpu, 3);
+    // The lower-priority CPUs see nothing to pack from the favoured one.
+    assert!(classify(&mut s, 0, 0, CpuIdleType::Idle).is_none());
 }

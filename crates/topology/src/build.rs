@@ -500,6 +500,16 @@ impl<'m> Builder<'m> {
             }
             self.groups[g].group_weight = span.weight() as u32;
             self.groups[g].cores = cores;
+            if self.doms[sd].flags.contains(SdFlags::ASYM_PACKING) {
+                // The group's preferred CPU: the highest priority, the first on ties.
+                let mut best: Option<usize> = None;
+                for c in span.iter() {
+                    if best.is_none_or(|b| self.m.sched_asym_prefer(c, b)) {
+                        best = Some(c);
+                    }
+                }
+                self.groups[g].asym_prefer_cpu = best;
+            }
         }
         let head = groups[0];
         if cpu != self.sgcs[self.groups[head].sgc].balance_cpu() {

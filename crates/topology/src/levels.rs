@@ -88,6 +88,13 @@ impl LevelTable {
         let numa_in_package = has_numa_in_package(m);
         let arch_masks = arch_masks(m);
         let smt = SdFlags::SHARE_CPUCAPACITY | SdFlags::SHARE_LLC;
+        // x86_sched_itmt_flags(): with ITMT, CLS, MC and PKG pack onto high-priority
+        // CPUs (SMT no longer does since 6.6).
+        let itmt = if m.arch == Arch::X86 && m.itmt_prio.is_some() {
+            SdFlags::ASYM_PACKING
+        } else {
+            SdFlags::EMPTY
+        };
         let mut levels = vec![TopologyLevel {
             name: "SMT",
             mask: LevelMask::Smt,
@@ -99,7 +106,7 @@ impl LevelTable {
             levels.push(TopologyLevel {
                 name: "CLS",
                 mask: LevelMask::Cluster,
-                sd_flags: SdFlags::CLUSTER | SdFlags::SHARE_LLC,
+                sd_flags: SdFlags::CLUSTER | SdFlags::SHARE_LLC | itmt,
                 overlap: false,
                 numa_level: 0,
             });
@@ -107,7 +114,7 @@ impl LevelTable {
         levels.push(TopologyLevel {
             name: "MC",
             mask: LevelMask::Core,
-            sd_flags: SdFlags::SHARE_LLC,
+            sd_flags: SdFlags::SHARE_LLC | itmt,
             overlap: false,
             numa_level: 0,
         });
@@ -117,7 +124,7 @@ impl LevelTable {
             levels.push(TopologyLevel {
                 name: "PKG",
                 mask: LevelMask::Cpu,
-                sd_flags: SdFlags::EMPTY,
+                sd_flags: itmt,
                 overlap: false,
                 numa_level: 0,
             });

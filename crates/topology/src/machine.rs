@@ -95,6 +95,11 @@ pub struct Machine {
     pub node_cpus: Vec<CpuMask>,
     /// `node_distance(i, j)`: square, one row per node.
     pub distance: Vec<Vec<u32>>,
+    /// x86 ITMT core priorities (`sched_core_priority`, set by intel_pstate on parts with
+    /// Turbo Boost Max 3.0 or hybrid cores), one per CPU. When present,
+    /// `sysctl_sched_itmt_enabled` is 1: the CLS, MC and PKG levels carry
+    /// `SD_ASYM_PACKING` and `arch_asym_cpu_priority` returns these values.
+    pub itmt_prio: Option<Vec<i32>>,
 }
 
 impl Machine {
@@ -111,6 +116,20 @@ impl Machine {
     /// `node_distance(a, b)`.
     pub fn node_distance(&self, a: usize, b: usize) -> u32 {
         self.distance[a][b]
+    }
+
+    /// `arch_asym_cpu_priority(cpu)`: the ITMT priority on x86 with ITMT, else the
+    /// generic default `-cpu` (lower-numbered CPUs preferred).
+    pub fn asym_cpu_priority(&self, cpu: usize) -> i32 {
+        match &self.itmt_prio {
+            Some(p) => p[cpu],
+            None => -(cpu as i32),
+        }
+    }
+
+    /// `sched_asym_prefer(a, b)`: CPU `a` has a higher priority than CPU `b`.
+    pub fn sched_asym_prefer(&self, a: usize, b: usize) -> bool {
+        self.asym_cpu_priority(a) > self.asym_cpu_priority(b)
     }
 
     /// Whether CPU capacities differ (the kernel's `asym_cap_list` has more than one entry).
@@ -173,6 +192,22 @@ impl Machine {
         }
         for (cpu, c) in self.cpus.iter().enumerate() {
             self.validate_cpu(cpu, c)?;
+        }
+        if let Some(prio) = &self.itmt_prio {
+            if self.arch != Arch::X86 {
+                return Err(TopologyError::invalid(
+                    "itmt",
+                    self.arch.name(),
+                    "ITMT priorities only on x86 (arm64 has no SD_ASYM_PACKING source)",
+                ));
+            }
+            if prio.len() != n {
+                return Err(TopologyError::invalid(
+                    "itmt",
+                    format!("{} priorities", prio.len()),
+                    &format!("one priority per CPU ({n})"),
+                ));
+            }
         }
         Ok(())
     }
@@ -385,6 +420,7 @@ pub fn machine_from_ids(
         cpus,
         node_cpus,
         distance,
+        itmt_prio: None,
     };
     m.validate()?;
     Ok(m)

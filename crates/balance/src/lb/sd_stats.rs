@@ -41,10 +41,10 @@ impl Sched {
         self.check_cpu_capacity(cpu, sd)
     }
 
-    /// `sched_asym_prefer(a, b)`: `arch_asym_cpu_priority` is `-cpu` by default, so the
-    /// lower-numbered CPU is preferred.
+    /// `sched_asym_prefer(a, b)`: `arch_asym_cpu_priority` is the machine's ITMT
+    /// priority on x86 with ITMT, `-cpu` otherwise (the lower-numbered CPU preferred).
     pub fn sched_asym_prefer(&self, a: usize, b: usize) -> bool {
-        (a as i64).wrapping_neg() > (b as i64).wrapping_neg()
+        self.machine.sched_asym_prefer(a, b)
     }
 
     /// `sched_use_asym_prio(sd, cpu)`.

@@ -40,6 +40,12 @@ pub struct MachineArgs {
     #[arg(long, value_name = "LIST:RAW,...", requires = "smp")]
     pub capacity: Option<String>,
 
+    /// x86 ITMT core priorities for `--smp`, e.g. `0-3:60,4-15:40`: turns on
+    /// `sysctl_sched_itmt_enabled`, so CLS, MC and PKG pack tasks onto higher-priority CPUs
+    /// (`SD_ASYM_PACKING`), as on parts with Turbo Boost Max 3.0 or hybrid cores.
+    #[arg(long, value_name = "LIST:PRIO,...", requires = "smp")]
+    pub itmt: Option<String>,
+
     /// Where the last-level cache sits for `--smp`: core, cluster, die or package
     /// (default: die on x86, cluster on arm64).
     #[arg(long, value_name = "SCOPE", requires = "smp")]
@@ -81,6 +87,7 @@ impl MachineArgs {
                 arch,
                 capacity: self.capacity.clone(),
                 llc,
+                itmt: self.itmt.clone(),
             };
             return Ok(parse_spec(&opts)?);
         }

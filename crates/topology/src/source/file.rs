@@ -10,6 +10,7 @@
 //! name = "tc2-like"          # optional; default: the file name without extension
 //! arch = "arm64"             # optional: "x86" (default) or "arm64"
 //! capacity = "0-1:1441,2-4:606"   # optional raw capacities, normalised to 1024
+//! # itmt = "0-1:60,2-4:40"   # optional, x86 only: ITMT core priorities (SD_ASYM_PACKING)
 //!
 //! [smp]                      # qemu's -smp: missing counts are completed as qemu does
 //! cpus = 5                   # optional total
@@ -54,6 +55,7 @@ const FILE_FIELDS: FieldNames = FieldNames {
     distance: "numa.distance",
     numa_cpus: "numa.cpus",
     capacity: "capacity",
+    itmt: "itmt",
 };
 
 /// The top level of fairsim's machine file.
@@ -65,6 +67,7 @@ struct MachineFile {
     smp: SmpTable,
     numa: Option<NumaTable>,
     capacity: Option<String>,
+    itmt: Option<String>,
 }
 
 /// The `[smp]` table: qemu's `-smp` keys plus where the LLC sits.
@@ -183,6 +186,7 @@ fn machine_from_schema(file: MachineFile, default_name: &str) -> Result<Machine,
         arch,
         capacity: file.capacity.clone(),
         llc,
+        itmt: file.itmt.clone(),
     };
     let name = file
         .name

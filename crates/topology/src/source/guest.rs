@@ -126,6 +126,7 @@ pub(crate) fn machine_from_guest(path: &str, doc: &Value) -> Result<Machine, Top
         cpus,
         node_cpus,
         distance,
+        itmt_prio: None,
     };
     m.validate().map_err(|e| err(e.to_string()))?;
     Ok(m)

@@ -19,7 +19,9 @@ use crate::error::TopologyError;
 use crate::machine::{
     machine_from_ids, Arch, CpuIds, LlcScope, Machine, LOCAL_DISTANCE, SCHED_CAPACITY_SCALE,
 };
-use crate::source::spec_lists::{even_split, parse_capacity, parse_distance, parse_numa_cpus};
+use crate::source::spec_lists::{
+    even_split, parse_capacity, parse_distance, parse_itmt, parse_numa_cpus,
+};
 
 /// What the user gave on the command line for a qemu-style machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +38,8 @@ pub struct SpecOptions {
     pub capacity: Option<String>,
     /// Where the LLC sits; `None` means per die on x86 and per cluster on arm64.
     pub llc: Option<LlcScope>,
+    /// The `--itmt` text: `cpulist:priority` groups (x86 ITMT core priorities).
+    pub itmt: Option<String>,
 }
 
 impl SpecOptions {
@@ -48,6 +52,7 @@ impl SpecOptions {
             arch,
             capacity: None,
             llc: None,
+            itmt: None,
         }
     }
 }
@@ -105,6 +110,7 @@ pub(crate) struct FieldNames {
     pub distance: &'static str,
     pub numa_cpus: &'static str,
     pub capacity: &'static str,
+    pub itmt: &'static str,
 }
 
 /// Field names as typed on the command line.
@@ -114,6 +120,7 @@ pub(crate) const CLI_FIELDS: FieldNames = FieldNames {
     distance: "--numa-distance",
     numa_cpus: "--numa-cpus",
     capacity: "--capacity",
+    itmt: "--itmt",
 };
 
 impl FieldNames {
@@ -190,7 +197,18 @@ pub(crate) fn build_spec(
         Arch::Arm64 => LlcScope::Cluster,
     });
     let nodes = distance.len();
-    machine_from_ids(name, opts.arch, &ids, nodes, distance, llc)
+    let mut m = machine_from_ids(name, opts.arch, &ids, nodes, distance, llc)?;
+    if let Some(text) = &opts.itmt {
+        if opts.arch != Arch::X86 {
+            return Err(TopologyError::invalid(
+                f.itmt,
+                text,
+                "ITMT priorities only with the x86 architecture",
+            ));
+        }
+        m.itmt_prio = Some(parse_itmt(text, n, f.itmt)?);
+    }
+    Ok(m)
 }
 
 /// Parses `-smp` text and completes it like qemu's `machine_parse_smp_config`.

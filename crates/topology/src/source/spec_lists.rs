@@ -151,20 +151,52 @@ pub(crate) fn parse_numa_cpus(
 /// Parses `0-1:1441,2-4:606` into normalised per-CPU capacities. Commas separate both the
 /// groups and the items of a CPU list, so a group ends at the item carrying `:raw`.
 pub(crate) fn parse_capacity(text: &str, n: usize, field: &str) -> Result<Vec<u32>, TopologyError> {
-    let mut raw: Vec<Option<u64>> = vec![None; n];
+    let raw = parse_cpu_values(
+        text,
+        n,
+        field,
+        "capacity",
+        "a positive integer raw capacity",
+        |v| v.parse::<u64>().ok().filter(|&v| v > 0),
+    )?;
+    normalize_capacities(&raw)
+        .map_err(|e| TopologyError::invalid(field, text.trim(), &e.to_string()))
+}
+
+/// Parses ITMT core priorities, `0-1:60,2-7:40`: one integer per CPU, higher preferred.
+pub(crate) fn parse_itmt(text: &str, n: usize, field: &str) -> Result<Vec<i32>, TopologyError> {
+    parse_cpu_values(text, n, field, "priority", "an integer priority", |v| {
+        v.parse::<i32>()
+            .ok()
+            .filter(|p| p.unsigned_abs() <= 1 << 30)
+    })
+}
+
+/// Parses `cpulist:value` groups that give every CPU exactly one `what`, e.g.
+/// `0,2:1441,1,3-4:606`. `value` turns the text after `:` into a value, `None` when it is
+/// not `allowed`.
+fn parse_cpu_values<T: Copy>(
+    text: &str,
+    n: usize,
+    field: &str,
+    what: &str,
+    allowed: &str,
+    value: impl Fn(&str) -> Option<T>,
+) -> Result<Vec<T>, TopologyError> {
+    let mut out: Vec<Option<T>> = vec![None; n];
     let mut pending: Vec<&str> = Vec::new();
     for item in text.split(',') {
         let item = item.trim();
-        let Some((cpus_part, value)) = item.split_once(':') else {
+        let Some((cpus_part, v)) = item.split_once(':') else {
             pending.push(item);
             continue;
         };
         pending.push(cpus_part);
         let list = pending.join(",");
         pending.clear();
-        let group = format!("{list}:{}", value.trim());
+        let group = format!("{list}:{}", v.trim());
         let mask = CpuMask::parse_list(n, &list).map_err(|e| {
-            TopologyError::invalid(field, &group, &format!("cpulist:raw groups ({e})"))
+            TopologyError::invalid(field, &group, &format!("cpulist:{what} groups ({e})"))
         })?;
         if mask.is_empty() {
             return Err(TopologyError::invalid(
@@ -173,21 +205,16 @@ pub(crate) fn parse_capacity(text: &str, n: usize, field: &str) -> Result<Vec<u3
                 "a non-empty CPU list before ':'",
             ));
         }
-        let v = value
-            .trim()
-            .parse::<u64>()
-            .ok()
-            .filter(|&v| v > 0)
-            .ok_or_else(|| {
-                TopologyError::invalid(field, &group, "a positive integer raw capacity after ':'")
-            })?;
+        let v = value(v.trim()).ok_or_else(|| {
+            TopologyError::invalid(field, &group, &format!("{allowed} after ':'"))
+        })?;
         for cpu in mask.iter() {
-            if let Some(slot) = raw.get_mut(cpu) {
+            if let Some(slot) = out.get_mut(cpu) {
                 if slot.is_some() {
                     return Err(TopologyError::invalid(
                         field,
                         &group,
-                        &format!("each CPU once; CPU {cpu} already has a capacity"),
+                        &format!("each CPU once; CPU {cpu} already has a {what}"),
                     ));
                 }
                 *slot = Some(v);
@@ -198,20 +225,18 @@ pub(crate) fn parse_capacity(text: &str, n: usize, field: &str) -> Result<Vec<u3
         return Err(TopologyError::invalid(
             field,
             pending.join(","),
-            "cpulist:raw groups, e.g. '0-1:1441,2-4:606'",
+            &format!("cpulist:{what} groups, e.g. '0-1:1441,2-4:606'"),
         ));
     }
-    let missing = CpuMask::from_cpus(n, (0..n).filter(|&c| raw[c].is_none()));
+    let missing = CpuMask::from_cpus(n, (0..n).filter(|&c| out[c].is_none()));
     if !missing.is_empty() {
         return Err(TopologyError::invalid(
             field,
             text.trim(),
-            &format!("a capacity for every CPU; CPUs {missing} have none"),
+            &format!("a {what} for every CPU; CPUs {missing} have none"),
         ));
     }
-    let raw: Vec<u64> = raw.into_iter().map(|r| r.unwrap_or(0)).collect();
-    normalize_capacities(&raw)
-        .map_err(|e| TopologyError::invalid(field, text.trim(), &e.to_string()))
+    Ok(out.into_iter().flatten().collect())
 }
 
 #[cfg(test)]
@@ -226,5 +251,16 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("--capacity"), "{err}");
+    }
+
+    #[test]
+    fn itmt_priorities_cover_every_cpu_once() {
+        assert_eq!(
+            parse_itmt("0-1:60,2-3:40", 4, "--itmt").unwrap(),
+            vec![60, 60, 40, 40]
+        );
+        assert!(parse_itmt("0-1:60", 4, "--itmt").is_err());
+        assert!(parse_itmt("0-3:60,1:40", 4, "--itmt").is_err());
+        assert!(parse_itmt("0-3:high", 4, "--itmt").is_err());
     }
 }

@@ -71,6 +71,7 @@ pub fn load_sysfs(root: &Path, arch: Arch) -> Result<Machine, TopologyError> {
         cpus,
         node_cpus,
         distance,
+        itmt_prio: None,
     };
     m.validate()?;
     Ok(m)
