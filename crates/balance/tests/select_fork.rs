@@ -127,3 +127,32 @@ fn overloaded_local_node_pushes_forks_away() {
     let cpu = s.wake_up_new_task_select(c, 0, 2 * MS);
     assert!(cpu >= 8, "cpu{cpu}");
 }
+
+#[test]
+fn exec_moves_a_task_that_shares_its_cpu_to_an_idle_one() {
+    // A child was just forked behind its running parent on CPU 0 (pinned while forking,
+    // so fork balancing kept it there); the parent calls execve.
+    let mut s = sched("numa-2s4c2t");
+    run_on(&mut s, 0, MS);
+    let c = s.create_task(
+        "child",
+        0,
+        Some(fairsim_topology::CpuMask::single(16, 0)),
+        0,
+    );
+    s.wake_up_new_task_select(c, 0, MS);
+    s.wake_up_new_task_activate(c, MS);
+    s.set_cpus_allowed(c, fairsim_topology::CpuMask::full(16));
+    let p = s.rqs[0].curr.unwrap();
+    s.set_cpus_allowed(p, fairsim_topology::CpuMask::full(16));
+    let dest = s
+        .sched_exec(0, MS)
+        .expect("the parent moves to an idle CPU");
+    // The stopper took CPU 0 from it; the child stays there.
+    assert_ne!(dest, 0);
+    assert_eq!(s.tasks[p].cpu, dest);
+    assert_eq!(s.rqs[dest].nr_running, 1);
+    assert_eq!(s.rqs[0].nr_running, 1);
+    assert!(s.rqs[0].curr.is_none() && s.rqs[0].need_resched);
+    s.check_invariants().unwrap();
+}

@@ -88,6 +88,11 @@ pub enum Op {
     },
     /// Fork every child of this task, in order (`fork`/`pthread_create`).
     ForkChildren,
+    /// Fork the next child of this task, if any is left (one `fork` of a shell loop).
+    ForkNext,
+    /// `execve`: `sched_exec` balances the task with `SD_BALANCE_EXEC`, possibly moving it
+    /// to another CPU through the stopper. The new image's start-up is a `Run` after it.
+    Exec,
     /// Record the current time in the task's mark slot `slot` (0 or 1).
     Mark {
         /// Slot index.

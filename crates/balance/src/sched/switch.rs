@@ -251,6 +251,32 @@ impl Sched {
 
     /// The stopper thread preempts `cpu`'s current task for an active balance: the task is
     /// put back in the tree (it may now be migrated) and the CPU must reschedule.
+    /// `sched_exec()` (core.c) for the current task of `cpu` entering `execve` at `now`:
+    /// the fair class picks a CPU with `SD_BALANCE_EXEC` (the slow path, as at fork), and
+    /// when that is another CPU the local stopper moves the task there
+    /// (`migration_cpu_stop` -> `move_queued_task`). Returns the destination when the task
+    /// moved; the engine then reschedules both CPUs.
+    pub fn sched_exec(&mut self, cpu: usize, now: u64) -> Option<usize> {
+        self.set_now(now);
+        let p = self.rqs[cpu].curr?;
+        if self.tasks[p].nr_cpus_allowed <= 1 {
+            return None;
+        }
+        let dest = self.select_task_rq_fair(p, self.tasks[p].cpu, wf::EXEC, cpu, now);
+        if dest == cpu || !self.tasks[p].allowed_on(dest) {
+            return None;
+        }
+        self.update_rq_clock(cpu, now);
+        self.preempt_current_for_stopper(cpu);
+        self.deactivate_task(cpu, p, 0);
+        self.set_task_cpu(p, dest);
+        self.work.tasks_moved += 1;
+        self.update_rq_clock(dest, now);
+        self.activate_task(dest, p, 0);
+        self.wakeup_preempt(dest, p, 0);
+        Some(dest)
+    }
+
     pub(crate) fn preempt_current_for_stopper(&mut self, cpu: usize) {
         if let Some(curr) = self.rqs[cpu].curr {
             if self.rqs[cpu].cfs.curr == Some(curr) {

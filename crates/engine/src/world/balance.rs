@@ -1,6 +1,7 @@
 //! Load balancing in virtual time: the periodic balance softirq from the tick, the nohz
-//! idle-load-balancer kick, active balancing through the stopper, and the newidle balance
-//! stepped inside `schedule()` so that its scan costs time while other CPUs act.
+//! idle-load-balancer kick, active balancing and the exec balance through the stopper, and
+//! the newidle balance stepped inside `schedule()` so that its scan costs time while other
+//! CPUs act.
 
 use fairsim_balance::lb::NewidleStep;
 
@@ -94,6 +95,29 @@ impl World {
         }
         self.deliver_balance_effects(cpu, now);
         self.schedule_cpu(cpu, now);
+    }
+
+    /// `sched_exec()` for the current task of `cpu` at `execve`: the exec balance, and
+    /// when it picks another CPU, the local stopper (`stop_one_cpu`) takes the CPU from the
+    /// task and moves it there. Returns whether the task left `cpu`.
+    pub(super) fn sched_exec(&mut self, cpu: usize, now: u64) -> bool {
+        let moved = self.sched.sched_exec(cpu, now);
+        self.charge_sched_work(cpu, now);
+        if moved.is_none() {
+            return false;
+        }
+        // A switch to the stopper; the task then runs on its new CPU once that one
+        // reschedules.
+        self.cpus[cpu].curr = None;
+        self.charge(
+            cpu,
+            now,
+            self.config.cost.context_switch,
+            Overhead::ContextSwitch,
+        );
+        self.deliver_balance_effects(cpu, now);
+        self.schedule_cpu(cpu, now);
+        true
     }
 
     /// `schedule()` found nothing to run: begin the newidle balance.

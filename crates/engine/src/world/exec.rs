@@ -196,6 +196,21 @@ impl World {
                     self.tasks[t].next_child += 1;
                     self.fork_task(c, cpu, now);
                 }
+                Op::ForkNext => {
+                    let (_, end) = self.tasks[t].children;
+                    let c = self.tasks[t].next_child;
+                    self.tasks[t].pc += 1;
+                    if c < end {
+                        self.tasks[t].next_child += 1;
+                        self.fork_task(c, cpu, now);
+                    }
+                }
+                Op::Exec => {
+                    self.tasks[t].pc += 1;
+                    if self.sched_exec(cpu, now) {
+                        return;
+                    }
+                }
                 Op::Mark { slot } => {
                     self.tasks[t].marks[slot.min(1)] = Some(at);
                     self.tasks[t].pc += 1;
