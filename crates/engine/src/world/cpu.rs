@@ -1,6 +1,6 @@
 //! CPUs: run segments, charging kernel work, the scheduler tick and `schedule()`.
 
-use fairsim_balance::PickOutcome;
+use fairsim_balance::{PickOutcome, SchedWork};
 
 use crate::event::{Event, Tid};
 use crate::time::Time;
@@ -222,6 +222,10 @@ impl World {
     /// Turns the work the scheduler reports for its last call into CPU time on `cpu`.
     pub(crate) fn charge_sched_work(&mut self, cpu: usize, now: u64) {
         let w = self.sched.take_work();
+        if w == SchedWork::default() {
+            // Most scheduler calls do no scanning or moving: nothing to charge.
+            return;
+        }
         let c = self.config.cost;
         let scan = w.cpus_visited * c.idle_scan_per_cpu
             + w.cpus_visited_remote_llc * c.scan_remote_llc
