@@ -142,11 +142,25 @@ fn json_output_and_determinism_check() {
     assert!(out.contains("determinism: OK"), "{out}");
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     assert_eq!(v["machine"]["cpus"], 16);
     assert_eq!(v["workloads"][0]["name"], "schbench");
     assert!(v["scheduler"]["context_switches"].as_u64().unwrap() > 0);
     assert_eq!(v["cpus"].as_array().unwrap().len(), 16);
+    // Every CPU lists its domains (SMT, MC, NUMA on numa-2s4c2t) with the balance
+    // counters, seed 000's lb_sg_scan included; the idle CPUs' periodic balances have
+    // scanned groups.
+    let doms = v["cpus"][0]["domains"].as_array().unwrap();
+    let names: Vec<&str> = doms.iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["SMT", "MC", "NUMA"]);
+    let scanned: u64 = v["cpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["domains"].as_array().unwrap())
+        .map(|d| d["lb"]["CPU_IDLE"]["lb_sg_scan"].as_u64().unwrap())
+        .sum();
+    assert!(scanned > 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 
+use crate::balance::CpuIdleType;
 use crate::cost::CostTable;
 use crate::run::{RunResult, RunSpec};
 use crate::world::Overhead;
@@ -10,7 +11,7 @@ use crate::world::Overhead;
 use super::{idle_ns, totals};
 
 /// Version of the JSON layout; bumped when a key changes meaning or disappears.
-pub const JSON_SCHEMA_VERSION: u32 = 1;
+pub const JSON_SCHEMA_VERSION: u32 = 2;
 
 fn cost_json(c: &CostTable) -> Value {
     let mut m = serde_json::Map::new();
@@ -18,6 +19,60 @@ fn cost_json(c: &CostTable) -> Value {
         m.insert((*n).to_string(), c.get(n).unwrap_or(0).into());
     }
     Value::Object(m)
+}
+
+/// The load-balance counters of `cpu`'s domains, bottom up: every `lb_*` counter per idle
+/// type (seed 000's `lb_sg_scan` included), the active-balance and wakeup counters, and
+/// the runtime fields balancing adapts.
+fn domains_json(w: &crate::World, cpu: usize) -> Value {
+    let s = &w.sched;
+    let doms: Vec<Value> = s
+        .topo
+        .domains_of(cpu)
+        .enumerate()
+        .map(|(i, sd)| {
+            let d = s.topo.domain(sd);
+            let st = &s.sd_stats[sd];
+            let rt = &s.lb.sd[sd];
+            let mut lb = serde_json::Map::new();
+            for it in CpuIdleType::ALL {
+                let k = it as usize;
+                lb.insert(
+                    it.name().to_string(),
+                    json!({
+                        "lb_count": st.lb_count[k],
+                        "lb_balanced": st.lb_balanced[k],
+                        "lb_failed": st.lb_failed[k],
+                        "lb_imbalance_load": st.lb_imbalance_load[k],
+                        "lb_imbalance_util": st.lb_imbalance_util[k],
+                        "lb_imbalance_task": st.lb_imbalance_task[k],
+                        "lb_imbalance_misfit": st.lb_imbalance_misfit[k],
+                        "lb_gained": st.lb_gained[k],
+                        "lb_hot_gained": st.lb_hot_gained[k],
+                        "lb_nobusyq": st.lb_nobusyq[k],
+                        "lb_nobusyg": st.lb_nobusyg[k],
+                        "lb_sg_scan": st.lb_sg_scan[k],
+                    }),
+                );
+            }
+            json!({
+                "domain": i,
+                "name": d.name,
+                "level": d.level,
+                "span": d.span.to_string(),
+                "lb": Value::Object(lb),
+                "alb_count": st.alb_count,
+                "alb_failed": st.alb_failed,
+                "alb_pushed": st.alb_pushed,
+                "ttwu_wake_remote": st.ttwu_wake_remote,
+                "ttwu_move_affine": st.ttwu_move_affine,
+                "balance_interval_ms": rt.balance_interval,
+                "nr_balance_failed": rt.nr_balance_failed,
+                "max_newidle_lb_cost_ns": rt.max_newidle_lb_cost,
+            })
+        })
+        .collect();
+    Value::Array(doms)
 }
 
 /// The whole run as JSON.
@@ -71,6 +126,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
                 "ttwu_local": st.ttwu_local,
                 "run_delay_ns": st.run_delay,
                 "pcount": st.pcount,
+                "domains": domains_json(w, c),
             })
         })
         .collect();
