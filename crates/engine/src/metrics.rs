@@ -83,6 +83,11 @@ pub struct Metrics {
 }
 
 impl Metrics {
+    /// ns of overhead of kind `k` on all CPUs.
+    pub fn overhead_of(&self, k: Overhead) -> u64 {
+        self.cpus.iter().map(|c| c.overhead_ns[k as usize]).sum()
+    }
+
     /// Empty metrics for `ncpus` CPUs and `ntasks` tasks.
     pub fn new(ncpus: usize, ntasks: usize) -> Self {
         Metrics {

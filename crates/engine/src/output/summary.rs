@@ -115,32 +115,15 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
     let newidle_ns: u64 = w.metrics.cpus.iter().map(|c| c.newidle_ns).sum();
     let newidle_n: u64 = w.metrics.cpus.iter().map(|c| c.newidle_balances).sum();
     s.push_str(&format!(
-        "newidle balance: {:.2}% of CPU time, {} balances ({:.0}/s), {:.2} us each\n",
+        "newidle balance: {:.2}% of CPU time, balances {}\n",
         pct(newidle_ns, t.cpu_ns),
-        newidle_n,
-        newidle_n as f64 / secs,
-        if newidle_n > 0 {
-            newidle_ns as f64 / newidle_n as f64 / 1e3
-        } else {
-            0.0
-        }
+        count_rate_mean(newidle_n, newidle_ns, secs)
     ));
     let spins: u64 = w.metrics.cpus.iter().map(|c| c.lock_spins).sum();
-    let spin_ns: u64 = w
-        .metrics
-        .cpus
-        .iter()
-        .map(|c| c.overhead_ns[Overhead::LockSpin as usize])
-        .sum();
+    let spin_ns = w.metrics.overhead_of(Overhead::LockSpin);
     s.push_str(&format!(
-        "rq lock contention: {} spins ({:.0}/s), {:.2} us each\n",
-        spins,
-        spins as f64 / secs,
-        if spins > 0 {
-            spin_ns as f64 / spins as f64 / 1e3
-        } else {
-            0.0
-        }
+        "rq lock contention: spins {}\n",
+        count_rate_mean(spins, spin_ns, secs)
     ));
     s.push_str(&format!(
         "context switches: {} ({:.0}/s), migrations: {} ({:.0}/s)\n",
@@ -172,4 +155,14 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
         w.events()
     ));
     s
+}
+
+/// `N (R/s), M us each`: a count, its rate over `secs`, and the mean of `total_ns` per item.
+fn count_rate_mean(n: u64, total_ns: u64, secs: f64) -> String {
+    let mean_us = if n > 0 {
+        total_ns as f64 / n as f64 / 1e3
+    } else {
+        0.0
+    };
+    format!("{n} ({:.0}/s), {mean_us:.2} us each", n as f64 / secs)
 }

@@ -84,17 +84,22 @@ impl World {
         self.sched.active_load_balance_cpu_stop(cpu, now);
         self.charge_sched_work(cpu, now);
         if had.is_some() && self.sched.rqs[cpu].curr.is_none() {
-            // The stopper took the CPU from its task: a switch away and back.
-            self.cpus[cpu].curr = None;
-            self.charge(
-                cpu,
-                now,
-                self.config.cost.context_switch,
-                Overhead::ContextSwitch,
-            );
+            self.stopper_took_cpu(cpu, now);
         }
         self.deliver_balance_effects(cpu, now);
         self.schedule_cpu(cpu, now);
+    }
+
+    /// The stopper took `cpu` from its current task: the switch to the stopper is paid,
+    /// and the task no longer runs here.
+    fn stopper_took_cpu(&mut self, cpu: usize, now: u64) {
+        self.cpus[cpu].curr = None;
+        self.charge(
+            cpu,
+            now,
+            self.config.cost.context_switch,
+            Overhead::ContextSwitch,
+        );
     }
 
     /// `sched_exec()` for the current task of `cpu` at `execve`: the exec balance, and
@@ -106,15 +111,8 @@ impl World {
         if moved.is_none() {
             return false;
         }
-        // A switch to the stopper; the task then runs on its new CPU once that one
-        // reschedules.
-        self.cpus[cpu].curr = None;
-        self.charge(
-            cpu,
-            now,
-            self.config.cost.context_switch,
-            Overhead::ContextSwitch,
-        );
+        // The task runs on its new CPU once that one reschedules.
+        self.stopper_took_cpu(cpu, now);
         self.deliver_balance_effects(cpu, now);
         self.schedule_cpu(cpu, now);
         true
