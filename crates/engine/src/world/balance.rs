@@ -127,6 +127,7 @@ impl World {
             }
             Ok(nb) => {
                 self.charge_sched_work(cpu, now);
+                self.cpus[cpu].act_lock = None;
                 self.metrics.cpus[cpu].newidle_balances += 1;
                 self.cpus[cpu].newidle = Some((nb, prev, now));
                 self.newidle_step(cpu, now);
