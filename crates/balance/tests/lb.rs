@@ -252,3 +252,61 @@ fn ni_rate_keeps_a_slow_failing_domain_balancing() {
     // A domain whose 512 calls took no time earns no rate points.
     assert_eq!(ratio_after_failures("NI_RATE", 0), 256);
 }
+
+/// Runs `cpu`'s newidle balance up to the act phase of a domain that found a busiest
+/// runqueue to lock; returns the balance and that runqueue.
+fn newidle_until_act(
+    s: &mut Sched,
+    cpu: usize,
+    now: u64,
+) -> (fairsim_balance::lb::NewidleBalance, usize) {
+    let mut nb = s.newidle_start(cpu, now).expect("the balance runs");
+    loop {
+        if let Some(rq) = nb.pending_lock(s) {
+            return (nb, rq);
+        }
+        let step = s.newidle_step(&mut nb, now);
+        assert_eq!(
+            step,
+            fairsim_balance::lb::NewidleStep::Continue,
+            "cpu{cpu} ended before finding a busiest runqueue"
+        );
+    }
+}
+
+#[test]
+fn two_newly_idle_cpus_race_for_one_task_and_the_second_finds_nothing() {
+    let mut s = sched_on(
+        "smt-mc-1s4c2t",
+        Features::parse("NO_NI_RANDOM").unwrap(),
+        false,
+    );
+    pile_on(&mut s, 0, 2, 0);
+    assert!(s.lb.rd_overloaded);
+    let t = 1_000_000;
+    // CPUs 2 and 4 go idle together; both scans pick CPU 0, which runs two tasks.
+    let (mut a, ra) = newidle_until_act(&mut s, 2, t);
+    let (mut b, rb) = newidle_until_act(&mut s, 4, t);
+    assert_eq!((ra, rb), (0, 0));
+    // The first to act pulls the queued task; the second acts on the state as it is now.
+    s.newidle_step(&mut a, t);
+    assert_eq!(s.rqs[2].nr_running, 1);
+    assert_eq!(
+        b.pending_lock(&s),
+        None,
+        "CPU 0 has one task left: nothing to lock for"
+    );
+    s.newidle_step(&mut b, t);
+    assert_eq!(s.rqs[4].nr_running, 0);
+    assert_eq!(s.rqs[0].nr_running, 1);
+    let newly = CpuIdleType::NewlyIdle as usize;
+    let mc = |cpu: usize| s.topo.domains_of(cpu).nth(1).unwrap();
+    assert_eq!(s.sd_stats[mc(2)].lb_gained[newly], 1);
+    assert_eq!(s.sd_stats[mc(4)].lb_gained[newly], 0);
+    assert_eq!(
+        s.sd_stats[mc(4)].lb_failed[newly],
+        1,
+        "the loser counts a failed balance"
+    );
+    s.check_invariants().unwrap();
+}
