@@ -207,6 +207,7 @@ fn bad_input_is_one_line_and_exit_2() {
     bad(&["run", "--schedstat-version", "18"], "15, 16 or 17");
     bad(&["run", "--topology", "nope"], "nope");
     bad(&["run", "--timer-expiry", "late"], "hard, mid or soft");
+    bad(&["run", "--cpuidle", "haltpoll"], "menu or none");
     bad(&["run", "/nonexistent/scenario.toml"], "scenario");
 }
 

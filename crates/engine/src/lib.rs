@@ -28,4 +28,4 @@ pub use fairsim_balance as balance;
 pub use run::{default_duration, estimate_memory, prepare, run, RunResult, RunSpec};
 pub use time::{parse_duration, Time};
 pub use workloads::WorkloadSpec;
-pub use world::{TimerExpiry, World, WorldConfig};
+pub use world::{Cpuidle, TimerExpiry, World, WorldConfig};

@@ -9,6 +9,7 @@
 //! hz = 250
 //! timer_slack = "50us"
 //! timer_expiry = "hard"
+//! cpuidle = "menu"
 //! schedstat = "schedstat.txt"
 //! schedstat_version = 16
 //! json = "run.json"
@@ -52,6 +53,8 @@ pub struct Scenario {
     pub timer_slack: Option<String>,
     /// Timer expiry point (`--timer-expiry`).
     pub timer_expiry: Option<String>,
+    /// Idle tick policy (`--cpuidle`).
+    pub cpuidle: Option<String>,
     /// schedstat output file (`--schedstat`).
     pub schedstat: Option<String>,
     /// schedstat version (`--schedstat-version`).
@@ -69,7 +72,7 @@ impl Scenario {
         toml::from_str(text).map_err(|e| {
             let msg = e.message().replace('\n', " ");
             EngineError::Scenario(format!(
-                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, features, duration, seed, hz, timer_slack, timer_expiry, schedstat, schedstat_version, json, [cost]"
+                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, features, duration, seed, hz, timer_slack, timer_expiry, cpuidle, schedstat, schedstat_version, json, [cost]"
             ))
         })
     }

@@ -15,7 +15,7 @@ use fairsim_engine::run::{default_duration, RunSpec, DEFAULT_MEMORY_BUDGET};
 use fairsim_engine::scenario::Scenario;
 use fairsim_engine::time::{parse_duration, SEC};
 use fairsim_engine::world::DEFAULT_TIMER_SLACK;
-use fairsim_engine::{CostTable, TimerExpiry, WorkloadSpec, WorldConfig};
+use fairsim_engine::{CostTable, Cpuidle, TimerExpiry, WorkloadSpec, WorldConfig};
 use fairsim_topology::BuildOptions;
 
 use super::machine_args::MachineArgs;
@@ -89,6 +89,12 @@ pub struct RunArgs {
     /// otherwise quiet CPU), mid or soft (d).
     #[arg(long, value_name = "POINT")]
     timer_expiry: Option<String>,
+
+    /// How idle CPUs treat the tick: menu (a cpuidle driver with the menu governor, as on
+    /// bare metal: the tick keeps running when the next timer is within a tick) or none
+    /// (no cpuidle driver, as in a qemu guest: the tick always stops, hrtimers aside).
+    #[arg(long, value_name = "GOVERNOR")]
+    cpuidle: Option<String>,
 
     /// Give every non-NUMA domain a sched_domain_shared (seed 000 patch 1/7).
     #[arg(long)]
@@ -219,6 +225,10 @@ fn resolve(args: &RunArgs) -> Result<(Plan, bool), CliError> {
             .ok_or_else(|| invalid("--timer-expiry", s, "hard, mid or soft"))?,
         None => TimerExpiry::Hard,
     };
+    let cpuidle = match args.cpuidle.as_ref().or(scenario.cpuidle.as_ref()) {
+        Some(s) => Cpuidle::parse(s).ok_or_else(|| invalid("--cpuidle", s, "menu or none"))?,
+        None => Cpuidle::Menu,
+    };
     let version = match (&args.schedstat_version, scenario.schedstat_version) {
         (Some(v), _) => SchedstatVersion::parse(v)
             .ok_or_else(|| invalid("--schedstat-version", v, "15, 16 or 17"))?,
@@ -255,6 +265,7 @@ fn resolve(args: &RunArgs) -> Result<(Plan, bool), CliError> {
             .unwrap_or(fairsim_engine::rng::DEFAULT_SEED),
         timer_slack,
         timer_expiry,
+        cpuidle,
         check_invariants: args.check_invariants,
     };
     let spec = RunSpec {

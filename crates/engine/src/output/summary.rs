@@ -73,11 +73,12 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
         format_duration(elapsed)
     ));
     s.push_str(&format!(
-        "features: {}\ncosts: {}; timer slack {} ({:?} expiry)\n",
+        "features: {}\ncosts: {}; timer slack {} ({:?} expiry); cpuidle {:?}\n",
         features_diff(spec.config.params.features),
         cost_diff(&spec.config.cost),
         format_duration(spec.config.timer_slack),
-        spec.config.timer_expiry
+        spec.config.timer_expiry,
+        spec.config.cpuidle
     ));
     for (i, (ws, rep)) in spec.workloads.iter().zip(&r.reports).enumerate() {
         s.push_str(&format!(

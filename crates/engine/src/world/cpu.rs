@@ -5,7 +5,7 @@ use fairsim_balance::{PickOutcome, SchedWork};
 use crate::event::{Event, Tid};
 use crate::time::Time;
 
-use super::{RtState, World};
+use super::{Cpuidle, RtState, World};
 
 /// Kinds of kernel overhead, for the per-CPU breakdown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -360,12 +360,12 @@ impl World {
         self.queue.push(Time(next), Event::Tick { cpu, gen });
     }
 
-    /// The idle loop's tick decision (`tick_nohz_idle_stop_tick` with the menu
-    /// governor): the tick keeps running when the next timer on this CPU is less than a
-    /// tick period away, as the governor does not stop the tick for short predicted idle
-    /// periods; otherwise it stops and the CPU joins the nohz idle CPUs
-    /// (`nohz_balance_enter_idle`). A tick already queued for a stopped tick finds the CPU
-    /// idle and ends.
+    /// The idle loop's tick decision (`tick_nohz_idle_stop_tick`). With the menu governor
+    /// the tick keeps running when the next timer on this CPU is less than a tick period
+    /// away, as the governor does not stop the tick for short predicted idle periods; with
+    /// no cpuidle driver it always stops (see [`super::Cpuidle`]). A stopped tick makes the
+    /// CPU join the nohz idle CPUs (`nohz_balance_enter_idle`); a tick already queued for it
+    /// finds the CPU idle and ends.
     fn enter_idle(&mut self, cpu: usize, now: u64) {
         let period = self.sched.tick_nsec;
         let slack = self.config.timer_slack;
@@ -374,7 +374,11 @@ impl World {
             .iter()
             .map(|&id| self.timer_fire_time(id, slack))
             .min();
-        if next_timer.is_some_and(|t| t < now + period) {
+        let keep_tick = match self.config.cpuidle {
+            Cpuidle::Menu => next_timer.is_some_and(|t| t < now + period),
+            Cpuidle::None => false,
+        };
+        if keep_tick {
             if !self.cpus[cpu].tick_on {
                 self.arm_tick(cpu, now);
             }

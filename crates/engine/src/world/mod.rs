@@ -47,6 +47,32 @@ pub enum TimerExpiry {
     Soft,
 }
 
+/// Whether an idle CPU keeps its tick, as the idle path decides it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cpuidle {
+    /// A cpuidle driver with the menu governor (bare metal): the tick keeps running when
+    /// the predicted idle time, the next timer, is shorter than a tick
+    /// (`tick_nohz_idle_retain_tick`), and stops otherwise.
+    Menu,
+    /// No cpuidle driver (a qemu guest, as in the ground truth): `do_idle` calls
+    /// `tick_nohz_idle_stop_tick` at every idle entry, and with high-resolution timers
+    /// `tick_nohz_next_event` ignores hrtimers, so the tick stops whatever the next
+    /// nanosleep timer.
+    None,
+}
+
+impl Cpuidle {
+    /// Parses `menu` or `none`.
+    pub fn parse(s: &str) -> Option<Cpuidle> {
+        match s {
+            "menu" => Some(Cpuidle::Menu),
+            "none" => Some(Cpuidle::None),
+            _ => None,
+        }
+    }
+}
+
 impl TimerExpiry {
     /// Parses `hard`, `mid` or `soft`.
     pub fn parse(s: &str) -> Option<TimerExpiry> {
@@ -77,6 +103,8 @@ pub struct WorldConfig {
     pub timer_slack: u64,
     /// Where in the slack window a quiet timer fires.
     pub timer_expiry: TimerExpiry,
+    /// How idle CPUs decide to keep or stop the tick.
+    pub cpuidle: Cpuidle,
     /// Check the scheduler's and the engine's invariants after every event (slow; tests).
     pub check_invariants: bool,
 }
@@ -90,6 +118,7 @@ impl Default for WorldConfig {
             seed: crate::rng::DEFAULT_SEED,
             timer_slack: DEFAULT_TIMER_SLACK,
             timer_expiry: TimerExpiry::Hard,
+            cpuidle: Cpuidle::Menu,
             check_invariants: false,
         }
     }
