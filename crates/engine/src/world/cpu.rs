@@ -367,15 +367,15 @@ impl World {
     /// CPU join the nohz idle CPUs (`nohz_balance_enter_idle`); a tick already queued for it
     /// finds the CPU idle and ends.
     fn enter_idle(&mut self, cpu: usize, now: u64) {
-        let period = self.sched.tick_nsec;
-        let slack = self.config.timer_slack;
-        let next_timer = self.cpus[cpu]
-            .timers
-            .iter()
-            .map(|&id| self.timer_fire_time(id, slack))
-            .min();
         let keep_tick = match self.config.cpuidle {
-            Cpuidle::Menu => next_timer.is_some_and(|t| t < now + period),
+            Cpuidle::Menu => {
+                let slack = self.config.timer_slack;
+                let horizon = now + self.sched.tick_nsec;
+                self.cpus[cpu]
+                    .timers
+                    .iter()
+                    .any(|&id| self.timer_fire_time(id, slack) < horizon)
+            }
             Cpuidle::None => false,
         };
         if keep_tick {
