@@ -17,7 +17,7 @@
 #![allow(missing_docs)]
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
-use fairsim::balance::{CpuIdleType, Features, Sched, SchedParams};
+use fairsim::balance::{BalanceAct, BalanceScan, CpuIdleType, Features, Sched, SchedParams};
 use fairsim::topology::source::{parse_spec, SpecOptions};
 use fairsim::topology::{build_sched_domains, Arch, BuildOptions, CpuMask};
 

@@ -191,18 +191,6 @@ impl Sched {
         util.min(self.arch_scale_cpu_capacity(cpu))
     }
 
-    /// `cpu_util_cfs(cpu)` (fair.c): `cpu_util(cpu, NULL, -1, 0)`.
-    #[inline]
-    pub fn cpu_util_cfs(&self, cpu: usize) -> u64 {
-        self.cpu_util(cpu, None, None, false)
-    }
-
-    /// `cpu_util_cfs_boost(cpu)` (fair.c): `cpu_util(cpu, NULL, -1, 1)`.
-    #[inline]
-    pub fn cpu_util_cfs_boost(&self, cpu: usize) -> u64 {
-        self.cpu_util(cpu, None, None, true)
-    }
-
     /// `cpu_util_without(cpu, p)` (fair.c): `cpu`'s utilization with `p`'s contribution
     /// taken out when `p` contributes to it.
     pub fn cpu_util_without(&self, cpu: usize, p: TaskId) -> u64 {

@@ -22,6 +22,14 @@ pub mod weight;
 pub use fairsim_pelt as pelt;
 pub use fairsim_topology as topology;
 pub use features::{Feature, Features, UnknownFeature};
+pub use lb::detach::MoveTasks;
+pub use lb::find::SrcSelect;
+pub use lb::host::BalanceHost;
+pub use lb::periodic::PeriodicBalance;
+pub use lb::rq_balance::BalanceAct;
+pub use lb::rq_balance::BalanceScan;
+pub use lb::sd_stats::GroupStats;
+pub use lb::view::{CfsSignals, LbRead, ScanCounters};
 pub use rq::Rq;
 pub use sched::{
     base_slice_for, wf, PickOutcome, Sched, SchedParams, SchedWork, WakeDecision, BOOT_CLOCK_OFFSET,

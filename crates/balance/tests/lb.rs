@@ -3,6 +3,7 @@
 //! consistent, and the seed-000 ILB features shorten newidle scans.
 
 use fairsim_balance::lb::periodic::TriggerResult;
+use fairsim_balance::BalanceHost;
 use fairsim_balance::{CpuIdleType, Feature, Features, Sched, SchedParams, TaskId};
 use fairsim_topology::source::preset;
 use fairsim_topology::{build_sched_domains, BuildOptions, CpuMask};

@@ -3,7 +3,7 @@
 
 use fairsim_balance::group_type::GroupType;
 use fairsim_balance::lb::MigrationType;
-use fairsim_balance::{CpuIdleType, Features, Sched, SchedParams, TaskId};
+use fairsim_balance::{BalanceAct, BalanceScan, CpuIdleType, Features, Sched, SchedParams, TaskId};
 use fairsim_topology::source::preset;
 use fairsim_topology::{build_sched_domains, BuildOptions, CpuMask};
 use proptest::prelude::*;

@@ -7,6 +7,8 @@ use fairsim_topology::{GroupId, SdFlags};
 use crate::cpu_util::capacity_greater;
 use crate::group_type::{GroupType, SgLbStats};
 use crate::lb::env::{LbEnv, MigrationType, SdLbStats};
+use crate::lb::sd_stats::GroupStats;
+use crate::lb::view::{LbRead, ScanCounters};
 use crate::sched::Sched;
 use crate::select::slow_path::adjust_numa_imbalance;
 use crate::stats::CpuIdleType;
@@ -19,10 +21,11 @@ fn lsub_positive(a: &mut i64, b: i64) {
     *a -= (*a).min(b);
 }
 
-impl Sched {
+/// Choosing the busiest group and runqueue, for any [`LbRead`] view of the machine.
+pub trait SrcSelect: GroupStats {
     /// `sibling_imbalance(env, sds, busiest, local)`: how many tasks to move so that both
     /// groups run the same number of tasks per core.
-    pub fn sibling_imbalance(
+    fn sibling_imbalance(
         &self,
         env: &LbEnv,
         sds: &SdLbStats,
@@ -35,8 +38,8 @@ impl Sched {
         let (Some(bg), Some(lg)) = (sds.busiest, sds.local) else {
             return 0;
         };
-        let ncores_busiest = i64::from(self.topo.group(bg).cores);
-        let ncores_local = i64::from(self.topo.group(lg).cores);
+        let ncores_busiest = i64::from(self.topo().group(bg).cores);
+        let ncores_local = i64::from(self.topo().group(lg).cores);
         if ncores_busiest == ncores_local {
             let mut imbalance = i64::from(busiest.sum_nr_running);
             lsub_positive(&mut imbalance, i64::from(local.sum_nr_running));
@@ -58,9 +61,9 @@ impl Sched {
     }
 
     /// `calculate_imbalance(env, sds)`: the migration type and amount to move.
-    pub fn calculate_imbalance(&self, env: &mut LbEnv, sds: &mut SdLbStats) {
+    fn calculate_imbalance(&self, env: &mut LbEnv, sds: &mut SdLbStats) {
         let busiest = sds.busiest_stat;
-        let sd_flags = self.topo.domain(env.sd).flags;
+        let sd_flags = self.topo().domain(env.sd).flags;
         if busiest.group_type == GroupType::MisfitTask {
             if sd_flags.contains(SdFlags::ASYM_CPUCAPACITY) {
                 env.migration_type = MigrationType::Misfit;
@@ -109,7 +112,7 @@ impl Sched {
                 env.imbalance = adjust_numa_imbalance(
                     env.imbalance,
                     i64::from(local.sum_nr_running) + 1,
-                    i64::from(self.topo.domain(env.sd).imb_numa_nr),
+                    i64::from(self.topo().domain(env.sd).imb_numa_nr),
                 );
             }
             // Number of tasks to move to restore balance.
@@ -146,8 +149,12 @@ impl Sched {
     /// `sched_balance_find_src_group(env)`: the busiest group if it is worth pulling from,
     /// with `env.imbalance` set; `None` when the domain is balanced. Also returns the
     /// statistics for the caller's bookkeeping.
-    pub fn sched_balance_find_src_group(&mut self, env: &mut LbEnv) -> Option<GroupId> {
-        let mut sds = self.update_sd_lb_stats(env);
+    fn sched_balance_find_src_group(
+        &self,
+        c: &mut ScanCounters,
+        env: &mut LbEnv,
+    ) -> Option<GroupId> {
+        let mut sds = self.update_sd_lb_stats(c, env);
         let balanced = |env: &mut LbEnv| {
             env.imbalance = 0;
             None
@@ -173,7 +180,7 @@ impl Sched {
                 if local.avg_load >= sds.avg_load {
                     return balanced(env);
                 }
-                let pct = u64::from(self.topo.domain(env.sd).imbalance_pct);
+                let pct = u64::from(self.topo().domain(env.sd).imbalance_pct);
                 if 100 * busiest.avg_load <= pct * local.avg_load {
                     return balanced(env);
                 }
@@ -187,12 +194,12 @@ impl Sched {
                     return balanced(env);
                 }
                 let smt_vs_nonsmt = sds.local.is_some_and(|l| {
-                    self.topo
+                    self.topo()
                         .group(l)
                         .flags
                         .contains(SdFlags::SHARE_CPUCAPACITY)
                         != self
-                            .topo
+                            .topo()
                             .group(busiest_g)
                             .flags
                             .contains(SdFlags::SHARE_CPUCAPACITY)
@@ -221,7 +228,12 @@ impl Sched {
 
     /// `sched_balance_find_src_rq(env, group)`: the runqueue of the group to pull from,
     /// by the measure that matches the migration type.
-    pub fn sched_balance_find_src_rq(&mut self, env: &LbEnv, group: GroupId) -> Option<usize> {
+    fn sched_balance_find_src_rq(
+        &self,
+        c: &mut ScanCounters,
+        env: &LbEnv,
+        group: GroupId,
+    ) -> Option<usize> {
         let mut busiest = None;
         let mut busiest_util = 0u64;
         let mut busiest_load = 0u64;
@@ -229,14 +241,14 @@ impl Sched {
         let mut busiest_nr = 0u32;
         let sd = env.sd;
         let asym_cap = self
-            .topo
+            .topo()
             .domain(sd)
             .flags
             .contains(SdFlags::ASYM_CPUCAPACITY);
-        let span = self.topo.group(group).span.and(&env.cpus);
+        let span = self.topo().group(group).span.and(&env.cpus);
         for i in span.iter() {
-            self.count_balance_visit(env.dst_cpu, i);
-            let nr_running = self.rqs[i].cfs.h_nr_queued;
+            self.count_balance_visit(c, env.dst_cpu, i);
+            let nr_running = self.rq_h_nr_queued(i);
             if nr_running == 0 {
                 continue;
             }
@@ -284,13 +296,25 @@ impl Sched {
                     }
                 }
                 MigrationType::Misfit => {
-                    if self.rqs[i].misfit_task_load > busiest_load {
-                        busiest_load = self.rqs[i].misfit_task_load;
+                    if self.misfit_task_load(i) > busiest_load {
+                        busiest_load = self.misfit_task_load(i);
                         busiest = Some(i);
                     }
                 }
             }
         }
         busiest
+    }
+}
+
+impl<T: LbRead + ?Sized> SrcSelect for T {}
+
+impl Sched {
+    /// [`SrcSelect::sched_balance_find_src_group`] on this machine, its counters folded in.
+    pub fn sched_balance_find_src_group(&mut self, env: &mut LbEnv) -> Option<GroupId> {
+        let mut c = ScanCounters::default();
+        let g = SrcSelect::sched_balance_find_src_group(&*self, &mut c, env);
+        self.fold_scan(env.sd, env.idle, c);
+        g
     }
 }

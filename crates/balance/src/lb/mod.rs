@@ -11,16 +11,19 @@
 pub mod detach;
 pub mod env;
 pub mod find;
+pub mod host;
 pub mod newidle;
 pub mod nohz;
 pub mod periodic;
 pub mod rng;
 pub mod rq_balance;
 pub mod sd_stats;
+pub mod view;
 
 pub use env::{LbEnv, MigrationType};
 pub use newidle::{NewidleBalance, NewidleStep};
 pub use rng::PrandomState;
+pub use view::{CfsSignals, LbRead, ScanCounters};
 
 /// The runtime fields of one `struct sched_domain` that balancing reads and writes.
 #[derive(Debug, Clone, PartialEq, Eq)]

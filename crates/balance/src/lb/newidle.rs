@@ -13,8 +13,9 @@
 use fairsim_topology::{SdFlags, SdId};
 
 use crate::features::Feature;
+use crate::lb::host::BalanceHost;
 use crate::lb::periodic::time_after;
-use crate::lb::rq_balance::LbScan;
+use crate::lb::rq_balance::{BalanceAct, LbScan};
 use crate::sched::Sched;
 use crate::stats::CpuIdleType;
 
@@ -61,28 +62,31 @@ impl NewidleBalance {
     }
 }
 
-impl Sched {
+impl NewidleBalance {
     /// The start of `sched_balance_newidle(this_rq)` at `now`: the early exits (pending
     /// wakeup, no domain, nothing overloaded, or `avg_idle` below the first domain's
     /// cost), the idle stamp, and the blocked-load update. `Err(pulled)` when it ends at
     /// once.
-    pub fn newidle_start(&mut self, cpu: usize, now: u64) -> Result<NewidleBalance, i32> {
-        self.set_now(now);
-        self.update_misfit_status(None, cpu);
-        if self.rqs[cpu].ttwu_pending != 0 {
+    pub fn start<H: BalanceAct + ?Sized>(
+        h: &mut H,
+        cpu: usize,
+        now: u64,
+    ) -> Result<NewidleBalance, i32> {
+        h.set_now(now);
+        h.newidle_enter(cpu);
+        if h.rq_ttwu_pending(cpu) {
             return Err(0);
         }
-        self.rqs[cpu].idle_stamp = self.rqs[cpu].clock;
-        let hz = u64::from(self.params.hz);
-        let mut next_balance = self.jiffies_now() + hz;
-        let Some(sd) = self.topo.cpus[cpu].sd else {
-            return Err(self.newidle_out(cpu, 0, next_balance));
+        h.set_idle_stamp(cpu);
+        let mut next_balance = h.jiffies() + h.hz();
+        let Some(sd) = h.topo().cpus[cpu].sd else {
+            return Err(newidle_out(h, cpu, 0, next_balance));
         };
-        if !self.lb.rd_overloaded || self.rqs[cpu].avg_idle < self.lb.sd[sd].max_newidle_lb_cost {
-            self.update_next_balance(sd, &mut next_balance);
-            return Err(self.newidle_out(cpu, 0, next_balance));
+        if !h.rd_overloaded() || h.avg_idle(cpu) < h.sd_rt(sd).max_newidle_lb_cost {
+            h.update_next_balance(sd, &mut next_balance);
+            return Err(newidle_out(h, cpu, 0, next_balance));
         }
-        self.sched_balance_update_blocked_averages(cpu, now);
+        h.update_blocked_averages(cpu, now);
         Ok(NewidleBalance {
             cpu,
             t0: now,
@@ -96,16 +100,17 @@ impl Sched {
     }
 
     /// One step of the newidle balance at `now`; see [`NewidleStep`].
-    pub fn newidle_step(&mut self, nb: &mut NewidleBalance, now: u64) -> NewidleStep {
-        self.set_now(now);
+    pub fn step<H: BalanceAct + ?Sized>(&mut self, h: &mut H, now: u64) -> NewidleStep {
+        let nb = self;
+        h.set_now(now);
         let cpu = nb.cpu;
         if let Some((scan, weight)) = nb.pending_scan.take() {
             // The scan's cost has elapsed: act on the state as it is now.
             let sd = scan.env.sd;
-            let r = self.sched_balance_rq_act(scan, now);
+            let r = h.sched_balance_rq_act(scan, now);
             nb.finishing = Some((sd, weight, r.moved > 0, r.continue_balancing));
             if let Some(b) = r.active_balance {
-                self.pending_active_balance.push(b);
+                h.push_active_balance(b);
             }
             return NewidleStep::Continue;
         }
@@ -113,91 +118,101 @@ impl Sched {
             let domain_cost = now - nb.t0;
             nb.curr_cost += domain_cost;
             nb.t0 = now;
-            self.update_newidle_cost(sd, domain_cost, weight * u32::from(pulled));
+            h.update_newidle_cost(sd, domain_cost, weight * u32::from(pulled));
             if pulled {
                 nb.pulled = 1;
             }
             if pulled || !cont {
-                return NewidleStep::Done(self.newidle_finish(nb));
+                return NewidleStep::Done(newidle_finish(h, nb));
             }
-            nb.next_sd = self.topo.domain(sd).parent;
+            nb.next_sd = h.topo().domain(sd).parent;
         }
         while let Some(sd) = nb.next_sd {
-            self.update_next_balance(sd, &mut nb.next_balance);
-            if self.rqs[cpu].avg_idle < nb.curr_cost + self.lb.sd[sd].max_newidle_lb_cost {
+            h.update_next_balance(sd, &mut nb.next_balance);
+            if h.avg_idle(cpu) < nb.curr_cost + h.sd_rt(sd).max_newidle_lb_cost {
                 break;
             }
-            let parent = self.topo.domain(sd).parent;
-            if self
-                .topo
-                .domain(sd)
-                .flags
-                .contains(SdFlags::BALANCE_NEWIDLE)
-            {
+            let parent = h.topo().domain(sd).parent;
+            if h.topo().domain(sd).flags.contains(SdFlags::BALANCE_NEWIDLE) {
                 let mut weight = 1u32;
                 // Mainline's NI_RATE patch also skips the dice when the ratio is full; the
                 // outcome is the same (weight 1), but 6.12.117 still draws a number, which
                 // moves the CPU's random stream, so the skip follows NI_RATE.
-                let full = self.fair.features.has(Feature::NI_RATE)
-                    && self.lb.sd[sd].newidle_ratio >= 1024;
-                if self.fair.features.has(Feature::NI_RANDOM) && !full {
-                    let d1k = self.lb.rnd[cpu].next_u32() % 1024;
-                    weight = 1 + self.lb.sd[sd].newidle_ratio;
+                let full = h.features().has(Feature::NI_RATE) && h.sd_rt(sd).newidle_ratio >= 1024;
+                if h.features().has(Feature::NI_RANDOM) && !full {
+                    let d1k = h.next_random(cpu) % 1024;
+                    weight = 1 + h.sd_rt(sd).newidle_ratio;
                     if d1k > weight {
-                        self.update_newidle_stats(sd, 0);
+                        h.update_newidle_stats(sd, 0);
                         nb.next_sd = parent;
                         continue;
                     }
                     weight = (1024 + weight / 2) / weight;
                 }
-                let scan = self.sched_balance_rq_scan(cpu, sd, CpuIdleType::NewlyIdle, now);
+                let scan = h.sched_balance_rq_scan(cpu, sd, CpuIdleType::NewlyIdle, now);
                 nb.pending_scan = Some((scan, weight));
                 nb.next_sd = parent;
                 return NewidleStep::Continue;
             }
             nb.next_sd = parent;
         }
-        NewidleStep::Done(self.newidle_finish(nb))
+        NewidleStep::Done(newidle_finish(h, nb))
+    }
+}
+
+/// The end of `sched_balance_newidle`: record the cost, count tasks that arrived
+/// meanwhile as pulled, and set `next_balance`, `idle_stamp` and the nohz kick.
+fn newidle_finish<H: BalanceHost + ?Sized>(h: &mut H, nb: &mut NewidleBalance) -> i32 {
+    let cpu = nb.cpu;
+    if nb.curr_cost > h.max_idle_balance_cost(cpu) {
+        h.set_max_idle_balance_cost(cpu, nb.curr_cost);
+    }
+    let mut pulled = nb.pulled;
+    if h.rq_h_nr_queued(cpu) != 0 && pulled == 0 {
+        pulled = 1;
+    }
+    newidle_out(h, cpu, pulled, nb.next_balance)
+}
+
+/// `out:` of `sched_balance_newidle`.
+fn newidle_out<H: BalanceHost + ?Sized>(
+    h: &mut H,
+    cpu: usize,
+    pulled: i32,
+    next_balance: u64,
+) -> i32 {
+    if time_after(h.rq_next_balance(cpu), next_balance) {
+        h.set_rq_next_balance(cpu, next_balance);
+    }
+    if pulled != 0 {
+        h.clear_idle_stamp(cpu);
+    } else {
+        h.nohz_newidle_balance(cpu);
+    }
+    pulled
+}
+
+impl Sched {
+    /// [`NewidleBalance::start`] on the engine's machine.
+    pub fn newidle_start(&mut self, cpu: usize, now: u64) -> Result<NewidleBalance, i32> {
+        NewidleBalance::start(self, cpu, now)
     }
 
-    /// The end of `sched_balance_newidle`: record the cost, count tasks that arrived
-    /// meanwhile as pulled, and set `next_balance`, `idle_stamp` and the nohz kick.
-    fn newidle_finish(&mut self, nb: &mut NewidleBalance) -> i32 {
-        let cpu = nb.cpu;
-        let rq = &mut self.rqs[cpu];
-        if nb.curr_cost > rq.max_idle_balance_cost {
-            rq.max_idle_balance_cost = nb.curr_cost;
-        }
-        let mut pulled = nb.pulled;
-        if rq.cfs.h_nr_queued != 0 && pulled == 0 {
-            pulled = 1;
-        }
-        self.newidle_out(cpu, pulled, nb.next_balance)
-    }
-
-    /// `out:` of `sched_balance_newidle`.
-    fn newidle_out(&mut self, cpu: usize, pulled: i32, next_balance: u64) -> i32 {
-        if time_after(self.rqs[cpu].next_balance, next_balance) {
-            self.rqs[cpu].next_balance = next_balance;
-        }
-        if pulled != 0 {
-            self.rqs[cpu].idle_stamp = 0;
-        } else {
-            self.nohz_newidle_balance(cpu);
-        }
-        pulled
+    /// [`NewidleBalance::step`] on the engine's machine.
+    pub fn newidle_step(&mut self, nb: &mut NewidleBalance, now: u64) -> NewidleStep {
+        nb.step(self, now)
     }
 
     /// `sched_balance_newidle(this_rq)` run to completion at one instant: every step sees
     /// the same `now`, so modelled costs are zero. Tests and callers without an engine use
     /// it; the engine steps [`Sched::newidle_start`] / [`Sched::newidle_step`] instead.
     pub fn sched_balance_newidle_inline(&mut self, cpu: usize, now: u64) -> i32 {
-        let mut nb = match self.newidle_start(cpu, now) {
+        let mut nb = match NewidleBalance::start(self, cpu, now) {
             Ok(nb) => nb,
             Err(p) => return p,
         };
         loop {
-            if let NewidleStep::Done(p) = self.newidle_step(&mut nb, now) {
+            if let NewidleStep::Done(p) = nb.step(self, now) {
                 return p;
             }
         }

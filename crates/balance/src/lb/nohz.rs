@@ -6,6 +6,8 @@
 use std::sync::atomic::Ordering;
 
 use crate::lb::periodic::time_after;
+use crate::lb::periodic::PeriodicBalance;
+use crate::lb::view::LbRead;
 use crate::lb::{
     msecs_to_jiffies, NOHZ_BALANCE_KICK, NOHZ_KICK_MASK, NOHZ_NEWILB_KICK, NOHZ_NEXT_KICK,
     NOHZ_STATS_KICK,

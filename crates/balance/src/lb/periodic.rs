@@ -7,8 +7,7 @@
 use fairsim_pelt::{update_cfs_rq_load_avg, CfsRqInputs};
 use fairsim_topology::{SdFlags, SdId};
 
-use crate::features::Feature;
-use crate::lb::msecs_to_jiffies;
+use crate::lb::rq_balance::BalanceAct;
 use crate::sched::Sched;
 use crate::stats::CpuIdleType;
 use crate::task::TaskId;
@@ -32,144 +31,6 @@ impl Sched {
     /// `jiffies` at the time of the current call.
     pub fn jiffies_now(&self) -> u64 {
         self.jiffies(self.now)
-    }
-
-    /// `get_sd_balance_interval(sd, cpu_busy)`: the domain's interval in jiffies, stretched
-    /// by `busy_factor` on a busy CPU (minus one jiffy so balances do not align).
-    pub fn get_sd_balance_interval(&self, sd: SdId, cpu_busy: bool) -> u64 {
-        let d = self.topo.domain(sd);
-        let mut interval = self.lb.sd[sd].balance_interval;
-        if cpu_busy {
-            interval *= u64::from(d.busy_factor);
-        }
-        let mut interval = msecs_to_jiffies(interval, u64::from(self.params.hz));
-        if cpu_busy {
-            interval = interval.saturating_sub(1);
-        }
-        interval.clamp(1, self.lb.max_load_balance_interval)
-    }
-
-    /// `update_next_balance(sd, &next_balance)`.
-    pub fn update_next_balance(&self, sd: SdId, next_balance: &mut u64) {
-        let next = self.lb.sd[sd].last_balance + self.get_sd_balance_interval(sd, false);
-        if time_after(*next_balance, next) {
-            *next_balance = next;
-        }
-    }
-
-    /// `update_newidle_stats(sd, success)`: NI_RANDOM's success ratio over the last ~1024
-    /// calls, halved every 1024. With NI_RATE (mainline 9fe89f022c05) the ratio also gains
-    /// one point per 2^22 ns (~4.2 ms) that the last 512 calls took, so a domain that
-    /// balances at under ~128 Hz keeps balancing every time even if it rarely pulls.
-    pub fn update_newidle_stats(&mut self, sd: SdId, success: u32) {
-        let ni_rate = self.fair.features.has(Feature::NI_RATE);
-        let clock = Self::kclock(self.now);
-        let rt = &mut self.lb.sd[sd];
-        rt.newidle_call += 1;
-        rt.newidle_success += success;
-        if rt.newidle_call >= 1024 {
-            // sched_clock() is monotonic here, so the kernel's clamp of a negative delta
-            // is the saturating subtraction.
-            let delta = clock.saturating_sub(rt.newidle_stamp);
-            rt.newidle_stamp = clock;
-            let rate = if ni_rate {
-                (delta >> 22).min(1024) as u32
-            } else {
-                0
-            };
-            rt.newidle_ratio = (rate + rt.newidle_success).min(1024);
-            rt.newidle_call /= 2;
-            rt.newidle_success /= 2;
-        }
-    }
-
-    /// `update_newidle_cost(sd, cost, success)`: keep the maximum newidle cost seen and
-    /// decay it by 253/256 once per second. Returns whether it decayed.
-    pub fn update_newidle_cost(&mut self, sd: SdId, cost: u64, success: u32) -> bool {
-        let hz = u64::from(self.params.hz);
-        let now = self.jiffies_now();
-        if cost != 0 {
-            self.update_newidle_stats(sd, success);
-        }
-        let rt = &mut self.lb.sd[sd];
-        let next_decay = rt.last_decay_max_lb_cost + hz;
-        if cost > rt.max_newidle_lb_cost {
-            rt.max_newidle_lb_cost = cost;
-            rt.last_decay_max_lb_cost = now;
-        } else if time_after(now, next_decay) {
-            rt.max_newidle_lb_cost = rt.max_newidle_lb_cost * 253 / 256;
-            rt.last_decay_max_lb_cost = now;
-            return true;
-        }
-        false
-    }
-
-    /// `sched_balance_domains(rq, idle)`: balance each domain whose interval has passed,
-    /// bottom-up, serialising `SD_SERIALIZE` levels, and set `rq->next_balance`.
-    pub fn sched_balance_domains(&mut self, cpu: usize, mut idle: CpuIdleType, now: u64) {
-        self.set_now(now);
-        let mut continue_balancing = true;
-        let mut busy = idle != CpuIdleType::Idle && !self.rqs[cpu].sched_idle_rq();
-        let hz = u64::from(self.params.hz);
-        let mut next_balance = self.jiffies_now() + 60 * hz;
-        let mut update_next = false;
-        let mut need_decay = false;
-        let mut max_cost = 0u64;
-        let domains: Vec<SdId> = self.topo.domains_of(cpu).collect();
-        for sd in domains {
-            need_decay = self.update_newidle_cost(sd, 0, 0);
-            max_cost += self.lb.sd[sd].max_newidle_lb_cost;
-            if !continue_balancing {
-                if need_decay {
-                    continue;
-                }
-                break;
-            }
-            let mut interval = self.get_sd_balance_interval(sd, busy);
-            let need_serialize = self.topo.domain(sd).flags.contains(SdFlags::SERIALIZE);
-            let mut skip = false;
-            if need_serialize {
-                if self.lb.balance_running {
-                    skip = true;
-                } else {
-                    self.lb.balance_running = true;
-                }
-            }
-            if !skip {
-                if self.jiffies_now() >= self.lb.sd[sd].last_balance + interval {
-                    let r = self.sched_balance_rq(cpu, sd, idle, now);
-                    continue_balancing = r.continue_balancing;
-                    if let Some(b) = r.active_balance {
-                        self.pending_active_balance.push(b);
-                    }
-                    if r.moved != 0 {
-                        // The CPU may have left idle: balance the rest as busy.
-                        idle = if self.rqs[cpu].idle_cpu() {
-                            CpuIdleType::Idle
-                        } else {
-                            CpuIdleType::NotIdle
-                        };
-                        busy = idle != CpuIdleType::Idle && !self.rqs[cpu].sched_idle_rq();
-                    }
-                    self.lb.sd[sd].last_balance = self.jiffies_now();
-                    interval = self.get_sd_balance_interval(sd, busy);
-                }
-                if need_serialize {
-                    self.lb.balance_running = false;
-                }
-            }
-            let last = self.lb.sd[sd].last_balance;
-            if time_after(next_balance, last + interval) {
-                next_balance = last + interval;
-                update_next = true;
-            }
-        }
-        if need_decay {
-            self.rqs[cpu].max_idle_balance_cost = self.params.migration_cost.max(max_cost);
-        }
-        if update_next {
-            self.rqs[cpu].next_balance = next_balance;
-        }
     }
 
     /// `sched_balance_trigger(rq)` from `sched_tick`: whether the balance softirq is due,
@@ -246,6 +107,76 @@ impl Sched {
         };
     }
 }
+
+/// The periodic balance of one CPU's domains, for any [`BalanceHost`].
+pub trait PeriodicBalance: BalanceAct {
+    /// `sched_balance_domains(rq, idle)`: balance each domain whose interval has passed,
+    /// bottom-up, serialising `SD_SERIALIZE` levels, and set `rq->next_balance`.
+    fn sched_balance_domains(&mut self, cpu: usize, mut idle: CpuIdleType, now: u64) {
+        self.set_now(now);
+        let mut continue_balancing = true;
+        let mut busy = idle != CpuIdleType::Idle && !self.sched_idle_rq(cpu);
+        let hz = self.hz();
+        let mut next_balance = self.jiffies() + 60 * hz;
+        let mut update_next = false;
+        let mut need_decay = false;
+        let mut max_cost = 0u64;
+        let domains: Vec<SdId> = self.topo().domains_of(cpu).collect();
+        for sd in domains {
+            need_decay = self.update_newidle_cost(sd, 0, 0);
+            max_cost += self.sd_rt(sd).max_newidle_lb_cost;
+            if !continue_balancing {
+                if need_decay {
+                    continue;
+                }
+                break;
+            }
+            let mut interval = self.get_sd_balance_interval(sd, busy);
+            let need_serialize = self.topo().domain(sd).flags.contains(SdFlags::SERIALIZE);
+            let mut skip = false;
+            if need_serialize {
+                skip = !self.try_serialize();
+            }
+            if !skip {
+                if self.jiffies() >= self.sd_rt(sd).last_balance + interval {
+                    let r = self.sched_balance_rq(cpu, sd, idle, now);
+                    continue_balancing = r.continue_balancing;
+                    if let Some(b) = r.active_balance {
+                        self.push_active_balance(b);
+                    }
+                    if r.moved != 0 {
+                        // The CPU may have left idle: balance the rest as busy.
+                        idle = if self.idle_cpu(cpu) {
+                            CpuIdleType::Idle
+                        } else {
+                            CpuIdleType::NotIdle
+                        };
+                        busy = idle != CpuIdleType::Idle && !self.sched_idle_rq(cpu);
+                    }
+                    self.sd_rt_mut(sd).last_balance = self.jiffies();
+                    interval = self.get_sd_balance_interval(sd, busy);
+                }
+                if need_serialize {
+                    self.end_serialize();
+                }
+            }
+            let last = self.sd_rt(sd).last_balance;
+            if time_after(next_balance, last + interval) {
+                next_balance = last + interval;
+                update_next = true;
+            }
+        }
+        if need_decay {
+            let cost = self.migration_cost().max(max_cost);
+            self.set_max_idle_balance_cost(cpu, cost);
+        }
+        if update_next {
+            self.set_rq_next_balance(cpu, next_balance);
+        }
+    }
+}
+
+impl<T: BalanceAct + ?Sized> PeriodicBalance for T {}
 
 /// `time_after(a, b)`: `a` is later than `b` (jiffies never wrap in an emulation).
 pub fn time_after(a: u64, b: u64) -> bool {

@@ -9,12 +9,17 @@ use std::sync::atomic::Ordering;
 
 use fairsim_topology::{CpuMask, SdFlags, SdId};
 
+use crate::lb::detach::MoveTasks;
 use crate::lb::env::{
     LbEnv, MigrationType, LBF_ACTIVE_LB, LBF_ALL_PINNED, LBF_DST_PINNED, LBF_NEED_BREAK,
     LBF_SOME_PINNED, SCHED_NR_MIGRATE_BREAK,
 };
+use crate::lb::find::SrcSelect;
+use crate::lb::host::BalanceHost;
+use crate::lb::view::{LbRead, ScanCounters};
 use crate::sched::Sched;
 use crate::stats::CpuIdleType;
+use crate::stats::SdSchedstat;
 use crate::task::TaskId;
 
 /// `MAX_PINNED_INTERVAL` in ms.
@@ -57,33 +62,33 @@ impl LbScan {
     /// The runqueue whose lock the act phase will take: the busiest CPU, when it still has
     /// more than one task (`sched_balance_rq` reads `busiest->nr_running` before
     /// `rq_lock_irqsave(busiest)`), so that an engine can make the act wait for the lock.
-    pub fn lock_target(&self, s: &Sched) -> Option<usize> {
+    pub fn lock_target<V: LbRead + ?Sized>(&self, v: &V) -> Option<usize> {
         match self.outcome {
-            ScanOutcome::Busiest(b) if s.rqs[b].nr_running > 1 => Some(b),
+            ScanOutcome::Busiest(b) if v.rq_nr_running(b) > 1 => Some(b),
             _ => None,
         }
     }
 }
 
-impl Sched {
+/// The scan half of load balancing, for any [`LbRead`] view of the machine.
+pub trait BalanceScan: SrcSelect {
     /// `should_we_balance(env)`: only one CPU of the local group balances a domain: the
     /// first idle core's CPU, else the first idle SMT CPU, else the group's balance CPU.
     /// A newly idle CPU always may, unless it got work meanwhile.
-    pub fn should_we_balance(&self, env: &LbEnv) -> bool {
+    fn should_we_balance(&self, env: &LbEnv) -> bool {
         if !env.cpus.test(env.dst_cpu) {
             return false;
         }
         if env.idle == CpuIdleType::NewlyIdle {
-            let rq = &self.rqs[env.dst_cpu];
-            return rq.nr_running == 0 && rq.ttwu_pending == 0;
+            return self.rq_nr_running(env.dst_cpu) == 0 && !self.rq_ttwu_pending(env.dst_cpu);
         }
-        let sd = self.topo.domain(env.sd);
+        let sd = self.topo().domain(env.sd);
         let head = sd.groups[0];
-        let mut swb_cpus = self.topo.group_sgc(head).balance_mask.clone();
+        let mut swb_cpus = self.topo().group_sgc(head).balance_mask.clone();
         let mut idle_smt: Option<usize> = None;
         let candidates: Vec<usize> = swb_cpus.and(&env.cpus).iter().collect();
         for cpu in candidates {
-            if !swb_cpus.test(cpu) || !self.rqs[cpu].idle_cpu() {
+            if !swb_cpus.test(cpu) || !self.idle_cpu(cpu) {
                 continue;
             }
             // Prefer a CPU of a fully idle core; remember the first idle SMT CPU.
@@ -91,7 +96,7 @@ impl Sched {
                 if idle_smt.is_none() {
                     idle_smt = Some(cpu);
                 }
-                swb_cpus.andnot_with(&self.machine.cpus[cpu].smt_siblings);
+                swb_cpus.andnot_with(&self.machine().cpus[cpu].smt_siblings);
                 continue;
             }
             return cpu == env.dst_cpu;
@@ -99,18 +104,18 @@ impl Sched {
         if let Some(c) = idle_smt {
             return c == env.dst_cpu;
         }
-        self.topo.group_sgc(head).balance_cpu() == env.dst_cpu
+        self.topo().group_sgc(head).balance_cpu() == env.dst_cpu
     }
 
     /// The environment `sched_balance_rq` starts with.
-    pub fn lb_env(&self, this_cpu: usize, sd: SdId, idle: CpuIdleType) -> LbEnv {
-        let d = self.topo.domain(sd);
+    fn lb_env(&self, this_cpu: usize, sd: SdId, idle: CpuIdleType) -> LbEnv {
+        let d = self.topo().domain(sd);
         LbEnv {
             sd,
             src_cpu: this_cpu,
             dst_cpu: this_cpu,
             dst_core_idle: false,
-            dst_grpmask: self.topo.group_sgc(d.groups[0]).balance_mask.clone(),
+            dst_grpmask: self.topo().group_sgc(d.groups[0]).balance_mask.clone(),
             new_dst_cpu: this_cpu,
             idle,
             imbalance: 0,
@@ -125,10 +130,65 @@ impl Sched {
         }
     }
 
+    /// `redo:` of `sched_balance_rq`: the scan with an existing environment.
+    fn lb_scan_from(&self, c: &mut ScanCounters, mut env: LbEnv) -> LbScan {
+        if !self.should_we_balance(&env) {
+            return LbScan {
+                env,
+                outcome: ScanOutcome::NotThisCpu,
+            };
+        }
+        let Some(group) = self.sched_balance_find_src_group(c, &mut env) else {
+            return LbScan {
+                env,
+                outcome: ScanOutcome::NoBusyGroup,
+            };
+        };
+        let Some(busiest) = self.sched_balance_find_src_rq(c, &env, group) else {
+            return LbScan {
+                env,
+                outcome: ScanOutcome::NoBusyQueue,
+            };
+        };
+        env.src_cpu = busiest;
+        LbScan {
+            env,
+            outcome: ScanOutcome::Busiest(busiest),
+        }
+    }
+}
+
+impl<T: LbRead + ?Sized> BalanceScan for T {}
+
+impl SdSchedstat {
+    /// Counts what a scan of this domain found: `lb_nobusyg`, `lb_nobusyq`, or the
+    /// imbalance by migration type.
+    pub fn count_scan(&mut self, scan: &LbScan) {
+        let itype = scan.env.idle as usize;
+        match scan.outcome {
+            ScanOutcome::NotThisCpu => {}
+            ScanOutcome::NoBusyGroup => self.lb_nobusyg[itype] += 1,
+            ScanOutcome::NoBusyQueue => self.lb_nobusyq[itype] += 1,
+            ScanOutcome::Busiest(_) => {
+                let imb = scan.env.imbalance.max(0) as u64;
+                match scan.env.migration_type {
+                    MigrationType::Load => self.lb_imbalance_load[itype] += imb,
+                    MigrationType::Util => self.lb_imbalance_util[itype] += imb,
+                    MigrationType::Task => self.lb_imbalance_task[itype] += imb,
+                    MigrationType::Misfit => self.lb_imbalance_misfit[itype] += imb,
+                }
+            }
+        }
+    }
+}
+
+/// The act half of load balancing and the whole `sched_balance_rq`, for any
+/// [`BalanceHost`].
+pub trait BalanceAct: BalanceHost {
     /// The scan half of `sched_balance_rq(this_cpu, this_rq, sd, idle)`: counts the call,
     /// asks `should_we_balance`, and finds the busiest group and runqueue with the
     /// imbalance to move, reading the state as it is at `now`.
-    pub fn sched_balance_rq_scan(
+    fn sched_balance_rq_scan(
         &mut self,
         this_cpu: usize,
         sd: SdId,
@@ -137,55 +197,26 @@ impl Sched {
     ) -> LbScan {
         self.set_now(now);
         let itype = idle as usize;
-        self.sd_stats[sd].lb_count[itype] += 1;
+        self.sd_stats_mut(sd).lb_count[itype] += 1;
         let env = self.lb_env(this_cpu, sd, idle);
-        self.lb_scan_from(env)
+        self.lb_rescan(env)
     }
 
-    /// `redo:` of `sched_balance_rq`: the scan with an existing environment.
-    fn lb_scan_from(&mut self, mut env: LbEnv) -> LbScan {
-        let itype = env.idle as usize;
-        let sd = env.sd;
-        if !self.should_we_balance(&env) {
-            return LbScan {
-                env,
-                outcome: ScanOutcome::NotThisCpu,
-            };
-        }
-        let Some(group) = self.sched_balance_find_src_group(&mut env) else {
-            self.sd_stats[sd].lb_nobusyg[itype] += 1;
-            return LbScan {
-                env,
-                outcome: ScanOutcome::NoBusyGroup,
-            };
-        };
-        let Some(busiest) = self.sched_balance_find_src_rq(&env, group) else {
-            self.sd_stats[sd].lb_nobusyq[itype] += 1;
-            return LbScan {
-                env,
-                outcome: ScanOutcome::NoBusyQueue,
-            };
-        };
-        let imb = env.imbalance.max(0) as u64;
-        let s = &mut self.sd_stats[sd];
-        match env.migration_type {
-            MigrationType::Load => s.lb_imbalance_load[itype] += imb,
-            MigrationType::Util => s.lb_imbalance_util[itype] += imb,
-            MigrationType::Task => s.lb_imbalance_task[itype] += imb,
-            MigrationType::Misfit => s.lb_imbalance_misfit[itype] += imb,
-        }
-        env.src_cpu = busiest;
-        LbScan {
-            env,
-            outcome: ScanOutcome::Busiest(busiest),
-        }
+    /// `redo:` of `sched_balance_rq`: [`BalanceScan::lb_scan_from`] with its counters
+    /// folded in.
+    fn lb_rescan(&mut self, env: LbEnv) -> LbScan {
+        let mut c = ScanCounters::default();
+        let scan = BalanceScan::lb_scan_from(&*self, &mut c, env);
+        self.fold_scan(scan.env.sd, scan.env.idle, c);
+        self.sd_stats_mut(scan.env.sd).count_scan(&scan);
+        scan
     }
 
     /// The act half of `sched_balance_rq`: detach tasks from the busiest runqueue as it is
     /// at `now` (another CPU may have emptied it since the scan), attach them, handle
     /// pinned tasks, queue an active balance when the kernel would, and update
     /// `nr_balance_failed` and `balance_interval`.
-    pub fn sched_balance_rq_act(&mut self, scan: LbScan, now: u64) -> LbResult {
+    fn sched_balance_rq_act(&mut self, scan: LbScan, now: u64) -> LbResult {
         self.set_now(now);
         let LbScan {
             mut env,
@@ -194,7 +225,7 @@ impl Sched {
         let sd = env.sd;
         let itype = env.idle as usize;
         let this_cpu = env.dst_cpu;
-        let sd_parent = self.topo.domain(sd).parent;
+        let sd_parent = self.topo().domain(sd).parent;
         let mut ld_moved = 0u32;
         let mut active_balance = None;
         loop {
@@ -212,12 +243,12 @@ impl Sched {
             };
             env.src_cpu = busiest;
             env.flags |= LBF_ALL_PINNED;
-            if self.rqs[busiest].nr_running > 1 {
-                env.loop_max = self.params.nr_migrate.min(self.rqs[busiest].nr_running);
+            if self.rq_nr_running(busiest) > 1 {
+                env.loop_max = self.nr_migrate().min(self.rq_nr_running(busiest));
                 loop {
-                    self.update_rq_clock(busiest, now);
-                    self.work.rq_locks.push(busiest);
+                    self.lock_src_rq(busiest, now);
                     let cur = self.detach_tasks(&mut env);
+                    self.unlock_src_rq(busiest);
                     if cur != 0 {
                         self.attach_tasks(&mut env, now);
                         ld_moved += cur;
@@ -239,8 +270,8 @@ impl Sched {
                 }
                 if let Some(parent) = sd_parent {
                     if env.flags & LBF_SOME_PINNED != 0 && env.imbalance > 0 {
-                        let head = self.topo.domain(parent).groups[0];
-                        self.topo
+                        let head = self.topo().domain(parent).groups[0];
+                        self.topo()
                             .group_sgc(head)
                             .imbalance
                             .store(1, Ordering::Relaxed);
@@ -251,14 +282,14 @@ impl Sched {
                     if !env.cpus.is_subset(&env.dst_grpmask) {
                         env.loop_ = 0;
                         env.loop_break = SCHED_NR_MIGRATE_BREAK;
-                        let again = self.lb_scan_from(env);
+                        let again = self.lb_rescan(env);
                         env = again.env;
                         outcome = again.outcome;
                         continue;
                     }
                     // out_all_pinned
-                    self.sd_stats[sd].lb_balanced[itype] += 1;
-                    self.lb.sd[sd].nr_balance_failed = 0;
+                    self.sd_stats_mut(sd).lb_balanced[itype] += 1;
+                    self.sd_rt_mut(sd).nr_balance_failed = 0;
                     return self.lb_out_one_pinned(&env);
                 }
             }
@@ -266,29 +297,29 @@ impl Sched {
         }
         let busiest = env.src_cpu;
         if ld_moved == 0 {
-            self.sd_stats[sd].lb_failed[itype] += 1;
+            self.sd_stats_mut(sd).lb_failed[itype] += 1;
             if env.idle != CpuIdleType::NewlyIdle && env.migration_type != MigrationType::Misfit {
-                self.lb.sd[sd].nr_balance_failed += 1;
+                self.sd_rt_mut(sd).nr_balance_failed += 1;
             }
             if self.need_active_balance(&env) {
-                let curr_allowed = self.rqs[busiest]
-                    .curr
-                    .is_none_or(|c| self.tasks[c].allowed_on(this_cpu));
+                self.lock_src_rq_raw(busiest);
+                let curr_allowed = self.src_curr_allowed_on(busiest, this_cpu);
                 if !curr_allowed {
+                    self.unlock_src_rq(busiest);
                     return self.lb_out_one_pinned(&env);
                 }
                 env.flags &= !LBF_ALL_PINNED;
-                if !self.lb.rq[busiest].active_balance {
-                    self.lb.rq[busiest].active_balance = true;
-                    self.lb.rq[busiest].push_cpu = this_cpu;
+                if self.queue_active_balance(busiest, this_cpu) {
                     active_balance = Some(busiest);
                 }
+                self.unlock_src_rq(busiest);
             }
         } else {
-            self.lb.sd[sd].nr_balance_failed = 0;
+            self.sd_rt_mut(sd).nr_balance_failed = 0;
         }
         if active_balance.is_none() || self.need_active_balance(&env) {
-            self.lb.sd[sd].balance_interval = self.topo.domain(sd).min_interval;
+            let min = self.topo().domain(sd).min_interval;
+            self.sd_rt_mut(sd).balance_interval = min;
         }
         LbResult {
             moved: ld_moved,
@@ -302,17 +333,17 @@ impl Sched {
     /// back off.
     fn lb_out_balanced(&mut self, env: &LbEnv) -> LbResult {
         let sd = env.sd;
-        if let Some(parent) = self.topo.domain(sd).parent {
+        if let Some(parent) = self.topo().domain(sd).parent {
             if env.flags & LBF_ALL_PINNED == 0 {
-                let head = self.topo.domain(parent).groups[0];
-                let flag = &self.topo.group_sgc(head).imbalance;
+                let head = self.topo().domain(parent).groups[0];
+                let flag = &self.topo().group_sgc(head).imbalance;
                 if flag.load(Ordering::Relaxed) != 0 {
                     flag.store(0, Ordering::Relaxed);
                 }
             }
         }
-        self.sd_stats[sd].lb_balanced[env.idle as usize] += 1;
-        self.lb.sd[sd].nr_balance_failed = 0;
+        self.sd_stats_mut(sd).lb_balanced[env.idle as usize] += 1;
+        self.sd_rt_mut(sd).nr_balance_failed = 0;
         self.lb_out_one_pinned(env)
     }
 
@@ -321,8 +352,8 @@ impl Sched {
     fn lb_out_one_pinned(&mut self, env: &LbEnv) -> LbResult {
         let sd = env.sd;
         if env.idle != CpuIdleType::NewlyIdle && env.migration_type != MigrationType::Misfit {
-            let max = self.topo.domain(sd).max_interval;
-            let rt = &mut self.lb.sd[sd];
+            let max = self.topo().domain(sd).max_interval;
+            let rt = self.sd_rt_mut(sd);
             if (env.flags & LBF_ALL_PINNED != 0 && rt.balance_interval < MAX_PINNED_INTERVAL)
                 || rt.balance_interval < max
             {
@@ -338,8 +369,8 @@ impl Sched {
 
     /// `need_active_balance(env)`: a running task must be pushed by the busiest CPU itself
     /// (asym packing, repeated failures, reduced capacity, or a misfit task).
-    pub fn need_active_balance(&self, env: &LbEnv) -> bool {
-        let sd = self.topo.domain(env.sd);
+    fn need_active_balance(&self, env: &LbEnv) -> bool {
+        let sd = self.topo().domain(env.sd);
         // asym_active_balance
         if env.idle != CpuIdleType::NotIdle
             && self.sched_use_asym_prio(env.sd, env.dst_cpu)
@@ -350,12 +381,12 @@ impl Sched {
         }
         // imbalanced_active_balance
         if env.migration_type == MigrationType::Task
-            && self.lb.sd[env.sd].nr_balance_failed > sd.cache_nice_tries + 2
+            && self.sd_rt(env.sd).nr_balance_failed > sd.cache_nice_tries + 2
         {
             return true;
         }
         if env.idle != CpuIdleType::NotIdle
-            && self.rqs[env.src_cpu].cfs.h_nr_queued == 1
+            && self.rq_h_nr_queued(env.src_cpu) == 1
             && self.check_cpu_capacity(env.src_cpu, env.sd)
             && self.capacity_of(env.src_cpu) * u64::from(sd.imbalance_pct)
                 < self.capacity_of(env.dst_cpu) * 100
@@ -367,7 +398,7 @@ impl Sched {
 
     /// `sched_balance_rq(this_cpu, this_rq, sd, idle, &continue_balancing)` in one go:
     /// scan and act at the same instant.
-    pub fn sched_balance_rq(
+    fn sched_balance_rq(
         &mut self,
         this_cpu: usize,
         sd: SdId,
@@ -377,7 +408,11 @@ impl Sched {
         let scan = self.sched_balance_rq_scan(this_cpu, sd, idle, now);
         self.sched_balance_rq_act(scan, now)
     }
+}
 
+impl<T: BalanceHost + ?Sized> BalanceAct for T {}
+
+impl Sched {
     /// `active_load_balance_cpu_stop` running on `busiest_cpu`: the stopper preempts the
     /// current task, pushes one task to the CPU that asked, and returns it. The engine
     /// must then reschedule both CPUs.

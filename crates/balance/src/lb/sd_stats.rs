@@ -11,62 +11,19 @@ use crate::cpu_util::capacity_greater;
 use crate::features::Feature;
 use crate::group_type::{group_classify, sg_imbalanced, GroupType, SgLbStats};
 use crate::lb::env::{LbEnv, SdLbStats};
+use crate::lb::view::{LbRead, ScanCounters};
 use crate::sched::Sched;
+use crate::select::idle_scan::update_idle_cpu_scan;
 use crate::stats::CpuIdleType;
 
 /// `SCHED_CAPACITY_SCALE`.
 const SCALE: u64 = 1024;
 
-impl Sched {
-    /// `is_core_idle(cpu)`: every other SMT sibling of `cpu` is idle.
-    pub fn is_core_idle(&self, cpu: usize) -> bool {
-        self.machine.cpus[cpu]
-            .smt_siblings
-            .iter()
-            .all(|s| s == cpu || self.rqs[s].idle_cpu())
-    }
-
-    /// `check_cpu_capacity(rq, sd)`: RT, IRQ or thermal pressure took a noticeable share
-    /// of the CPU (by `imbalance_pct`).
-    pub fn check_cpu_capacity(&self, cpu: usize, sd: fairsim_topology::SdId) -> bool {
-        let pct = u64::from(self.topo.domain(sd).imbalance_pct);
-        self.rqs[cpu].cpu_capacity * pct < self.rqs[cpu].capacity_orig * 100
-    }
-
-    /// `sched_reduced_capacity(rq, sd)`: one CFS task on a CPU with reduced capacity.
-    fn sched_reduced_capacity(&self, cpu: usize, sd: fairsim_topology::SdId) -> bool {
-        if self.rqs[cpu].cfs.h_nr_queued != 1 {
-            return false;
-        }
-        self.check_cpu_capacity(cpu, sd)
-    }
-
-    /// `sched_asym_prefer(a, b)`: `arch_asym_cpu_priority` is the machine's ITMT
-    /// priority on x86 with ITMT, `-cpu` otherwise (the lower-numbered CPU preferred).
-    pub fn sched_asym_prefer(&self, a: usize, b: usize) -> bool {
-        self.machine.sched_asym_prefer(a, b)
-    }
-
-    /// `sched_use_asym_prio(sd, cpu)`.
-    pub fn sched_use_asym_prio(&self, sd: fairsim_topology::SdId, cpu: usize) -> bool {
-        let flags = self.topo.domain(sd).flags;
-        if !flags.contains(SdFlags::ASYM_PACKING) {
-            return false;
-        }
-        if !self.sched_smt_active() {
-            return true;
-        }
-        flags.contains(SdFlags::SHARE_CPUCAPACITY) || self.is_core_idle(cpu)
-    }
-
-    /// `sched_asym(sd, dst_cpu, src_cpu)`.
-    pub fn sched_asym(&self, sd: fairsim_topology::SdId, dst: usize, src: usize) -> bool {
-        self.sched_use_asym_prio(sd, dst) && self.sched_asym_prefer(dst, src)
-    }
-
+/// The group and domain statistics, for any [`LbRead`] view of the machine.
+pub trait GroupStats: LbRead {
     /// `sched_group_asym(env, sgs, group)`.
     fn sched_group_asym(&self, env: &LbEnv, sgs: &SgLbStats, g: GroupId) -> bool {
-        let grp = self.topo.group(g);
+        let grp = self.topo().group(g);
         if grp.flags.contains(SdFlags::SHARE_CPUCAPACITY) && sgs.group_weight - sgs.idle_cpus != 1 {
             return false;
         }
@@ -78,8 +35,9 @@ impl Sched {
 
     /// `update_sg_lb_stats(env, sds, group, sgs, &sg_overloaded, &sg_overutilized)`.
     /// Returns the statistics and whether some CPU of the group runs more than one task.
-    pub fn update_sg_lb_stats(
-        &mut self,
+    fn update_sg_lb_stats(
+        &self,
+        c: &mut ScanCounters,
         env: &LbEnv,
         local: Option<GroupId>,
         g: GroupId,
@@ -89,25 +47,25 @@ impl Sched {
         let local_group = local == Some(g);
         let sd = env.sd;
         let asym_cap = self
-            .topo
+            .topo()
             .domain(sd)
             .flags
             .contains(SdFlags::ASYM_CPUCAPACITY);
-        let span = self.topo.group(g).span.and(&env.cpus);
+        let span = self.topo().group(g).span.and(&env.cpus);
         for i in span.iter() {
-            self.count_balance_visit(env.dst_cpu, i);
+            self.count_balance_visit(c, env.dst_cpu, i);
             let load = self.cpu_load(i);
             sgs.group_load += load;
             sgs.group_util += self.cpu_util_cfs(i);
             sgs.group_runnable += self.cpu_runnable(i);
-            sgs.sum_h_nr_running += self.rqs[i].cfs.h_nr_queued;
-            let nr_running = self.rqs[i].nr_running;
+            sgs.sum_h_nr_running += self.rq_h_nr_queued(i);
+            let nr_running = self.rq_nr_running(i);
             sgs.sum_nr_running += nr_running;
             if nr_running > 1 {
                 overloaded = true;
             }
             // cpu_overutilized() is false without energy-aware scheduling.
-            if nr_running == 0 && self.rqs[i].idle_cpu() {
+            if nr_running == 0 && self.idle_cpu(i) {
                 sgs.idle_cpus += 1;
                 continue;
             }
@@ -115,8 +73,8 @@ impl Sched {
                 continue;
             }
             if asym_cap {
-                if sgs.group_misfit_task_load < self.rqs[i].misfit_task_load {
-                    sgs.group_misfit_task_load = self.rqs[i].misfit_task_load;
+                if sgs.group_misfit_task_load < self.misfit_task_load(i) {
+                    sgs.group_misfit_task_load = self.misfit_task_load(i);
                 }
             } else if env.idle != CpuIdleType::NotIdle
                 && self.sched_reduced_capacity(i, sd)
@@ -125,9 +83,9 @@ impl Sched {
                 sgs.group_misfit_task_load = load;
             }
         }
-        self.work.groups_visited += 1;
-        let grp = self.topo.group(g);
-        sgs.group_capacity = self.topo.group_sgc(g).capacity();
+        c.groups_visited += 1;
+        let grp = self.topo().group(g);
+        sgs.group_capacity = self.topo().group_sgc(g).capacity();
         sgs.group_weight = grp.group_weight;
         if !local_group
             && env.idle != CpuIdleType::NotIdle
@@ -144,8 +102,8 @@ impl Sched {
         {
             sgs.group_smt_balance = 1;
         }
-        let pct = self.topo.domain(sd).imbalance_pct;
-        sgs.group_type = group_classify(pct, sg_imbalanced(&self.topo, g), &sgs);
+        let pct = self.topo().domain(sd).imbalance_pct;
+        sgs.group_type = group_classify(pct, sg_imbalanced(self.topo(), g), &sgs);
         if sgs.group_type == GroupType::Overloaded {
             sgs.avg_load = sgs.group_load * SCALE / sgs.group_capacity.max(1);
         }
@@ -154,7 +112,7 @@ impl Sched {
 
     /// `update_sd_pick_busiest(env, sds, sg, sgs)`: whether `sg` replaces the busiest group
     /// found so far, with the kernel's tie-breaks for each group type.
-    pub fn update_sd_pick_busiest(
+    fn update_sd_pick_busiest(
         &self,
         env: &LbEnv,
         sds: &SdLbStats,
@@ -165,8 +123,8 @@ impl Sched {
         if sgs.sum_h_nr_running == 0 {
             return false;
         }
-        let sd_flags = self.topo.domain(env.sd).flags;
-        let sgc = self.topo.group_sgc(sg);
+        let sd_flags = self.topo().domain(env.sd).flags;
+        let sgc = self.topo().group_sgc(sg);
         let (_, min_cap, max_cap) = sgc.capacities();
         let dst_cap = self.capacity_of(env.dst_cpu);
         // Do not pull a misfit task to a CPU that is not bigger, not fully idle, or whose
@@ -195,7 +153,7 @@ impl Sched {
         let busiest_g = sds.busiest;
         let busiest_smt = busiest_g
             .map(|b| {
-                self.topo
+                self.topo()
                     .group(b)
                     .flags
                     .contains(SdFlags::SHARE_CPUCAPACITY)
@@ -211,8 +169,8 @@ impl Sched {
             GroupType::Overloaded => sgs.avg_load > busiest.avg_load,
             GroupType::Imbalanced => false,
             GroupType::AsymPacking => match (
-                busiest_g.and_then(|b| self.topo.group(b).asym_prefer_cpu),
-                self.topo.group(sg).asym_prefer_cpu,
+                busiest_g.and_then(|b| self.topo().group(b).asym_prefer_cpu),
+                self.topo().group(sg).asym_prefer_cpu,
             ) {
                 (Some(a), Some(b)) => self.sched_asym_prefer(a, b),
                 _ => false,
@@ -232,12 +190,12 @@ impl Sched {
                 // from the SMT group unless it runs at most one task.
                 if let Some(b) = busiest_g {
                     let sg_smt = self
-                        .topo
+                        .topo()
                         .group(sg)
                         .flags
                         .contains(SdFlags::SHARE_CPUCAPACITY);
                     let b_smt = self
-                        .topo
+                        .topo()
                         .group(b)
                         .flags
                         .contains(SdFlags::SHARE_CPUCAPACITY);
@@ -255,45 +213,44 @@ impl Sched {
     /// overload flag, SIS_UTIL's scan depth, and the seed-000 snapshot/scan-depth
     /// bookkeeping. With `ILB_UTIL` or `ILB_FAST` a newly idle CPU may stop early and
     /// borrow the totals of the last periodic balance.
-    pub fn update_sd_lb_stats(&mut self, env: &mut LbEnv) -> SdLbStats {
+    fn update_sd_lb_stats(&self, c: &mut ScanCounters, env: &mut LbEnv) -> SdLbStats {
         let mut sds = SdLbStats::new();
         let sd = env.sd;
-        let feat = self.fair.features;
-        let shared = self.topo.domain(sd).shared;
+        let feat = self.features();
+        let shared = self.topo().domain(sd).shared;
         env.dst_core_idle = !self.sched_smt_active() || self.is_core_idle(env.dst_cpu);
         let snapshot_cap = shared
-            .map(|s| self.topo.shared[s].total_capacity.load(Ordering::Relaxed))
+            .map(|s| self.topo().shared[s].total_capacity.load(Ordering::Relaxed))
             .unwrap_or(0);
         let mut ilb_can_load =
             env.idle == CpuIdleType::NewlyIdle && shared.is_some() && snapshot_cap != 0;
         let mut nr_sg_scan: i32 = match shared {
             Some(s) if feat.has(Feature::ILB_UTIL) && ilb_can_load => {
-                self.topo.shared[s].nr_sg_scan.load(Ordering::Relaxed)
+                self.topo().shared[s].nr_sg_scan.load(Ordering::Relaxed)
             }
             _ => 0,
         };
         let mut sum_util = 0u64;
         let mut sg_overloaded = false;
-        let groups = self.topo.domain(sd).groups.clone();
-        let itype = env.idle as usize;
+        let groups = self.topo().domain(sd).groups.clone();
         let mut jumped = false;
         for &g in &groups {
-            let local_group = self.topo.group(g).span.test(env.dst_cpu);
+            let local_group = self.topo().group(g).span.test(env.dst_cpu);
             if local_group {
                 sds.local = Some(g);
-                let next_update = self.topo.group_sgc(g).next_update.load(Ordering::Relaxed);
-                let jiffies = self.jiffies_now();
+                let next_update = self.topo().group_sgc(g).next_update.load(Ordering::Relaxed);
+                let jiffies = self.jiffies();
                 if env.idle != CpuIdleType::NewlyIdle || jiffies >= next_update {
                     self.update_group_capacity(sd, env.dst_cpu);
                 }
             }
-            let (sgs, ovl) = self.update_sg_lb_stats(env, sds.local, g);
+            let (sgs, ovl) = self.update_sg_lb_stats(c, env, sds.local, g);
             sg_overloaded |= ovl;
             if local_group {
                 sds.local_stat = sgs;
             } else {
                 // Seed 000 patch 7/7: count every non-local group scanned.
-                self.sd_stats[sd].lb_sg_scan[itype] += 1;
+                c.sg_scan += 1;
                 if self.update_sd_pick_busiest(env, &sds, g, &sgs) {
                     sds.busiest = Some(g);
                     sds.busiest_stat = sgs;
@@ -322,21 +279,22 @@ impl Sched {
         }
         if ilb_can_load {
             if let Some(s) = shared {
-                sds.total_load = self.topo.shared[s].total_load.load(Ordering::Relaxed);
-                sds.total_capacity = self.topo.shared[s].total_capacity.load(Ordering::Relaxed);
+                sds.total_load = self.topo().shared[s].total_load.load(Ordering::Relaxed);
+                sds.total_capacity = self.topo().shared[s].total_capacity.load(Ordering::Relaxed);
             }
         }
         if let Some(b) = sds.busiest {
-            sds.prefer_sibling = self.topo.group(b).flags.contains(SdFlags::PREFER_SIBLING);
+            sds.prefer_sibling = self.topo().group(b).flags.contains(SdFlags::PREFER_SIBLING);
         }
-        if self.topo.domain(sd).parent.is_none() {
-            self.lb.rd_overloaded = sg_overloaded;
+        if self.topo().domain(sd).parent.is_none() {
+            c.rd_overloaded = Some(sg_overloaded);
         }
         if env.idle != CpuIdleType::NewlyIdle
             && feat.has(Feature::SIS_UTIL)
-            && self.topo.domain(sd).span_weight as usize == self.topo.cpus[env.dst_cpu].sd_llc_size
+            && self.topo().domain(sd).span_weight as usize
+                == self.topo().cpus[env.dst_cpu].sd_llc_size
         {
-            self.update_idle_cpu_scan(sd, sum_util);
+            update_idle_cpu_scan(self, sd, sum_util);
         }
         if env.idle != CpuIdleType::NewlyIdle {
             if let Some(s) = shared {
@@ -349,27 +307,27 @@ impl Sched {
 
     /// Seed 000 `update_ilb_group_scan`: the periodic balance sets the scan depth newidle
     /// balances will use, `nr_groups * (1 - sum_util / (span_weight * 1024))`.
-    fn update_ilb_group_scan(&mut self, sd: fairsim_topology::SdId, shared: usize, sum_util: u64) {
-        if !self.fair.features.has(Feature::ILB_UTIL) {
+    fn update_ilb_group_scan(&self, sd: fairsim_topology::SdId, shared: usize, sum_util: u64) {
+        if !self.features().has(Feature::ILB_UTIL) {
             return;
         }
-        let d = self.topo.domain(sd);
+        let d = self.topo().domain(sd);
         let nr_groups = d.nr_groups() as u64;
         let tmp = u64::from(d.span_weight) * SCALE;
         let nr_scan = nr_groups.wrapping_sub(nr_groups * sum_util / tmp.max(1));
         let nr_scan = nr_scan as i32;
-        let cell = &self.topo.shared[shared].nr_sg_scan;
+        let cell = &self.topo().shared[shared].nr_sg_scan;
         if cell.load(Ordering::Relaxed) != nr_scan {
             cell.store(nr_scan, Ordering::Relaxed);
         }
     }
 
     /// Seed 000 `ilb_save_stats`: the periodic balance stores the domain's totals.
-    fn ilb_save_stats(&mut self, shared: usize, sds: &SdLbStats) {
-        if !self.fair.features.has(Feature::ILB_SNAPSHOT) {
+    fn ilb_save_stats(&self, shared: usize, sds: &SdLbStats) {
+        if !self.features().has(Feature::ILB_SNAPSHOT) {
             return;
         }
-        let sh = &self.topo.shared[shared];
+        let sh = &self.topo().shared[shared];
         if sh.total_load.load(Ordering::Relaxed) != sds.total_load {
             sh.total_load.store(sds.total_load, Ordering::Relaxed);
         }
@@ -382,37 +340,36 @@ impl Sched {
     /// `update_group_capacity(sd, cpu)` at run time: the local group's capacity is
     /// refreshed from its CPUs or child groups, and its next update is scheduled
     /// `balance_interval` ahead.
-    pub fn update_group_capacity(&mut self, sd: fairsim_topology::SdId, cpu: usize) {
-        let d = self.topo.domain(sd);
+    fn update_group_capacity(&self, sd: fairsim_topology::SdId, cpu: usize) {
+        let d = self.topo().domain(sd);
         let head = d.groups[0];
-        let interval =
-            super::msecs_to_jiffies(self.lb.sd[sd].balance_interval, u64::from(self.params.hz))
-                .clamp(1, self.lb.max_load_balance_interval);
-        let jiffies = self.jiffies_now();
-        let sgc_id = self.topo.group(head).sgc;
-        self.topo.sgcs[sgc_id]
+        let interval = super::msecs_to_jiffies(self.balance_interval(sd), self.hz())
+            .clamp(1, self.max_load_balance_interval());
+        let jiffies = self.jiffies();
+        let sgc_id = self.topo().group(head).sgc;
+        self.topo().sgcs[sgc_id]
             .next_update
             .store(jiffies + interval, Ordering::Relaxed);
         let (cap, min, max) = match d.child {
             None => {
-                let c = self.rqs[cpu].cpu_capacity.max(1);
+                let c = self.capacity_of(cpu).max(1);
                 (c, c, c)
             }
             Some(child) => {
-                let cd = self.topo.domain(child);
+                let cd = self.topo().domain(child);
                 let mut cap = 0u64;
                 let mut min = u64::MAX;
                 let mut max = 0u64;
                 if cd.flags.contains(SdFlags::OVERLAP) {
-                    for c in self.topo.group(head).span.iter() {
-                        let cc = self.rqs[c].cpu_capacity;
+                    for c in self.topo().group(head).span.iter() {
+                        let cc = self.capacity_of(c);
                         cap += cc;
                         min = min.min(cc);
                         max = max.max(cc);
                     }
                 } else {
                     for &g in &cd.groups {
-                        let (c, lo, hi) = self.topo.group_sgc(g).capacities();
+                        let (c, lo, hi) = self.topo().group_sgc(g).capacities();
                         cap += c;
                         min = min.min(lo);
                         max = max.max(hi);
@@ -421,10 +378,40 @@ impl Sched {
                 (cap, min, max)
             }
         };
-        let sgc = &self.topo.sgcs[sgc_id];
+        let sgc = &self.topo().sgcs[sgc_id];
         sgc.capacity.store(cap, Ordering::Relaxed);
         sgc.min_capacity.store(min, Ordering::Relaxed);
         sgc.max_capacity.store(max, Ordering::Relaxed);
+    }
+}
+
+impl<T: LbRead + ?Sized> GroupStats for T {}
+
+impl Sched {
+    /// Folds what a scan did into the engine's work counters, the root domain's overload
+    /// flag and the domain's `lb_sg_scan`.
+    pub(crate) fn fold_scan(
+        &mut self,
+        sd: fairsim_topology::SdId,
+        itype: CpuIdleType,
+        c: ScanCounters,
+    ) {
+        self.work.cpus_visited += c.cpus_visited;
+        self.work.cpus_visited_remote_llc += c.cpus_visited_remote_llc;
+        self.work.cpus_visited_remote_node += c.cpus_visited_remote_node;
+        self.work.groups_visited += c.groups_visited;
+        self.sd_stats[sd].lb_sg_scan[itype as usize] += c.sg_scan;
+        if let Some(o) = c.rd_overloaded {
+            self.lb.rd_overloaded = o;
+        }
+    }
+
+    /// [`GroupStats::update_sd_lb_stats`] on this machine, its counters folded in.
+    pub fn update_sd_lb_stats(&mut self, env: &mut LbEnv) -> SdLbStats {
+        let mut c = ScanCounters::default();
+        let sds = GroupStats::update_sd_lb_stats(&*self, &mut c, env);
+        self.fold_scan(env.sd, env.idle, c);
+        sds
     }
 }
 

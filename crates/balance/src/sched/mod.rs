@@ -250,16 +250,6 @@ impl Sched {
         std::mem::take(&mut self.work)
     }
 
-    /// Counts a CPU whose runqueue a balance on `from` read, split by distance.
-    pub(crate) fn count_balance_visit(&mut self, from: usize, cpu: usize) {
-        self.work.cpus_visited += 1;
-        if self.machine.cpus[from].node != self.machine.cpus[cpu].node {
-            self.work.cpus_visited_remote_node += 1;
-        } else if !self.cpus_share_cache(from, cpu) {
-            self.work.cpus_visited_remote_llc += 1;
-        }
-    }
-
     /// Counts one CPU whose runqueue an idle-CPU search read (for the cost model).
     pub(crate) fn count_cpu_visit(&self) {
         let (c, g) = self.visits.get();

@@ -2,6 +2,7 @@
 //! counters), `ttwu_do_activate` on the target, and `set_task_cpu`.
 
 use super::*;
+use crate::lb::view::LbRead;
 
 impl Sched {
     /// The wakeup side of `try_to_wake_up(p)` run on `this_cpu`: a delayed (still queued)
@@ -81,11 +82,6 @@ impl Sched {
             return false;
         }
         self.rqs[cpu].nr_running == 0
-    }
-
-    /// `cpus_share_cache(a, b)`: same LLC id.
-    pub fn cpus_share_cache(&self, a: usize, b: usize) -> bool {
-        a == b || self.topo.cpus[a].sd_llc_id == self.topo.cpus[b].sd_llc_id
     }
 
     /// `ttwu_stat(p, cpu, wake_flags)` charged to the waking CPU.

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 
 use fairsim_topology::CpuMask;
 
+use crate::lb::view::LbRead;
 use crate::sched::Sched;
 use crate::task::TaskId;
 

@@ -7,6 +7,7 @@ use fairsim_pelt::SCHED_CAPACITY_SCALE;
 use fairsim_topology::SdId;
 
 use crate::features::Feature;
+use crate::lb::view::LbRead;
 use crate::sched::Sched;
 
 /// The scan depth SIS_UTIL derives from the LLC's summed utilization (the arithmetic of
@@ -25,33 +26,38 @@ pub fn idle_cpu_scan_depth(sum_util: u64, llc_weight: u64, imbalance_pct: u64) -
     (y.wrapping_mul(llc_weight) / SCHED_CAPACITY_SCALE) as i32
 }
 
+/// `update_idle_cpu_scan(env, sum_util)` (fair.c) for the domain `sd` of the
+/// balancing CPU (`env->dst_cpu` is the domain's CPU): with SIS_UTIL, when `sd` is
+/// that CPU's LLC domain and it has a `sched_domain_shared`, store
+/// [`idle_cpu_scan_depth`] in `nr_idle_scan`, writing the shared line only if the
+/// value changed.
+///
+/// The kernel also returns early when `env->idle == CPU_NEWLY_IDLE`, because newidle
+/// balances run far more often; the caller (update_sd_lb_stats) makes that check.
+pub fn update_idle_cpu_scan<V: LbRead + ?Sized>(v: &V, sd: SdId, sum_util: u64) {
+    if !v.features().has(Feature::SIS_UTIL) {
+        return;
+    }
+    let d = v.topo().domain(sd);
+    let dst_cpu = d.cpu;
+    let llc_weight = v.topo().cpus[dst_cpu].sd_llc_size;
+    if d.span_weight as usize != llc_weight {
+        return;
+    }
+    let Some(sds) = v.topo().cpus[dst_cpu].sd_llc_shared else {
+        return;
+    };
+    let y = idle_cpu_scan_depth(sum_util, llc_weight as u64, u64::from(d.imbalance_pct));
+    let shared = &v.topo().shared[sds];
+    if y != shared.nr_idle_scan.load(Ordering::Relaxed) {
+        shared.nr_idle_scan.store(y, Ordering::Relaxed);
+    }
+}
+
 impl Sched {
-    /// `update_idle_cpu_scan(env, sum_util)` (fair.c) for the domain `sd` of the
-    /// balancing CPU (`env->dst_cpu` is the domain's CPU): with SIS_UTIL, when `sd` is
-    /// that CPU's LLC domain and it has a `sched_domain_shared`, store
-    /// [`idle_cpu_scan_depth`] in `nr_idle_scan`, writing the shared line only if the
-    /// value changed.
-    ///
-    /// The kernel also returns early when `env->idle == CPU_NEWLY_IDLE`, because newidle
-    /// balances run far more often; the caller (update_sd_lb_stats) makes that check.
+    /// [`update_idle_cpu_scan`] on this machine.
     pub fn update_idle_cpu_scan(&self, sd: SdId, sum_util: u64) {
-        if !self.fair.features.has(Feature::SIS_UTIL) {
-            return;
-        }
-        let d = self.topo.domain(sd);
-        let dst_cpu = d.cpu;
-        let llc_weight = self.topo.cpus[dst_cpu].sd_llc_size;
-        if d.span_weight as usize != llc_weight {
-            return;
-        }
-        let Some(sds) = self.topo.cpus[dst_cpu].sd_llc_shared else {
-            return;
-        };
-        let y = idle_cpu_scan_depth(sum_util, llc_weight as u64, u64::from(d.imbalance_pct));
-        let shared = &self.topo.shared[sds];
-        if y != shared.nr_idle_scan.load(Ordering::Relaxed) {
-            shared.nr_idle_scan.store(y, Ordering::Relaxed);
-        }
+        update_idle_cpu_scan(self, sd, sum_util);
     }
 }
 

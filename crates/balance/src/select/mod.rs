@@ -98,15 +98,6 @@ impl Sched {
         a == b || self.topo.cpus[a].sd_share_id == self.topo.cpus[b].sd_share_id
     }
 
-    /// `sched_smt_active()`: the `sched_smt_present` key, set once any core has a second
-    /// hardware thread online.
-    pub fn sched_smt_active(&self) -> bool {
-        self.machine
-            .cpus
-            .iter()
-            .any(|c| c.smt_siblings.weight() >= 2)
-    }
-
     /// `sched_asym_cpucap_active()`: the `sched_asym_cpucapacity` key.
     pub fn sched_asym_cpucap_active(&self) -> bool {
         self.topo.asym_cpucapacity

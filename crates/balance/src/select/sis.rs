@@ -6,6 +6,7 @@ use fairsim_topology::{CpuMask, SdFlags, SdId};
 
 use crate::cpu_util::{UCLAMP_MAX_DEFAULT, UCLAMP_MIN_DEFAULT};
 use crate::features::Feature;
+use crate::lb::view::LbRead;
 use crate::sched::Sched;
 use crate::task::TaskId;
 

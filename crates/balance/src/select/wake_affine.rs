@@ -4,6 +4,7 @@
 use fairsim_topology::SdId;
 
 use crate::features::Feature;
+use crate::lb::view::LbRead;
 use crate::sched::Sched;
 use crate::task::TaskId;
 

@@ -1,5 +1,6 @@
 //! Wakeups, forks, hrtimers and pipes: the paths by which one task makes another runnable.
 
+use fairsim_balance::lb::LbRead;
 use fairsim_balance::{wf, WakeDecision};
 
 use crate::event::{Event, Tid};

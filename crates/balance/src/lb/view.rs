@@ -1,0 +1,258 @@
+//! What the load balancer's scan reads of other CPUs without their runqueue locks, as one
+//! trait, so that the same decision code runs over the virtual-time engine's [`Sched`] and
+//! over the threaded race mode's shared runqueues.
+//!
+//! The kernel's `update_sg_lb_stats`, `sched_balance_find_src_rq` and `should_we_balance`
+//! read `rq->nr_running`, `cfs_rq->avg`, `rq->cpu_capacity`, `idle_cpu()` and
+//! `rq->misfit_task_load` of remote CPUs with plain loads (`READ_ONCE` at most), never
+//! under the remote lock. [`LbRead`] is exactly that set of reads. In the engine they are
+//! field reads of `Sched`; in race mode they are relaxed atomic loads of values each CPU
+//! publishes when it changes its own runqueue. Everything above the trait (the statistics,
+//! the busiest group and queue, the imbalance) is shared code in [`super::sd_stats`],
+//! [`super::find`] and [`super::rq_balance`].
+//!
+//! [`Sched`]: crate::sched::Sched
+
+use fairsim_topology::{Machine, SchedDomains, SdFlags, SdId};
+
+use crate::features::Features;
+
+/// The load-tracking signals of one CPU's root cfs_rq that balancing reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CfsSignals {
+    /// `cfs_rq->avg.load_avg` (`cpu_load`).
+    pub load_avg: u64,
+    /// `cfs_rq->avg.runnable_avg` (`cpu_runnable`).
+    pub runnable_avg: u64,
+    /// `cfs_rq->avg.util_avg`.
+    pub util_avg: u64,
+    /// `cfs_rq->avg.util_est`.
+    pub util_est: u64,
+}
+
+/// What one scan did, for the caller to fold into its counters: the work the engine's
+/// cost model charges, the groups `lb_sg_scan` counts, and the root domain's overload
+/// flag, which the kernel writes at the end of the root domain's statistics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScanCounters {
+    /// Runqueues read.
+    pub cpus_visited: u64,
+    /// Of those, in another LLC of the same node.
+    pub cpus_visited_remote_llc: u64,
+    /// Of those, on another node.
+    pub cpus_visited_remote_node: u64,
+    /// Groups whose statistics were computed.
+    pub groups_visited: u64,
+    /// Seed 000 patch 7/7's `lb_sg_scan`: non-local groups scanned.
+    pub sg_scan: u64,
+    /// `set_rd_overloaded(rd, sg_overloaded)` when the scanned domain is the root.
+    pub rd_overloaded: Option<bool>,
+}
+
+/// The lockless reads of the machine's state that load balancing's scan makes.
+///
+/// Implementors answer for the state as it is at the moment of the call; nothing says two
+/// reads see the same instant, just as in the kernel.
+pub trait LbRead {
+    /// The sched domains (their `sched_group_capacity` and `sched_domain_shared` fields
+    /// are atomics, shared as they are).
+    fn topo(&self) -> &SchedDomains;
+    /// The machine.
+    fn machine(&self) -> &Machine;
+    /// `sched_features`.
+    fn features(&self) -> Features;
+    /// Whether `UTIL_EST` feeds `cpu_util`.
+    fn util_est_enabled(&self) -> bool;
+    /// `jiffies` now.
+    fn jiffies(&self) -> u64;
+    /// `max_load_balance_interval` in jiffies.
+    fn max_load_balance_interval(&self) -> u64;
+    /// CONFIG_HZ.
+    fn hz(&self) -> u64;
+    /// `sd->balance_interval` in ms of one of the balancing CPU's own domains.
+    fn balance_interval(&self, sd: SdId) -> u64;
+    /// `rq->nr_running`.
+    fn rq_nr_running(&self, cpu: usize) -> u32;
+    /// `rq->cfs.h_nr_queued`.
+    fn rq_h_nr_queued(&self, cpu: usize) -> u32;
+    /// `rq->ttwu_pending` is set.
+    fn rq_ttwu_pending(&self, cpu: usize) -> bool;
+    /// `idle_cpu(cpu)`.
+    fn idle_cpu(&self, cpu: usize) -> bool;
+    /// The root cfs_rq's signals.
+    fn cfs_signals(&self, cpu: usize) -> CfsSignals;
+    /// `rq->misfit_task_load`.
+    fn misfit_task_load(&self, cpu: usize) -> u64;
+    /// `capacity_of(cpu)`: `rq->cpu_capacity`.
+    fn capacity_of(&self, cpu: usize) -> u64;
+    /// `arch_scale_cpu_capacity(cpu)`.
+    fn arch_scale_cpu_capacity(&self, cpu: usize) -> u64;
+
+    /// `sched_smt_active()`: some core has more than one thread.
+    fn sched_smt_active(&self) -> bool {
+        self.machine()
+            .cpus
+            .iter()
+            .any(|c| c.smt_siblings.weight() >= 2)
+    }
+
+    /// `sched_idle_rq(rq)`: every runnable task is SCHED_IDLE. fairsim has no SCHED_IDLE
+    /// tasks, so never.
+    fn sched_idle_rq(&self, _cpu: usize) -> bool {
+        false
+    }
+
+    /// `cpus_share_cache(a, b)`.
+    fn cpus_share_cache(&self, a: usize, b: usize) -> bool {
+        let t = self.topo();
+        a == b || t.cpus[a].sd_llc_id == t.cpus[b].sd_llc_id
+    }
+
+    /// `cpu_load(rq)`: the root cfs_rq's `load_avg`.
+    fn cpu_load(&self, cpu: usize) -> u64 {
+        self.cfs_signals(cpu).load_avg
+    }
+
+    /// `cpu_runnable(rq)`: the root cfs_rq's `runnable_avg`.
+    fn cpu_runnable(&self, cpu: usize) -> u64 {
+        self.cfs_signals(cpu).runnable_avg
+    }
+
+    /// `cpu_util(cpu, NULL, -1, boost)`: utilization, boosted by the runnable average when
+    /// asked, raised to util_est with `UTIL_EST`, capped at the original capacity.
+    fn cpu_util_no_task(&self, cpu: usize, boost: bool) -> u64 {
+        let s = self.cfs_signals(cpu);
+        let mut util = s.util_avg;
+        if boost {
+            util = util.max(s.runnable_avg);
+        }
+        if self.util_est_enabled() {
+            util = util.max(s.util_est);
+        }
+        util.min(self.arch_scale_cpu_capacity(cpu))
+    }
+
+    /// `cpu_util_cfs(cpu)`.
+    fn cpu_util_cfs(&self, cpu: usize) -> u64 {
+        self.cpu_util_no_task(cpu, false)
+    }
+
+    /// `cpu_util_cfs_boost(cpu)`.
+    fn cpu_util_cfs_boost(&self, cpu: usize) -> u64 {
+        self.cpu_util_no_task(cpu, true)
+    }
+
+    /// `is_core_idle(cpu)`: every other SMT sibling of `cpu` is idle.
+    fn is_core_idle(&self, cpu: usize) -> bool {
+        self.machine().cpus[cpu]
+            .smt_siblings
+            .iter()
+            .all(|s| s == cpu || self.idle_cpu(s))
+    }
+
+    /// `check_cpu_capacity(rq, sd)`: RT, IRQ or thermal pressure took a noticeable share
+    /// of the CPU (by `imbalance_pct`).
+    fn check_cpu_capacity(&self, cpu: usize, sd: SdId) -> bool {
+        let pct = u64::from(self.topo().domain(sd).imbalance_pct);
+        self.capacity_of(cpu) * pct < self.arch_scale_cpu_capacity(cpu) * 100
+    }
+
+    /// `sched_reduced_capacity(rq, sd)`: one CFS task on a CPU with reduced capacity.
+    fn sched_reduced_capacity(&self, cpu: usize, sd: SdId) -> bool {
+        self.rq_h_nr_queued(cpu) == 1 && self.check_cpu_capacity(cpu, sd)
+    }
+
+    /// `sched_asym_prefer(a, b)`: `arch_asym_cpu_priority` is the machine's ITMT
+    /// priority on x86 with ITMT, `-cpu` otherwise (the lower-numbered CPU preferred).
+    fn sched_asym_prefer(&self, a: usize, b: usize) -> bool {
+        self.machine().sched_asym_prefer(a, b)
+    }
+
+    /// `sched_use_asym_prio(sd, cpu)`.
+    fn sched_use_asym_prio(&self, sd: SdId, cpu: usize) -> bool {
+        let flags = self.topo().domain(sd).flags;
+        if !flags.contains(SdFlags::ASYM_PACKING) {
+            return false;
+        }
+        if !self.sched_smt_active() {
+            return true;
+        }
+        flags.contains(SdFlags::SHARE_CPUCAPACITY) || self.is_core_idle(cpu)
+    }
+
+    /// `sched_asym(sd, dst_cpu, src_cpu)`.
+    fn sched_asym(&self, sd: SdId, dst: usize, src: usize) -> bool {
+        self.sched_use_asym_prio(sd, dst) && self.sched_asym_prefer(dst, src)
+    }
+
+    /// Counts a runqueue a balance on `from` read, split by distance, for the cost model.
+    fn count_balance_visit(&self, c: &mut ScanCounters, from: usize, cpu: usize) {
+        c.cpus_visited += 1;
+        let m = self.machine();
+        if m.cpus[from].node != m.cpus[cpu].node {
+            c.cpus_visited_remote_node += 1;
+        } else if !self.cpus_share_cache(from, cpu) {
+            c.cpus_visited_remote_llc += 1;
+        }
+    }
+}
+
+/// The engine's machine: every read is a field of the one-threaded [`Sched`].
+///
+/// [`Sched`]: crate::sched::Sched
+impl LbRead for crate::sched::Sched {
+    fn topo(&self) -> &SchedDomains {
+        &self.topo
+    }
+    fn machine(&self) -> &Machine {
+        &self.machine
+    }
+    fn features(&self) -> Features {
+        self.fair.features
+    }
+    fn util_est_enabled(&self) -> bool {
+        self.fair.util_est.enabled()
+    }
+    fn jiffies(&self) -> u64 {
+        self.jiffies_now()
+    }
+    fn max_load_balance_interval(&self) -> u64 {
+        self.lb.max_load_balance_interval
+    }
+    fn hz(&self) -> u64 {
+        u64::from(self.params.hz)
+    }
+    fn balance_interval(&self, sd: SdId) -> u64 {
+        self.lb.sd[sd].balance_interval
+    }
+    fn rq_nr_running(&self, cpu: usize) -> u32 {
+        self.rqs[cpu].nr_running
+    }
+    fn rq_h_nr_queued(&self, cpu: usize) -> u32 {
+        self.rqs[cpu].cfs.h_nr_queued
+    }
+    fn rq_ttwu_pending(&self, cpu: usize) -> bool {
+        self.rqs[cpu].ttwu_pending != 0
+    }
+    fn idle_cpu(&self, cpu: usize) -> bool {
+        self.rqs[cpu].idle_cpu()
+    }
+    fn cfs_signals(&self, cpu: usize) -> CfsSignals {
+        let a = &self.rqs[cpu].cfs.avg.avg;
+        CfsSignals {
+            load_avg: a.load_avg,
+            runnable_avg: a.runnable_avg,
+            util_avg: a.util_avg,
+            util_est: u64::from(a.util_est),
+        }
+    }
+    fn misfit_task_load(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].misfit_task_load
+    }
+    fn capacity_of(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].cpu_capacity
+    }
+    fn arch_scale_cpu_capacity(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].capacity_orig
+    }
+}
