@@ -154,6 +154,14 @@ impl Features {
         Ok(())
     }
 
+    /// Whether any of seed 000's ILB features is on; the patch set then also gives every
+    /// non-NUMA domain a `sched_domain_shared` (the `sd_share` of its patch 1/7).
+    pub fn uses_ilb(self) -> bool {
+        [Feature::ILB_SNAPSHOT, Feature::ILB_UTIL, Feature::ILB_FAST]
+            .iter()
+            .any(|&x| self.has(x))
+    }
+
     /// Defaults with a comma-separated list of writes applied, e.g. `NO_ILB_UTIL,ILB_FAST`.
     pub fn parse(list: &str) -> Result<Features, UnknownFeature> {
         let mut f = Features::default();

@@ -36,6 +36,9 @@ enum Command {
     /// Run a scenario under two feature sets, several seeds each, and print an
     /// mmtests-style comparison table.
     Compare(Box<cmd::compare::CompareArgs>),
+    /// Run emulated CPUs on real threads over shared runqueues, racing through newidle
+    /// balances, and measure the balancer's wall cost, lock contention and task conservation.
+    Race(Box<cmd::race::RaceArgs>),
     /// Read /proc/schedstat files: per-CPU, per-domain deltas in seed 000's listing layout.
     Schedstat(cmd::schedstat::SchedstatArgs),
 }
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::run(&args, &mut out),
         Command::Compare(args) => cmd::compare::run(&args, &mut out),
         Command::Schedstat(args) => cmd::schedstat::run(&args, &mut out),
+        Command::Race(args) => cmd::race::run(&args, &mut out),
     };
     let result = result.and_then(|()| out.flush().map_err(CliError::from));
     match result {

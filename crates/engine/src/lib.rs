@@ -15,6 +15,7 @@ pub mod event;
 pub mod metrics;
 pub mod output;
 pub mod program;
+pub mod race;
 pub mod rng;
 pub mod run;
 pub mod scenario;

@@ -214,6 +214,7 @@ pub trait GroupStats: LbRead {
     /// bookkeeping. With `ILB_UTIL` or `ILB_FAST` a newly idle CPU may stop early and
     /// borrow the totals of the last periodic balance.
     fn update_sd_lb_stats(&self, c: &mut ScanCounters, env: &mut LbEnv) -> SdLbStats {
+        let t0 = self.scan_clock();
         let mut sds = SdLbStats::new();
         let sd = env.sd;
         let feat = self.features();
@@ -302,6 +303,8 @@ pub trait GroupStats: LbRead {
                 self.ilb_save_stats(s, &sds);
             }
         }
+        c.sd_lb_stats_calls += 1;
+        c.sd_lb_stats_ns += self.scan_clock().saturating_sub(t0);
         sds
     }
 

@@ -47,6 +47,10 @@ pub struct ScanCounters {
     pub sg_scan: u64,
     /// `set_rd_overloaded(rd, sg_overloaded)` when the scanned domain is the root.
     pub rd_overloaded: Option<bool>,
+    /// `update_sd_lb_stats` calls made.
+    pub sd_lb_stats_calls: u64,
+    /// Their summed duration by [`LbRead::scan_clock`] (0 where there is no wall clock).
+    pub sd_lb_stats_ns: u64,
 }
 
 /// The lockless reads of the machine's state that load balancing's scan makes.
@@ -94,6 +98,13 @@ pub trait LbRead {
             .cpus
             .iter()
             .any(|c| c.smt_siblings.weight() >= 2)
+    }
+
+    /// A monotonic wall clock in ns to time `update_sd_lb_stats` with, where the reads
+    /// are real concurrent loads (race mode). The engine has none: 0, and its costs come
+    /// from its cost table instead.
+    fn scan_clock(&self) -> u64 {
+        0
     }
 
     /// `sched_idle_rq(rq)`: every runnable task is SCHED_IDLE. fairsim has no SCHED_IDLE

@@ -436,6 +436,27 @@ impl Sched {
     }
 }
 
+/// The idle-time fold of `ttwu_do_activate`: a CPU that went idle through a newidle
+/// balance (`idle_stamp != 0`) and now gets a task adds the idle period to `avg_idle`,
+/// capped at twice `max_idle_balance_cost`, and clears the stamp.
+pub fn fold_idle_time(
+    avg_idle: &mut u64,
+    idle_stamp: &mut u64,
+    clock: u64,
+    max_idle_balance_cost: u64,
+) {
+    if *idle_stamp == 0 {
+        return;
+    }
+    let delta = clock - *idle_stamp;
+    let max = 2 * max_idle_balance_cost;
+    update_avg(avg_idle, delta);
+    if *avg_idle > max {
+        *avg_idle = max;
+    }
+    *idle_stamp = 0;
+}
+
 /// `update_avg(avg, sample)`: avg += (sample - avg) / 8, in signed arithmetic.
 pub fn update_avg(avg: &mut u64, sample: u64) {
     let diff = sample as i64 - *avg as i64;

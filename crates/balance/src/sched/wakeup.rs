@@ -123,15 +123,12 @@ impl Sched {
         self.wakeup_preempt(cpu, p, wake_flags);
         self.tasks[p].state = TaskState::Running;
         let rq = &mut self.rqs[cpu];
-        if rq.idle_stamp != 0 {
-            let delta = rq.clock - rq.idle_stamp;
-            let max = 2 * rq.max_idle_balance_cost;
-            update_avg(&mut rq.avg_idle, delta);
-            if rq.avg_idle > max {
-                rq.avg_idle = max;
-            }
-            rq.idle_stamp = 0;
-        }
+        fold_idle_time(
+            &mut rq.avg_idle,
+            &mut rq.idle_stamp,
+            rq.clock,
+            rq.max_idle_balance_cost,
+        );
         rq.need_resched
     }
 

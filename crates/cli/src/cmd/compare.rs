@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use fairsim_engine::balance::{CpuIdleType, Feature, Features};
+use fairsim_engine::balance::{CpuIdleType, Features};
 use fairsim_engine::run::RunSpec;
 use fairsim_engine::world::Overhead;
 use rayon::prelude::*;
@@ -51,12 +51,6 @@ pub struct CompareArgs {
 
 /// Named metric values of one run: (name, higher is better, value).
 type RunMetrics = Vec<(String, bool, f64)>;
-
-fn uses_ilb(f: Features) -> bool {
-    [Feature::ILB_SNAPSHOT, Feature::ILB_UTIL, Feature::ILB_FAST]
-        .iter()
-        .any(|&x| f.has(x))
-}
 
 /// The workload's own metrics from its JSON report.
 fn workload_metrics(name: &str, json: &serde_json::Value, out: &mut RunMetrics, secs: f64) {
@@ -182,7 +176,7 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
             let mut s = spec.clone();
             s.config.params.features = features;
             s.config.seed = spec.config.seed + u64::from(k);
-            s.build.shared_all_non_numa |= uses_ilb(features);
+            s.build.shared_all_non_numa |= features.uses_ilb();
             jobs.push((side, s));
         }
     }

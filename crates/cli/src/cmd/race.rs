@@ -1,0 +1,245 @@
+//! `fairsim race`: the threaded race mode (issue #6). Emulated CPUs run on real OS
+//! threads over shared runqueues; each CPU that runs out of tokens runs
+//! `sched_balance_newidle` on the live state. Each feature set given and each thread count
+//! given is one run; with more than one, a table compares them at the end.
+
+use std::io::Write;
+
+use fairsim_engine::balance::{Feature, Features, SchedParams};
+use fairsim_engine::race::report::RaceReport;
+use fairsim_engine::race::{run_race, Placement, RaceSpec, TokenProgram};
+use fairsim_engine::time::{parse_duration, SEC};
+use fairsim_topology::BuildOptions;
+
+use super::machine_args::MachineArgs;
+use crate::error::{invalid, CliError};
+
+/// Arguments of `fairsim race`.
+#[derive(Debug, clap::Args)]
+#[command(
+    long_about = "Run emulated CPUs on real OS threads over shared runqueues. Each CPU runs \
+tokens that spin and sleep; a CPU left without tokens runs Linux 6.12.117's \
+sched_balance_newidle on the live state, with the same code the virtual-time engine runs. \
+Reports newidle balances per second, the wall time of update_sd_lb_stats, groups scanned, \
+pulls, failed try-locks, and whether every token survived. Results are measurements of this \
+host: two runs differ."
+)]
+pub struct RaceArgs {
+    #[command(flatten)]
+    machine: MachineArgs,
+
+    /// Tokens (default: one per CPU).
+    #[arg(long, value_name = "N")]
+    tasks: Option<usize>,
+
+    /// OS threads, or a comma-separated list of counts to run one after the other
+    /// (default: one per CPU). With fewer threads than CPUs, each thread drives several
+    /// CPUs in turn.
+    #[arg(long, value_name = "N[,N...]")]
+    threads: Option<String>,
+
+    /// Wall-clock length of each run.
+    #[arg(long, value_name = "D", default_value = "5s")]
+    duration: String,
+
+    /// Scheduler features, repeatable: each occurrence is one run (`default` for
+    /// 6.12.117's). ILB_UTIL and ILB_FAST read the snapshot ILB_SNAPSHOT takes, so they
+    /// turn it on, as seed 000's patches do, unless NO_ILB_SNAPSHOT is written.
+    #[arg(long, value_name = "LIST")]
+    features: Vec<String>,
+
+    /// How long each token spins per run (its work plus the syscall path).
+    #[arg(long = "run", value_name = "D", default_value = "2us")]
+    run_for: String,
+
+    /// How long each token sleeps (nanosleep(1us) with the default 50 us timer slack).
+    #[arg(long, value_name = "D", default_value = "50us")]
+    sleep: String,
+
+    /// Where tokens start: `cpu0` (all on CPU 0, as forked by one launcher with no fork
+    /// balancing: every idle CPU races for that runqueue, and tokens pulled onto a CPU
+    /// where another sleeps keep stacking as they wake, so newidle balances keep finding
+    /// work) or `spread` (token i on CPU i: with one token per CPU nothing ever stacks,
+    /// `rd->overloaded` stays clear and newidle balances stop at their first gate).
+    #[arg(long, value_name = "WHERE", default_value = "cpu0")]
+    start: String,
+
+    /// Seed of the CPUs' `sched_rng` streams (NI_RANDOM).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    seed: u64,
+
+    /// CONFIG_HZ: 100, 250, 300 or 1000.
+    #[arg(long, value_name = "HZ", default_value_t = 250)]
+    hz: u32,
+
+    /// How long a thread may take to stop before the run is reported stuck.
+    #[arg(long, value_name = "D", default_value = "10s")]
+    watchdog: String,
+}
+
+/// Parses one `--features` occurrence, turning ILB_SNAPSHOT on under ILB_UTIL or ILB_FAST
+/// unless the user turned it off. Returns the set and a note when it added the snapshot.
+fn parse_features(text: &str) -> Result<(Features, Option<String>), CliError> {
+    if text.trim() == "default" {
+        return Ok((Features::default(), None));
+    }
+    let mut f = Features::parse(text)?;
+    let needs_snapshot = f.has(Feature::ILB_UTIL) || f.has(Feature::ILB_FAST);
+    let said_no = text
+        .split(',')
+        .any(|w| w.trim().eq_ignore_ascii_case("NO_ILB_SNAPSHOT"));
+    if needs_snapshot && !f.has(Feature::ILB_SNAPSHOT) && !said_no {
+        f = Features::parse(&format!("{text},ILB_SNAPSHOT"))?;
+        return Ok((
+            f,
+            Some(format!(
+                "{text}: ILB_SNAPSHOT on as well (seed 000's default; the scan-depth and early-stop paths read its snapshot)"
+            )),
+        ));
+    }
+    Ok((f, None))
+}
+
+fn parse_threads(text: Option<&String>, ncpus: usize) -> Result<Vec<usize>, CliError> {
+    let Some(t) = text else {
+        return Ok(vec![ncpus]);
+    };
+    let allowed = format!("thread counts from 1 to the CPU count ({ncpus}), comma separated");
+    t.split(',')
+        .map(|w| {
+            let n: usize = w
+                .trim()
+                .parse()
+                .map_err(|_| invalid("--threads", t, &allowed))?;
+            if n == 0 || n > ncpus {
+                return Err(invalid("--threads", t, &allowed));
+            }
+            Ok(n)
+        })
+        .collect()
+}
+
+fn parse_ns(field: &str, text: &str, max: u64, min: u64) -> Result<u64, CliError> {
+    let ns = parse_duration(text, SEC).map_err(|e| invalid(field, text, &e.to_string()))?;
+    if ns < min || ns > max {
+        return Err(invalid(
+            field,
+            text,
+            &format!("a duration from {min} ns to {} s", max / SEC),
+        ));
+    }
+    Ok(ns)
+}
+
+/// Runs `fairsim race`.
+pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let machine = args.machine.load()?;
+    let ncpus = machine.nr_cpus();
+    if ![100, 250, 300, 1000].contains(&args.hz) {
+        return Err(invalid("--hz", args.hz, "100, 250, 300 or 1000"));
+    }
+    let threads = parse_threads(args.threads.as_ref(), ncpus)?;
+    let duration_ns = parse_ns("--duration", &args.duration, 3600 * SEC, 1)?;
+    let spin_ns = parse_ns("--run", &args.run_for, SEC, 1)?;
+    let sleep_ns = parse_ns("--sleep", &args.sleep, SEC, 0)?;
+    let watchdog_ns = parse_ns("--watchdog", &args.watchdog, 3600 * SEC, 1)?;
+    let placement = match args.start.as_str() {
+        "spread" => Placement::Spread,
+        "cpu0" => Placement::Cpu0,
+        other => return Err(invalid("--start", other, "spread or cpu0")),
+    };
+    let feature_sets = if args.features.is_empty() {
+        vec!["default".to_string()]
+    } else {
+        args.features.clone()
+    };
+    let mut sets = Vec::new();
+    for text in &feature_sets {
+        let (f, note) = parse_features(text)?;
+        if let Some(n) = note {
+            writeln!(out, "note: {n}")?;
+        }
+        sets.push(f);
+    }
+    let tasks = args.tasks.unwrap_or(ncpus);
+    let mut reports: Vec<RaceReport> = Vec::new();
+    for &features in &sets {
+        for &t in &threads {
+            let spec = RaceSpec {
+                machine: machine.clone(),
+                build: BuildOptions {
+                    shared_all_non_numa: features.uses_ilb(),
+                    ..BuildOptions::default()
+                },
+                params: SchedParams {
+                    features,
+                    hz: args.hz,
+                    seed: args.seed,
+                    ..SchedParams::default()
+                },
+                tasks,
+                threads: t,
+                duration_ns,
+                program: TokenProgram { spin_ns, sleep_ns },
+                placement,
+                watchdog_ns,
+            };
+            let report = run_race(&spec)?;
+            write!(out, "{}", report.render())?;
+            writeln!(out)?;
+            out.flush()?;
+            let conserved = report.conserved() && report.totals.nested_locks == 0;
+            reports.push(report);
+            if !conserved {
+                return Err(CliError::msg(
+                    "race: tasks were not conserved (see the conservation line above)",
+                ));
+            }
+        }
+    }
+    if reports.len() > 1 {
+        write!(out, "{}", comparison(&reports))?;
+    }
+    Ok(())
+}
+
+/// One line per run: the figures issue #6 asks to compare across feature sets and thread
+/// counts.
+fn comparison(reports: &[RaceReport]) -> String {
+    let mut o = String::new();
+    o.push_str(&format!(
+        "{:<40} {:>7} {:>11} {:>9} {:>9} {:>12} {:>8} {:>10} {:>9}\n",
+        "features",
+        "threads",
+        "newidle/s",
+        "sdlbs ns",
+        "p99 ns",
+        "groups/lb",
+        "pulls/s",
+        "trylock/s",
+        "conserved"
+    ));
+    for r in reports {
+        let s = r.wall_s.max(1e-9);
+        // The level that scans the most groups per balance (the LLC on x86), as seed
+        // 000 reports its domain1.
+        let widest = r
+            .newidle
+            .iter()
+            .map(|l| (l.sg_scan as f64 / l.count.max(1) as f64, l.name))
+            .fold((0.0, "-"), |a, b| if b.0 > a.0 { b } else { a });
+        o.push_str(&format!(
+            "{:<40} {:>7} {:>11.0} {:>9.0} {:>9} {:>12} {:>8.0} {:>10.0} {:>9}\n",
+            r.features,
+            r.threads,
+            r.totals.newidle_balances as f64 / s,
+            r.sd_lb_stats_newidle.mean,
+            r.sd_lb_stats_newidle.p99,
+            format!("{:.1} {}", widest.0, widest.1),
+            r.pulls() as f64 / s,
+            r.rq_lock_contended as f64 / s,
+            if r.conserved() { "yes" } else { "NO" }
+        ));
+    }
+    o
+}

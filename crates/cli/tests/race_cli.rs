@@ -1,0 +1,76 @@
+//! End-to-end tests of `fairsim race`.
+
+use std::process::{Command, Output};
+
+fn fairsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fairsim"))
+        .args(args)
+        .output()
+        .expect("run fairsim")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8(b.to_vec()).expect("utf-8")
+}
+
+#[test]
+fn two_feature_sets_and_two_thread_counts_give_four_runs_and_a_table() {
+    let o = fairsim(&[
+        "race",
+        "--duration",
+        "150ms",
+        "--start",
+        "cpu0",
+        "--threads",
+        "2,16",
+        "--features",
+        "default",
+        "--features",
+        "ILB_FAST",
+    ]);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(out.matches("conservation: ok").count(), 4, "{out}");
+    assert!(
+        out.contains("note: ILB_FAST: ILB_SNAPSHOT on as well"),
+        "{out}"
+    );
+    assert!(
+        out.contains("update_sd_lb_stats wall ns, newidle:"),
+        "{out}"
+    );
+    let table = out.split("features ").last().expect("table");
+    assert_eq!(
+        table.lines().filter(|l| l.ends_with("yes")).count(),
+        4,
+        "{out}"
+    );
+}
+
+#[test]
+fn bad_race_options_are_one_line_errors() {
+    for (args, field) in [
+        (vec!["race", "--start", "everywhere"], "--start"),
+        (vec!["race", "--threads", "0"], "--threads"),
+        (vec!["race", "--threads", "2,x"], "--threads"),
+        (vec!["race", "--duration", "0s"], "--duration"),
+        (vec!["race", "--run", "5s"], "--run"),
+        (vec!["race", "--features", "NO_SUCH"], "--features"),
+        (
+            vec![
+                "race",
+                "--smp",
+                "sockets=1,cores=4",
+                "--capacity",
+                "0-1:1024,2-3:512",
+            ],
+            "machine",
+        ),
+    ] {
+        let o = fairsim(&args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(field), "{args:?}: {err}");
+    }
+}

@@ -1,0 +1,368 @@
+//! Threaded race mode (`fairsim race`): emulated CPUs on real OS threads over shared
+//! runqueues, running the balance crate's newidle and periodic balancing as they are,
+//! so that the scan's real cost under true concurrency, the contention on runqueue locks
+//! and the conservation of tasks under real interleavings can be measured.
+//!
+//! - [`rq`]: runqueues with published lockless fields and a mutex for the rest.
+//! - [`cpu`]: the shared [`RaceWorld`] and the per-CPU [`CpuCtx`], which implements the
+//!   balance crate's `LbRead`, `MoveTasks` and `BalanceHost`.
+//! - [`step`]: one turn of an emulated CPU (timers, tick, run a token, newidle balance).
+//! - [`report`]: merging the CPUs' measurements and printing them.
+//!
+//! Unlike the virtual-time engine, a race run is a measurement of this host: two runs
+//! differ. What is fixed by the seed is only each CPU's `sched_rng` stream.
+
+pub mod cpu;
+pub mod report;
+pub mod rq;
+pub mod step;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fairsim_balance::lb::LbState;
+use fairsim_balance::pelt::UtilEstMode;
+use fairsim_balance::{Feature, SchedParams, TaskId};
+use fairsim_topology::{build_sched_domains, BuildOptions, Machine};
+
+use crate::error::EngineError;
+use cpu::{CpuCtx, RaceWorld};
+use report::{CpuResult, RaceReport};
+use rq::{RaceRq, RqInner, Token};
+pub use step::TokenProgram;
+
+/// Where the tokens start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// All on CPU 0, as if one launcher had forked them without fork balancing: the
+    /// balancers must spread them, and every idle CPU races for CPU 0's lock at first.
+    Cpu0,
+    /// Token `i` on CPU `i % nr_cpus`.
+    Spread,
+}
+
+/// Everything that defines a race run.
+#[derive(Debug, Clone)]
+pub struct RaceSpec {
+    /// The machine (symmetric capacities).
+    pub machine: Machine,
+    /// Sched-domain build options.
+    pub build: BuildOptions,
+    /// Features, HZ, util_est, migration cost, nr_migrate and the seed of `sched_rng`.
+    pub params: SchedParams,
+    /// Tokens.
+    pub tasks: usize,
+    /// OS threads; each drives the CPUs `k, k + threads, ...`.
+    pub threads: usize,
+    /// Wall-clock run length in ns.
+    pub duration_ns: u64,
+    /// What each token does.
+    pub program: TokenProgram,
+    /// Where tokens start.
+    pub placement: Placement,
+    /// How long after the stop a thread may take to finish before it is reported stuck.
+    pub watchdog_ns: u64,
+}
+
+/// The most tokens a race run takes.
+pub const MAX_RACE_TASKS: usize = 1 << 16;
+/// The longest race run (wall clock).
+pub const MAX_RACE_DURATION: u64 = 3600 * 1_000_000_000;
+
+fn invalid(field: &str, got: impl ToString, allowed: &str) -> EngineError {
+    EngineError::Invalid {
+        field: field.into(),
+        got: got.to_string(),
+        allowed: allowed.into(),
+    }
+}
+
+/// Checks a spec's ranges.
+pub fn validate(spec: &RaceSpec) -> Result<(), EngineError> {
+    let n = spec.machine.nr_cpus();
+    if n == 0 {
+        return Err(EngineError::NoCpus);
+    }
+    if spec.threads == 0 || spec.threads > n {
+        return Err(invalid(
+            "--threads",
+            spec.threads,
+            &format!("1 to the CPU count ({n})"),
+        ));
+    }
+    if spec.tasks == 0 || spec.tasks > MAX_RACE_TASKS {
+        return Err(invalid(
+            "--tasks",
+            spec.tasks,
+            &format!("1 to {MAX_RACE_TASKS}"),
+        ));
+    }
+    if spec.duration_ns == 0 || spec.duration_ns > MAX_RACE_DURATION {
+        return Err(invalid(
+            "--duration",
+            format!("{}ns", spec.duration_ns),
+            "more than 0, at most 1h",
+        ));
+    }
+    let caps = &spec.machine.cpus;
+    if caps.iter().any(|c| c.capacity != caps[0].capacity) {
+        return Err(invalid(
+            "machine",
+            &spec.machine.name,
+            "a machine whose CPUs all have the same capacity (race mode does not run misfit migration)",
+        ));
+    }
+    if spec.program.spin_ns == 0 || spec.program.spin_ns > 1_000_000_000 {
+        return Err(invalid(
+            "--run",
+            format!("{}ns", spec.program.spin_ns),
+            "more than 0, at most 1s",
+        ));
+    }
+    if spec.program.sleep_ns > 1_000_000_000 {
+        return Err(invalid(
+            "--sleep",
+            format!("{}ns", spec.program.sleep_ns),
+            "at most 1s",
+        ));
+    }
+    Ok(())
+}
+
+fn util_est_mode(params: &SchedParams) -> UtilEstMode {
+    if params.features.has(Feature::UTIL_EST) {
+        params.util_est
+    } else {
+        UtilEstMode::Off
+    }
+}
+
+/// Builds the shared world with the tokens placed, and the initial per-domain state.
+fn build_world(spec: &RaceSpec) -> Result<(RaceWorld, LbState), EngineError> {
+    let topo = build_sched_domains(&spec.machine, spec.build)
+        .map_err(|e| invalid("machine", &spec.machine.name, &e.to_string()))?;
+    let n = spec.machine.nr_cpus();
+    let hz = u64::from(spec.params.hz.max(1));
+    let tick_nsec = (1_000_000_000 + hz / 2) / hz;
+    let boot = CpuCtx::kclock(0);
+    let lb = LbState::new(&topo, hz, boot / tick_nsec, boot, spec.params.seed);
+    let util_est = util_est_mode(&spec.params);
+    let mut inners: Vec<RqInner> = (0..n)
+        .map(|_| RqInner {
+            clock: boot,
+            avg_idle: 2 * spec.params.migration_cost,
+            max_idle_balance_cost: spec.params.migration_cost,
+            ..RqInner::default()
+        })
+        .collect();
+    for p in 0..spec.tasks as TaskId {
+        let cpu = match spec.placement {
+            Placement::Cpu0 => 0,
+            Placement::Spread => p % n,
+        };
+        inners[cpu].enqueue(p, Token::default(), util_est);
+    }
+    let rqs = inners
+        .into_iter()
+        .enumerate()
+        .map(|(cpu, inner)| RaceRq::new(topo.cpus[cpu].cpu_capacity, inner))
+        .collect();
+    let smt_active = spec
+        .machine
+        .cpus
+        .iter()
+        .any(|c| c.smt_siblings.weight() >= 2);
+    let world = RaceWorld {
+        machine: spec.machine.clone(),
+        topo,
+        features: spec.params.features,
+        util_est,
+        hz,
+        tick_nsec,
+        max_load_balance_interval: lb.max_load_balance_interval,
+        migration_cost: spec.params.migration_cost,
+        nr_migrate: spec.params.nr_migrate,
+        smt_active,
+        rqs,
+        rd_overloaded: AtomicBool::new(spec.tasks > n || spec.placement == Placement::Cpu0),
+        balance_running: AtomicBool::new(false),
+        serialize_failed: AtomicU64::new(0),
+        start: Instant::now(),
+        stop: AtomicBool::new(false),
+    };
+    Ok((world, lb))
+}
+
+/// Per-thread progress the watchdog reads.
+struct Heartbeats {
+    /// Wall ns of each thread's last finished round.
+    last: Vec<AtomicU64>,
+    /// Threads that returned.
+    done: AtomicUsize,
+}
+
+/// One driving thread: turn to each of its CPUs in order until the stop, sleeping when
+/// all of them are idle until the earliest of their timers or the next tick.
+fn drive(
+    w: &RaceWorld,
+    k: usize,
+    cpus: Vec<usize>,
+    lb: &LbState,
+    prog: TokenProgram,
+    hb: &Heartbeats,
+) -> Vec<CpuResult> {
+    let mut ctxs: Vec<CpuCtx<'_>> = cpus
+        .iter()
+        .map(|&c| CpuCtx::new(w, c, &lb.sd, lb.rnd[c]))
+        .collect();
+    while !w.stop.load(Ordering::Relaxed) {
+        let mut ran = false;
+        let mut wake = u64::MAX;
+        for ctx in ctxs.iter_mut() {
+            match ctx.step(prog) {
+                step::StepOutcome::Ran => ran = true,
+                step::StepOutcome::Idle(t) => wake = wake.min(t.unwrap_or(u64::MAX)),
+            }
+        }
+        let now = w.now_ns();
+        hb.last[k].store(now, Ordering::Relaxed);
+        if !ran {
+            // Idle: halt until a timer or the next tick, as an idle CPU waits for an
+            // interrupt. Waits too short to sleep for are spent yielding.
+            let next_tick = (now / w.tick_nsec + 1) * w.tick_nsec;
+            let until = wake.min(next_tick);
+            if until > now + 20_000 {
+                std::thread::sleep(Duration::from_nanos(until - now));
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+    ctxs.into_iter()
+        .map(|c| {
+            let sd_stats = c.schedstats().map(|(sd, s)| (sd, s.clone())).collect();
+            let in_flight = c.in_flight.iter().map(|e| e.0).collect();
+            CpuResult {
+                cpu: c.cpu,
+                stats: c.stats,
+                sd_stats,
+                in_flight,
+            }
+        })
+        .collect()
+}
+
+/// Runs `spec` on real threads and reports.
+pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, EngineError> {
+    validate(spec)?;
+    let (world, lb) = build_world(spec)?;
+    let world = Arc::new(world);
+    let lb = Arc::new(lb);
+    let n = spec.machine.nr_cpus();
+    let hb = Arc::new(Heartbeats {
+        last: (0..spec.threads).map(|_| AtomicU64::new(0)).collect(),
+        done: AtomicUsize::new(0),
+    });
+    let mut handles = Vec::with_capacity(spec.threads);
+    for k in 0..spec.threads {
+        let cpus: Vec<usize> = (k..n).step_by(spec.threads).collect();
+        let (w, lb, hb) = (Arc::clone(&world), Arc::clone(&lb), Arc::clone(&hb));
+        let prog = spec.program;
+        let h = std::thread::Builder::new()
+            .name(format!("race-cpu{k}"))
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let r = drive(&w, k, cpus, &lb, prog, &hb);
+                hb.done.fetch_add(1, Ordering::Release);
+                r
+            })
+            .map_err(|e| {
+                invalid(
+                    "--threads",
+                    spec.threads,
+                    &format!("as many as the host can start ({e})"),
+                )
+            })?;
+        handles.push(h);
+    }
+    while world.now_ns() < spec.duration_ns {
+        let left = spec.duration_ns - world.now_ns();
+        std::thread::sleep(Duration::from_nanos(left.min(50_000_000)));
+    }
+    world.stop.store(true, Ordering::Relaxed);
+    let stopped = world.now_ns();
+    while hb.done.load(Ordering::Acquire) < spec.threads {
+        if world.now_ns() - stopped > spec.watchdog_ns {
+            let stuck: Vec<String> = (0..spec.threads)
+                .filter(|&k| hb.last[k].load(Ordering::Relaxed) < stopped)
+                .map(|k| {
+                    format!(
+                        "thread {k} (last round at {:.3} s)",
+                        hb.last[k].load(Ordering::Relaxed) as f64 / 1e9
+                    )
+                })
+                .collect();
+            return Err(EngineError::Invariant(format!(
+                "race watchdog: {} of {} threads did not finish within {:.1} s of the stop: {}",
+                spec.threads - hb.done.load(Ordering::Acquire),
+                spec.threads,
+                spec.watchdog_ns as f64 / 1e9,
+                stuck.join(", ")
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut cpus = Vec::with_capacity(n);
+    for h in handles {
+        match h.join() {
+            Ok(r) => cpus.extend(r),
+            Err(_) => {
+                return Err(EngineError::Invariant(
+                    "race: a driving thread panicked".into(),
+                ))
+            }
+        }
+    }
+    cpus.sort_by_key(|c| c.cpu);
+    let wall_ns = stopped;
+    let contended: u64 = world
+        .rqs
+        .iter()
+        .map(|r| r.contended.load(Ordering::Relaxed))
+        .sum();
+    let serialize_failed = world.serialize_failed.load(Ordering::Relaxed);
+    let world = Arc::try_unwrap(world).map_err(|_| {
+        EngineError::Invariant("race: the world is still shared after every thread finished".into())
+    })?;
+    let topo = world.topo.clone();
+    let mut seen = vec![0u32; spec.tasks];
+    let mut tokens: Vec<Token> = Vec::new();
+    for rq in world.rqs {
+        let inner = rq.into_inner();
+        for p in inner.all_tokens() {
+            if let Some(s) = seen.get_mut(p) {
+                *s += 1;
+            }
+        }
+        tokens.extend(inner.tokens.into_values());
+        tokens.extend(inner.asleep.into_values());
+    }
+    for c in &cpus {
+        for &p in &c.in_flight {
+            if let Some(s) = seen.get_mut(p) {
+                *s += 1;
+            }
+        }
+    }
+    Ok(RaceReport::new(
+        spec,
+        topo,
+        cpus,
+        &seen,
+        &tokens,
+        wall_ns,
+        contended,
+        serialize_failed,
+    ))
+}

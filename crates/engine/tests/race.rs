@@ -1,0 +1,87 @@
+//! Race mode on real threads: tasks are conserved while CPUs race through newidle and
+//! periodic balances over shared runqueues, and bad specs are refused.
+
+use fairsim_engine::balance::{Features, SchedParams};
+use fairsim_engine::race::{run_race, validate, Placement, RaceSpec, TokenProgram};
+use fairsim_engine::EngineError;
+use fairsim_topology::source::{parse_spec, preset, SpecOptions};
+use fairsim_topology::{Arch, BuildOptions};
+
+fn spec(features: &str, threads: usize, tasks: usize) -> RaceSpec {
+    let features = Features::parse(features).expect("features");
+    RaceSpec {
+        machine: preset("numa-2s4c2t").expect("preset"),
+        build: BuildOptions {
+            shared_all_non_numa: features.uses_ilb(),
+            ..BuildOptions::default()
+        },
+        params: SchedParams {
+            features,
+            ..SchedParams::default()
+        },
+        tasks,
+        threads,
+        duration_ns: 300_000_000,
+        program: TokenProgram {
+            spin_ns: 2_000,
+            sleep_ns: 50_000,
+        },
+        placement: Placement::Cpu0,
+        watchdog_ns: 20_000_000_000,
+    }
+}
+
+#[test]
+fn a_newidle_storm_from_one_runqueue_conserves_every_task() {
+    let r = run_race(&spec("", 4, 64)).expect("race run");
+    assert!(r.conserved(), "{}", r.render());
+    assert_eq!(r.totals.nested_locks, 0, "{}", r.render());
+    // Everything starts on CPU 0: the others must have pulled, through newidle balances
+    // that scanned groups.
+    assert!(r.pulls() > 0, "{}", r.render());
+    let newidle_lb: u64 = r.newidle.iter().map(|l| l.count).sum();
+    assert!(newidle_lb > 0, "{}", r.render());
+    assert!(r.totals.loops > 0);
+    // No balance scans more groups than its domain has: 2 in SMT, 4 in MC, 2 in NUMA.
+    for l in r.newidle.iter().chain(&r.periodic) {
+        let groups = match l.name {
+            "SMT" | "NUMA" => 2,
+            _ => 4,
+        };
+        assert!(l.sg_scan <= l.count * (groups - 1), "{}: {l:?}", l.name);
+    }
+}
+
+#[test]
+fn ilb_fast_with_one_thread_per_cpu_conserves_every_task() {
+    let r = run_race(&spec("ILB_SNAPSHOT,ILB_FAST", 16, 40)).expect("race run");
+    assert!(r.conserved(), "{}", r.render());
+    assert_eq!(r.totals.nested_locks, 0);
+    assert!(r.pulls() > 0, "{}", r.render());
+    assert!(r.sd_lb_stats_newidle.n > 0, "{}", r.render());
+    assert!(r.sd_lb_stats_periodic.n > 0, "{}", r.render());
+}
+
+#[test]
+fn bad_specs_are_refused_naming_the_field() {
+    let field = |e: EngineError| match e {
+        EngineError::Invalid { field, .. } => field,
+        other => panic!("unexpected {other:?}"),
+    };
+    let mut s = spec("", 0, 4);
+    assert_eq!(field(validate(&s).unwrap_err()), "--threads");
+    s.threads = 17;
+    assert_eq!(field(validate(&s).unwrap_err()), "--threads");
+    s.threads = 2;
+    s.tasks = 0;
+    assert_eq!(field(validate(&s).unwrap_err()), "--tasks");
+    s.tasks = 4;
+    s.duration_ns = 0;
+    assert_eq!(field(validate(&s).unwrap_err()), "--duration");
+    s.duration_ns = 1_000_000;
+    let mut opts = SpecOptions::new("sockets=1,cores=4", Arch::X86);
+    opts.capacity = Some("0-1:1024,2-3:512".into());
+    s.machine = parse_spec(&opts).expect("machine");
+    s.threads = 2;
+    assert_eq!(field(validate(&s).unwrap_err()), "machine");
+}
