@@ -85,3 +85,21 @@ fn bad_specs_are_refused_naming_the_field() {
     s.threads = 2;
     assert_eq!(field(validate(&s).unwrap_err()), "machine");
 }
+
+#[test]
+fn the_storm_state_is_fixed_and_every_idle_cpu_scans() {
+    use fairsim_engine::race::storm::NewidleStorm;
+    let params = SchedParams {
+        features: Features::parse("ILB_SNAPSHOT,ILB_FAST,NO_NI_RANDOM").expect("features"),
+        ..SchedParams::default()
+    };
+    let storm = NewidleStorm::new(preset("numa-2s4c2t").expect("preset"), params).expect("storm");
+    assert_eq!(storm.idle_cpus().len(), 8);
+    // Without NI_RANDOM's dice, every idle CPU scans each of its three domains (SMT,
+    // MC, NUMA) in every round, round after round, however many threads race: the
+    // queued tokens are too hot to move, so nothing is ever pulled and the state stays.
+    for threads in [1, 3, 8] {
+        let (_, calls) = storm.run(threads, 5);
+        assert_eq!(calls, 8 * 5 * 3, "threads {threads}");
+    }
+}

@@ -6,7 +6,7 @@
 //! indexed `[level][cpu]` that create arena entries on first use, so objects are shared
 //! exactly where the kernel shares them.
 
-use std::sync::atomic::{AtomicI32, AtomicU64};
+use crate::sync::{AtomicI32, AtomicU64};
 
 use crate::cpumask::CpuMask;
 use crate::domain::{

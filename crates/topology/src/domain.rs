@@ -8,7 +8,7 @@
 //! shares it. Fields that other CPUs update without the rq lock are atomics, read and written
 //! with relaxed ordering like the kernel's `READ_ONCE`/`WRITE_ONCE`.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use crate::sync::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 
 use crate::cpumask::CpuMask;
 use crate::flags::SdFlags;

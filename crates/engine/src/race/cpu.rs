@@ -9,7 +9,7 @@
 //! holds two runqueue locks at once (the kernel's double locks belong to active balancing
 //! and migration, which race mode does not run).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use fairsim_balance::lb::{LbEnv, PrandomState, SdRuntime};
@@ -21,6 +21,7 @@ use fairsim_balance::{
 use fairsim_topology::{Machine, SchedDomains, SdId};
 
 use super::rq::{Locked, RaceRq, Token};
+use super::sync::{AtomicBool, AtomicU64};
 
 /// What every thread shares: the machine, its domains (whose `sched_group_capacity` and
 /// `sched_domain_shared` fields are atomics), the runqueues and the root-domain flags.
@@ -151,6 +152,12 @@ impl<'w> CpuCtx<'w> {
 
     fn sd_index(&self, sd: SdId) -> Option<usize> {
         self.sds.iter().position(|e| e.0 == sd)
+    }
+
+    /// Tokens this CPU has detached and not yet attached (between `detach_tasks` and
+    /// `attach_tasks`; none once a balance has returned).
+    pub fn in_flight(&self) -> Vec<TaskId> {
+        self.in_flight.iter().map(|e| e.0).collect()
     }
 
     /// This CPU's schedstat counters by domain.

@@ -16,8 +16,10 @@ pub mod cpu;
 pub mod report;
 pub mod rq;
 pub mod step;
+pub mod storm;
+pub mod sync;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -31,6 +33,7 @@ use cpu::{CpuCtx, RaceWorld};
 use report::{CpuResult, RaceReport};
 use rq::{RaceRq, RqInner, Token};
 pub use step::TokenProgram;
+use sync::{AtomicBool, AtomicU64};
 
 /// Where the tokens start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,8 +141,12 @@ fn util_est_mode(params: &SchedParams) -> UtilEstMode {
     }
 }
 
-/// Builds the shared world with the tokens placed, and the initial per-domain state.
-fn build_world(spec: &RaceSpec) -> Result<(RaceWorld, LbState), EngineError> {
+/// Builds the shared world with token `p` queued on CPU `place(p)`, and the initial
+/// per-domain state ([`LbState::new`]'s, from which each [`CpuCtx`] takes its own).
+pub fn build_world(
+    spec: &RaceSpec,
+    place: impl Fn(TaskId) -> usize,
+) -> Result<(RaceWorld, LbState), EngineError> {
     let topo = build_sched_domains(&spec.machine, spec.build)
         .map_err(|e| invalid("machine", &spec.machine.name, &e.to_string()))?;
     let n = spec.machine.nr_cpus();
@@ -157,11 +164,7 @@ fn build_world(spec: &RaceSpec) -> Result<(RaceWorld, LbState), EngineError> {
         })
         .collect();
     for p in 0..spec.tasks as TaskId {
-        let cpu = match spec.placement {
-            Placement::Cpu0 => 0,
-            Placement::Spread => p % n,
-        };
-        inners[cpu].enqueue(p, Token::default(), util_est);
+        inners[place(p) % n].enqueue(p, Token::default(), util_est);
     }
     let rqs = inners
         .into_iter()
@@ -197,7 +200,7 @@ fn build_world(spec: &RaceSpec) -> Result<(RaceWorld, LbState), EngineError> {
 /// Per-thread progress the watchdog reads.
 struct Heartbeats {
     /// Wall ns of each thread's last finished round.
-    last: Vec<AtomicU64>,
+    last: Vec<std::sync::atomic::AtomicU64>,
     /// Threads that returned.
     done: AtomicUsize,
 }
@@ -242,7 +245,7 @@ fn drive(
     ctxs.into_iter()
         .map(|c| {
             let sd_stats = c.schedstats().map(|(sd, s)| (sd, s.clone())).collect();
-            let in_flight = c.in_flight.iter().map(|e| e.0).collect();
+            let in_flight = c.in_flight();
             CpuResult {
                 cpu: c.cpu,
                 stats: c.stats,
@@ -256,12 +259,17 @@ fn drive(
 /// Runs `spec` on real threads and reports.
 pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, EngineError> {
     validate(spec)?;
-    let (world, lb) = build_world(spec)?;
+    let n = spec.machine.nr_cpus();
+    let (world, lb) = build_world(spec, |p| match spec.placement {
+        Placement::Cpu0 => 0,
+        Placement::Spread => p % n,
+    })?;
     let world = Arc::new(world);
     let lb = Arc::new(lb);
-    let n = spec.machine.nr_cpus();
     let hb = Arc::new(Heartbeats {
-        last: (0..spec.threads).map(|_| AtomicU64::new(0)).collect(),
+        last: (0..spec.threads)
+            .map(|_| std::sync::atomic::AtomicU64::new(0))
+            .collect(),
         done: AtomicUsize::new(0),
     });
     let mut handles = Vec::with_capacity(spec.threads);

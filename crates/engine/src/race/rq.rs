@@ -11,8 +11,10 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::sync::atomic::Ordering;
+use std::sync::TryLockError;
+
+use super::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, MutexGuard};
 
 use fairsim_balance::pelt::{
     update_cfs_rq_load_avg, update_load_avg_task, util_est_dequeue, util_est_enqueue,

@@ -1,0 +1,224 @@
+//! Model checking of race mode with loom: every interleaving (up to a preemption bound)
+//! of real balancing code on real threads over race mode's runqueues. Built only with
+//! `--cfg loom`, which swaps the shared atomics and locks for loom's:
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" cargo test -p fairsim-engine --test race_loom --release
+//! ```
+//!
+//! `.ci/run` runs them so.
+#![cfg(loom)]
+
+use std::sync::atomic::Ordering;
+
+use loom::sync::Arc;
+
+use fairsim_engine::balance::lb::rq_balance::ScanOutcome;
+use fairsim_engine::balance::{
+    BalanceAct, BalanceScan, CpuIdleType, Features, GroupStats, PeriodicBalance, ScanCounters,
+    SchedParams,
+};
+use fairsim_engine::race::cpu::CpuCtx;
+use fairsim_engine::race::{build_world, Placement, RaceSpec, TokenProgram};
+use fairsim_topology::source::{parse_spec, SpecOptions};
+use fairsim_topology::{Arch, BuildOptions};
+
+/// Engine time of the newidle balances: 1 ms after boot (periodic balances run later,
+/// once their interval has passed).
+const NOW: u64 = 1_000_000;
+
+fn spec(cores: usize, features: &str, tasks: usize) -> RaceSpec {
+    let features = Features::parse(features).expect("features");
+    let opts = SpecOptions::new(&format!("sockets=1,cores={cores}"), Arch::X86);
+    RaceSpec {
+        machine: parse_spec(&opts).expect("machine"),
+        build: BuildOptions {
+            shared_all_non_numa: features.uses_ilb(),
+            ..BuildOptions::default()
+        },
+        params: SchedParams {
+            features,
+            ..SchedParams::default()
+        },
+        tasks,
+        threads: 1,
+        duration_ns: 1,
+        program: TokenProgram {
+            spin_ns: 1,
+            sleep_ns: 0,
+        },
+        placement: Placement::Cpu0,
+        watchdog_ns: 1,
+    }
+}
+
+/// Runs `f` under every interleaving loom explores and returns how many there were.
+fn model(f: impl Fn() + Sync + Send + 'static) -> usize {
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&runs);
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(2);
+    b.check(move || {
+        counter.fetch_add(1, Ordering::Relaxed);
+        f();
+    });
+    let n = runs.load(Ordering::Relaxed);
+    eprintln!("loom explored {n} interleavings");
+    n
+}
+
+/// CPUs 1 and 2 went newly idle together, scanned the same state and both picked CPU 0,
+/// which holds three tokens; they now act at once (`sched_balance_rq`'s act half: lock the
+/// busiest runqueue, `detach_tasks`, unlock, lock their own, `attach_tasks`) while CPU 0
+/// runs one token and puts it to sleep. Whatever the interleaving: no deadlock (loom would
+/// report one), no lock taken while another is held, nothing left between detach and
+/// attach, and every token in exactly one place at the end. (The scans run before the
+/// threads start: they only read, and with them the state space is too large to explore.)
+#[test]
+fn two_newidle_balances_racing_for_one_runqueue_conserve_tokens() {
+    let runs = model(|| {
+        let s = spec(3, "NO_NI_RANDOM", 3);
+        let (world, lb) = build_world(&s, |_| 0).expect("world");
+        world.rd_overloaded.store(true, Ordering::Relaxed);
+        let w = Arc::new(world);
+        let lb = Arc::new(lb);
+        let scans: Vec<_> = [1usize, 2]
+            .into_iter()
+            .map(|cpu| {
+                let mut ctx = CpuCtx::new(&w, cpu, &lb.sd, lb.rnd[cpu]);
+                let sd = w.topo.cpus[cpu].sd.expect("a domain");
+                ctx.sched_balance_rq_scan(cpu, sd, CpuIdleType::NewlyIdle, NOW)
+            })
+            .collect();
+        for scan in &scans {
+            assert_eq!(scan.outcome, ScanOutcome::Busiest(0), "{scan:?}");
+        }
+        let handles: Vec<_> = [1usize, 2]
+            .into_iter()
+            .zip(scans)
+            .map(|(cpu, scan)| {
+                let (w, lb) = (Arc::clone(&w), Arc::clone(&lb));
+                loom::thread::spawn(move || {
+                    let mut ctx = CpuCtx::new(&w, cpu, &lb.sd, lb.rnd[cpu]);
+                    let r = ctx.sched_balance_rq_act(scan, NOW);
+                    (r.moved, ctx.in_flight(), ctx.stats.nested_locks)
+                })
+            })
+            .collect();
+        // CPU 0 runs its least recently run token, which then sleeps.
+        let ue = w.util_est;
+        let p = w.rqs[0].lock().pick_next(ue);
+        if let Some(p) = p {
+            let mut g = w.rqs[0].lock();
+            if let Some(t) = g.dequeue(p, false, ue) {
+                g.asleep.insert(p, t);
+            }
+        }
+        let mut moved = 0;
+        for h in handles {
+            let (m, in_flight, nested) = h.join().expect("thread");
+            assert!(in_flight.is_empty(), "tokens left in flight: {in_flight:?}");
+            assert_eq!(nested, 0);
+            moved += m;
+        }
+        let world = Arc::try_unwrap(w).expect("sole owner");
+        let mut seen = [0u32; 3];
+        let mut on_cpu = [0u32; 3];
+        for (cpu, rq) in world.rqs.into_iter().enumerate() {
+            for p in rq.into_inner().all_tokens() {
+                seen[p] += 1;
+                on_cpu[cpu] += 1;
+            }
+        }
+        assert_eq!(seen, [1, 1, 1]);
+        assert_eq!(
+            on_cpu[1] + on_cpu[2],
+            moved,
+            "pulled tokens are where the pulls say"
+        );
+    });
+    assert!(runs > 1);
+}
+
+/// Seed 000's snapshot protocol: CPU 0's periodic balance rewrites the LLC's
+/// `sched_domain_shared` totals and scan depth (ILB_SNAPSHOT, ILB_UTIL) while CPU 1's
+/// newidle `update_sd_lb_stats` reads them with relaxed loads (ILB_UTIL, ILB_FAST). The
+/// reader may mix old and new fields, as in the kernel; what it must never do is borrow a
+/// value nobody wrote, a zero capacity, or scan more groups than the domain has or than
+/// either scan depth allows.
+#[test]
+fn the_ilb_snapshot_read_under_a_concurrent_rewrite_is_old_or_new() {
+    model(|| {
+        let s = spec(4, "ILB_SNAPSHOT,ILB_UTIL,ILB_FAST,NO_NI_RANDOM", 2);
+        let (world, lb) = build_world(&s, |_| 3).expect("world");
+        let w = Arc::new(world);
+        let lb = Arc::new(lb);
+        let mc = w.topo.cpus[0].sd.expect("a domain");
+        let shared = w.topo.domain(mc).shared.expect("sd_share");
+        let snap = |w: &fairsim_engine::race::cpu::RaceWorld| {
+            let sh = &w.topo.shared[shared];
+            (
+                sh.total_load.load(Ordering::Relaxed),
+                sh.total_capacity.load(Ordering::Relaxed),
+                sh.nr_sg_scan.load(Ordering::Relaxed),
+            )
+        };
+        // The first snapshot, taken with CPU 3's runqueue as built.
+        {
+            let mut ctx = CpuCtx::new(&w, 0, &lb.sd, lb.rnd[0]);
+            ctx.sched_balance_domains(0, CpuIdleType::Idle, 50 * NOW);
+        }
+        let old = snap(&w);
+        assert_ne!(old.1, 0);
+        // CPU 3's load and utilization grow: the next periodic balance writes new totals
+        // and a shallower scan depth.
+        {
+            let mut g = w.rqs[3].lock();
+            g.cfs.avg.load_avg = 2048;
+            g.cfs.avg.util_avg = 1024;
+        }
+        let reader = {
+            let (w, lb) = (Arc::clone(&w), Arc::clone(&lb));
+            loom::thread::spawn(move || {
+                let ctx = CpuCtx::new(&w, 1, &lb.sd, lb.rnd[1]);
+                let mut env = ctx.lb_env(
+                    1,
+                    w.topo.cpus[1].sd.expect("domain"),
+                    CpuIdleType::NewlyIdle,
+                );
+                let mut c = ScanCounters::default();
+                let sds = GroupStats::update_sd_lb_stats(&ctx, &mut c, &mut env);
+                (sds.total_load, sds.total_capacity, c.sg_scan)
+            })
+        };
+        {
+            let mut ctx = CpuCtx::new(&w, 0, &lb.sd, lb.rnd[0]);
+            ctx.sched_balance_domains(0, CpuIdleType::Idle, 300 * NOW);
+        }
+        let new = snap(&w);
+        let (load, cap, scanned) = reader.join().expect("reader");
+        assert_ne!(
+            new.0, old.0,
+            "the second snapshot must differ for the test to mean anything"
+        );
+        assert!(cap != 0);
+        assert!(
+            [old.0, new.0, 2048].contains(&load) || load == 0,
+            "total_load {load} is neither snapshot ({} or {}) nor the reader's own sum",
+            old.0,
+            new.0
+        );
+        let groups = w.topo.domain(mc).groups.len() as u64;
+        assert!(
+            scanned >= 1 && scanned < groups,
+            "scanned {scanned} of {groups}"
+        );
+        let depth = old.2.max(new.2).max(1) as u64;
+        assert!(
+            scanned <= depth,
+            "scanned {scanned} with depths {} / {}",
+            old.2,
+            new.2
+        );
+    });
+}
