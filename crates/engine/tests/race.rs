@@ -95,11 +95,37 @@ fn the_storm_state_is_fixed_and_every_idle_cpu_scans() {
     };
     let storm = NewidleStorm::new(preset("numa-2s4c2t").expect("preset"), params).expect("storm");
     assert_eq!(storm.idle_cpus().len(), 8);
+    // The periodic balance before the storm left the LLC snapshot ILB_FAST borrows.
+    let w = storm.world();
+    let llc = w.topo.cpus[1].sd_llc_shared.expect("LLC shared");
+    assert_ne!(
+        w.topo.shared[llc]
+            .total_capacity
+            .load(std::sync::atomic::Ordering::Relaxed),
+        0
+    );
     // Without NI_RANDOM's dice, every idle CPU scans each of its three domains (SMT,
     // MC, NUMA) in every round, round after round, however many threads race: the
     // queued tokens are too hot to move, so nothing is ever pulled and the state stays.
     for threads in [1, 3, 8] {
         let (_, calls) = storm.run(threads, 5);
         assert_eq!(calls, 8 * 5 * 3, "threads {threads}");
+    }
+}
+
+#[test]
+fn the_watchdog_reports_a_thread_that_does_not_stop_in_time() {
+    // One thread drives every CPU and each token spins for 200 ms: when the 20 ms run
+    // ends, the thread is mid-spin and cannot stop within the 1 ms the watchdog allows.
+    let mut s = spec("", 1, 4);
+    s.duration_ns = 20_000_000;
+    s.program.spin_ns = 200_000_000;
+    s.watchdog_ns = 1_000_000;
+    match run_race(&s) {
+        Err(EngineError::Invariant(msg)) => {
+            assert!(msg.starts_with("race watchdog: 1 of 1 threads"), "{msg}");
+            assert!(msg.contains("thread 0"), "{msg}");
+        }
+        other => panic!("expected the watchdog, got {other:?}"),
     }
 }

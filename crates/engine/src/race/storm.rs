@@ -82,13 +82,19 @@ impl NewidleStorm {
             } else {
                 CpuIdleType::Idle
             };
-            ctx.sched_balance_domains(cpu, idle, world.now_ns());
+            // At 1 s, every domain's interval has passed since the build.
+            ctx.sched_balance_domains(cpu, idle, 1_000_000_000);
         }
         Ok(NewidleStorm {
             world,
             lb,
             idle_cpus,
         })
+    }
+
+    /// The shared state.
+    pub fn world(&self) -> &RaceWorld {
+        &self.world
     }
 
     /// The CPUs that balance.
