@@ -25,6 +25,17 @@ use fairsim_balance::TaskId;
 /// `se_weight` of a nice-0 token (`scale_load_down(NICE_0_LOAD)`).
 pub const TOKEN_WEIGHT: u64 = 1024;
 
+/// `SeInputs` of a nice-0 token: runnable whenever it is queued (tokens are never
+/// delayed).
+fn token_se(on_rq: bool, running: bool) -> SeInputs {
+    SeInputs {
+        weight: TOKEN_WEIGHT,
+        on_rq,
+        runnable: u64::from(on_rq),
+        running,
+    }
+}
+
 /// A task in race mode: the PELT signals and the stamps the balancer reads.
 #[derive(Debug, Clone, Default)]
 pub struct Token {
@@ -87,12 +98,7 @@ impl RqInner {
     /// `util_est_enqueue`, then the token joins the head of `cfs_tasks`.
     pub fn enqueue(&mut self, p: TaskId, mut t: Token, ue: UtilEstMode) {
         util_est_enqueue(&mut self.cfs.avg, &t.avg, ue);
-        let se_inp = SeInputs {
-            weight: TOKEN_WEIGHT,
-            on_rq: false,
-            runnable: 0,
-            running: false,
-        };
+        let se_inp = token_se(false, false);
         let flags = UpdateFlags {
             update_tg: true,
             do_attach: true,
@@ -112,19 +118,15 @@ impl RqInner {
         self.cfs_tasks.insert(0, p);
     }
 
-    /// `dequeue_task_fair` for a token: `update_load_avg(cfs_rq, se, UPDATE_TG)` with
-    /// `DO_DETACH` when it migrates, `util_est_dequeue`, and `util_est_update` when it goes
-    /// to sleep. Returns the token, or `None` if it is not queued here.
+    /// `dequeue_task_fair` for a token: `util_est_dequeue`, `update_load_avg(cfs_rq, se,
+    /// UPDATE_TG)` with `DO_DETACH` when it migrates, and `util_est_update` when it goes to
+    /// sleep. Returns the token, or `None` if it is not queued here.
     pub fn dequeue(&mut self, p: TaskId, migrating: bool, ue: UtilEstMode) -> Option<Token> {
         let running = self.curr == Some(p);
         let inp = self.cfs_inputs();
         let mut t = self.tokens.remove(&p)?;
-        let se_inp = SeInputs {
-            weight: TOKEN_WEIGHT,
-            on_rq: true,
-            runnable: 1,
-            running,
-        };
+        util_est_dequeue(&mut self.cfs.avg, &t.avg, ue);
+        let se_inp = token_se(true, running);
         let flags = UpdateFlags {
             update_tg: true,
             do_detach: migrating,
@@ -139,7 +141,6 @@ impl RqInner {
             flags,
             ue.enabled(),
         );
-        util_est_dequeue(&mut self.cfs.avg, &t.avg, ue);
         if !migrating {
             util_est_update(&mut t.avg, true, 1024, ue);
         }
@@ -169,12 +170,7 @@ impl RqInner {
         let p = *self.cfs_tasks.last()?;
         let inp = self.cfs_inputs();
         let t = self.tokens.get_mut(&p)?;
-        let se_inp = SeInputs {
-            weight: TOKEN_WEIGHT,
-            on_rq: true,
-            runnable: 1,
-            running: false,
-        };
+        let se_inp = token_se(true, false);
         update_load_avg_task(
             self.clock,
             &mut self.cfs,
