@@ -10,8 +10,10 @@
 
 use std::fmt::Write;
 
+use fairsim_topology::SchedDomains;
+
 use crate::sched::Sched;
-use crate::stats::{CpuIdleType, SdSchedstat};
+use crate::stats::{CpuIdleType, RqSchedstat, SdSchedstat};
 
 /// A `/proc/schedstat` layout version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -134,15 +136,32 @@ pub fn show_schedstat_with(
     version: SchedstatVersion,
     sg_scan: bool,
 ) -> String {
+    let rq_stats: Vec<&RqSchedstat> = sched.rqs.iter().map(|rq| &rq.stats).collect();
+    let timestamp = initial_jiffies(sched.params.hz).wrapping_add(sched.jiffies(now));
+    render_schedstat(
+        &sched.topo,
+        &rq_stats,
+        &sched.sd_stats,
+        timestamp,
+        version,
+        sg_scan,
+    )
+}
+
+/// The `/proc/schedstat` text for any source of counters: `rq_stats` by CPU,
+/// `sd_stats` indexed like `topo.domains`, and the `timestamp` line's jiffies.
+pub fn render_schedstat(
+    topo: &SchedDomains,
+    rq_stats: &[&RqSchedstat],
+    sd_stats: &[SdSchedstat],
+    timestamp: u64,
+    version: SchedstatVersion,
+    sg_scan: bool,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "version {}", version.number());
-    let _ = writeln!(
-        out,
-        "timestamp {}",
-        initial_jiffies(sched.params.hz).wrapping_add(sched.jiffies(now))
-    );
-    for (cpu, rq) in sched.rqs.iter().enumerate() {
-        let st = &rq.stats;
+    let _ = writeln!(out, "timestamp {timestamp}");
+    for (cpu, st) in rq_stats.iter().enumerate() {
         let _ = writeln!(
             out,
             "cpu{cpu} {} 0 {} {} {} {} {} {} {}",
@@ -155,8 +174,8 @@ pub fn show_schedstat_with(
             st.run_delay,
             st.pcount
         );
-        for (k, sd) in sched.topo.domains_of(cpu).enumerate() {
-            let d = sched.topo.domain(sd);
+        for (k, sd) in topo.domains_of(cpu).enumerate() {
+            let d = topo.domain(sd);
             match version {
                 SchedstatVersion::V17 => {
                     let _ = write!(out, "domain{k} {} {}", d.name, d.span.to_hex());
@@ -165,7 +184,9 @@ pub fn show_schedstat_with(
                     let _ = write!(out, "domain{k} {}", d.span.to_hex());
                 }
             }
-            domain_counters(&mut out, &sched.sd_stats[sd], version, sg_scan);
+            if let Some(s) = sd_stats.get(sd) {
+                domain_counters(&mut out, s, version, sg_scan);
+            }
         }
     }
     out

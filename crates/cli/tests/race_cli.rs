@@ -74,3 +74,29 @@ fn bad_race_options_are_one_line_errors() {
         assert!(err.contains(field), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn the_schedstat_file_reads_back_with_fairsim_schedstat() {
+    let dir = std::env::temp_dir().join(format!("fairsim-race-ss-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("race.schedstat");
+    let f = file.to_str().expect("utf-8 path");
+    let o = fairsim(&[
+        "race",
+        "--duration",
+        "150ms",
+        "--threads",
+        "4",
+        "--schedstat",
+        f,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let written = std::fs::read_to_string(&file).expect("schedstat file");
+    assert!(written.starts_with("version 16\ntimestamp "), "{written}");
+    let o = fairsim(&["schedstat", "show", f]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let shown = text(&o.stdout);
+    // Tokens start on CPU 0, so some CPU balanced as newly idle and counted it.
+    assert!(shown.contains(".CPU_NEWLY_IDLE.lb_count"), "{shown}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

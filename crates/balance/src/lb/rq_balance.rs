@@ -433,8 +433,8 @@ impl Sched {
                 .domains_of(target)
                 .find(|&d| self.topo.domain(d).span.test(busiest_cpu));
             if let Some(sd) = sd {
-                // double_lock_balance(busiest_rq, target_rq): the stopper already holds
-                // its own rq and takes the target's.
+                // The stopper holds its own rq's lock throughout; attach_one_task then
+                // takes the target's (6.12 never holds both), which the engine charges.
                 self.work.rq_locks.push(target);
                 self.update_rq_clock(busiest_cpu, now);
                 // The stopper runs: the current task is put back in the tree and may move.

@@ -137,7 +137,7 @@ pub struct SchedWork {
     /// Tasks moved between runqueues.
     pub tasks_moved: u64,
     /// Remote runqueues whose lock balancing took (`rq_lock(busiest)` around
-    /// `detach_tasks`, the stopper's `double_lock_balance`), in order, so that the engine
+    /// `detach_tasks`, the target's in the stopper's `attach_one_task`), in order, so that the engine
     /// can hold them for the time the work under them takes.
     pub rq_locks: Vec<usize>,
 }

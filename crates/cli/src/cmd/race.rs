@@ -4,7 +4,9 @@
 //! given is one run; with more than one, a table compares them at the end.
 
 use std::io::Write;
+use std::path::PathBuf;
 
+use fairsim_engine::balance::schedstat::SchedstatVersion;
 use fairsim_engine::balance::{Feature, Features, SchedParams};
 use fairsim_engine::race::report::RaceReport;
 use fairsim_engine::race::{run_race, Placement, RaceSpec, TokenProgram};
@@ -75,6 +77,21 @@ pub struct RaceArgs {
     /// How long a thread may take to stop before the run is reported stuck.
     #[arg(long, value_name = "D", default_value = "10s")]
     watchdog: String,
+
+    /// Write each run's counters as /proc/schedstat reads at its end to FILE (FILE.1,
+    /// FILE.2, ... when there are several runs), for `fairsim schedstat show|diff`. The
+    /// domain lines are complete; the cpu lines carry schedule calls, idle entries, timer
+    /// wakeups, runs and run time (no yields, no run delay).
+    #[arg(long, value_name = "FILE")]
+    schedstat: Option<PathBuf>,
+
+    /// Add seed 000's `lb_sg_scan` column (patch 7/7) to every idle-type block.
+    #[arg(long)]
+    schedstat_sg_scan: bool,
+
+    /// schedstat layout: 16 (Linux 6.12, default), 15 or 17.
+    #[arg(long, value_name = "V", default_value = "16")]
+    schedstat_version: String,
 }
 
 /// Parses one `--features` occurrence, turning ILB_SNAPSHOT on under ILB_UTIL or ILB_FAST
@@ -161,7 +178,15 @@ pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
         sets.push(f);
     }
+    let version = SchedstatVersion::parse(&args.schedstat_version).ok_or_else(|| {
+        invalid(
+            "--schedstat-version",
+            &args.schedstat_version,
+            "15, 16 or 17",
+        )
+    })?;
     let tasks = args.tasks.unwrap_or(ncpus);
+    let runs = sets.len() * threads.len();
     let mut reports: Vec<RaceReport> = Vec::new();
     for &features in &sets {
         for &t in &threads {
@@ -186,6 +211,16 @@ pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
             };
             let report = run_race(&spec)?;
             write!(out, "{}", report.render())?;
+            if let Some(path) = &args.schedstat {
+                let path = if runs > 1 {
+                    PathBuf::from(format!("{}.{}", path.display(), reports.len() + 1))
+                } else {
+                    path.clone()
+                };
+                let text = report.schedstat(version, args.schedstat_sg_scan);
+                super::run::write_file(&path, "--schedstat", &text)?;
+                writeln!(out, "schedstat: {}", path.display())?;
+            }
             writeln!(out)?;
             out.flush()?;
             let conserved = report.conserved() && report.totals.nested_locks == 0;

@@ -322,7 +322,7 @@ fn execute(spec: &RunSpec) -> Result<fairsim_engine::RunResult, CliError> {
     Ok(result?)
 }
 
-fn write_file(path: &Path, what: &str, text: &str) -> Result<(), CliError> {
+pub(crate) fn write_file(path: &Path, what: &str, text: &str) -> Result<(), CliError> {
     std::fs::write(path, text).map_err(|e| CliError::msg(format!("{what} {}: {e}", path.display())))
 }
 

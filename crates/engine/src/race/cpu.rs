@@ -89,6 +89,12 @@ pub struct CpuStats {
     pub active_wanted: u64,
     /// Completed run/sleep loops of the tokens this CPU ran.
     pub loops: u64,
+    /// Tokens given the CPU (`pcount`).
+    pub picks: u64,
+    /// Timer wakeups enqueued here (`ttwu_count`, all local).
+    pub wakeups: u64,
+    /// Newidle balances that left the CPU idle (`sched_goidle`).
+    pub goidle: u64,
     /// Wall ns the CPU's tokens spun.
     pub busy_ns: u64,
     /// Locks taken while another was held: a broken lock protocol (must stay 0).

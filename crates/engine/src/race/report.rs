@@ -4,10 +4,11 @@
 
 use std::fmt::Write as _;
 
-use fairsim_balance::{CpuIdleType, SdSchedstat, TaskId};
+use fairsim_balance::schedstat::{initial_jiffies, render_schedstat, SchedstatVersion};
+use fairsim_balance::{CpuIdleType, RqSchedstat, SdSchedstat, TaskId};
 use fairsim_topology::{SchedDomains, SdId};
 
-use super::cpu::CpuStats;
+use super::cpu::{CpuCtx, CpuStats};
 use super::rq::Token;
 use super::{Placement, RaceSpec};
 
@@ -115,6 +116,14 @@ pub struct RaceReport {
     pub duplicated: usize,
     /// Where tokens started.
     pub placement: Placement,
+    /// The domains the counters belong to.
+    pub topo: SchedDomains,
+    /// Every domain's schedstat counters, indexed like `topo.domains`.
+    pub sd_stats: Vec<SdSchedstat>,
+    /// Each CPU's `cpu<N>` schedstat line.
+    pub rq_stats: Vec<RqSchedstat>,
+    /// CONFIG_HZ, for the schedstat timestamp.
+    pub hz: u32,
 }
 
 fn by_level(topo: &SchedDomains, cpus: &[CpuResult], itypes: &[CpuIdleType]) -> Vec<LevelCounts> {
@@ -173,8 +182,26 @@ impl RaceReport {
         let mut totals = CpuStats::default();
         let mut ni = Vec::new();
         let mut pe = Vec::new();
+        let mut sd_stats = vec![SdSchedstat::default(); topo.domains.len()];
+        let mut rq_stats = vec![RqSchedstat::default(); spec.machine.nr_cpus()];
         for c in cpus {
+            for (sd, st) in c.sd_stats {
+                if let Some(slot) = sd_stats.get_mut(sd) {
+                    *slot = st;
+                }
+            }
             let s = c.stats;
+            if let Some(r) = rq_stats.get_mut(c.cpu) {
+                // What race mode counts of the cpu line: schedule() calls that picked a
+                // token or went idle, timer wakeups (all local), tokens given the CPU and
+                // their run time. Yields and run delay are not tracked (0).
+                r.sched_count = s.picks + s.goidle;
+                r.sched_goidle = s.goidle;
+                r.ttwu_count = s.wakeups;
+                r.ttwu_local = s.wakeups;
+                r.pcount = s.picks;
+                r.rq_cpu_time = s.busy_ns;
+            }
             totals.newidle_calls += s.newidle_calls;
             totals.newidle_balances += s.newidle_balances;
             totals.newidle_pulled += s.newidle_pulled;
@@ -205,7 +232,22 @@ impl RaceReport {
             missing: seen.iter().filter(|&&k| k == 0).count(),
             duplicated: seen.iter().filter(|&&k| k > 1).count(),
             placement: spec.placement,
+            topo,
+            sd_stats,
+            rq_stats,
+            hz: spec.params.hz,
         }
+    }
+
+    /// The run's counters as `/proc/schedstat` reads at its end (`sg_scan`: seed 000's
+    /// patch 7/7 column), for `fairsim schedstat show|diff`.
+    pub fn schedstat(&self, version: SchedstatVersion, sg_scan: bool) -> String {
+        let rq: Vec<&RqSchedstat> = self.rq_stats.iter().collect();
+        let hz = u64::from(self.hz.max(1));
+        let tick = (1_000_000_000 + hz / 2) / hz;
+        let jiffies = (CpuCtx::kclock((self.wall_s * 1e9) as u64)) / tick;
+        let timestamp = initial_jiffies(self.hz).wrapping_add(jiffies);
+        render_schedstat(&self.topo, &rq, &self.sd_stats, timestamp, version, sg_scan)
     }
 
     /// Every token was found in exactly one place.

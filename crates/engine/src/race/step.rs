@@ -51,6 +51,7 @@ impl CpuCtx<'_> {
             let g = self.lock(cpu);
             return StepOutcome::Idle(g.sleepers.peek().map(|Reverse((t, _))| *t));
         };
+        self.stats.picks += 1;
         // The token runs with no lock held: other CPUs see this CPU busy and may pull
         // the tokens queued behind it.
         let end = now + prog.spin_ns;
@@ -93,6 +94,7 @@ impl CpuCtx<'_> {
             if let Some(tok) = g.asleep.remove(&p) {
                 g.enqueue(p, tok, ue);
                 woke = true;
+                self.stats.wakeups += 1;
             }
         }
         if woke {
@@ -145,6 +147,8 @@ impl CpuCtx<'_> {
         };
         if pulled > 0 {
             self.stats.newidle_pulled += 1;
+        } else {
+            self.stats.goidle += 1;
         }
         self.stats.newidle_ns += self.w.now_ns().saturating_sub(t0);
     }
