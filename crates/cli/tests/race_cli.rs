@@ -81,6 +81,8 @@ fn the_schedstat_file_reads_back_with_fairsim_schedstat() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let file = dir.join("race.schedstat");
     let f = file.to_str().expect("utf-8 path");
+    let json = dir.join("race.json");
+    let j = json.to_str().expect("utf-8 path");
     let o = fairsim(&[
         "race",
         "--duration",
@@ -89,6 +91,8 @@ fn the_schedstat_file_reads_back_with_fairsim_schedstat() {
         "4",
         "--schedstat",
         f,
+        "--json",
+        j,
     ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let written = std::fs::read_to_string(&file).expect("schedstat file");
@@ -98,5 +102,12 @@ fn the_schedstat_file_reads_back_with_fairsim_schedstat() {
     let shown = text(&o.stdout);
     // Tokens start on CPU 0, so some CPU balanced as newly idle and counted it.
     assert!(shown.contains(".CPU_NEWLY_IDLE.lb_count"), "{shown}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("json file")).expect("json");
+    assert_eq!(doc[0]["threads"], 4);
+    assert_eq!(doc[0]["conservation"]["ok"], true);
+    assert!(doc[0]["update_sd_lb_stats"]["newidle"]["calls"]
+        .as_u64()
+        .is_some());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -92,6 +92,10 @@ pub struct RaceArgs {
     /// schedstat layout: 16 (Linux 6.12, default), 15 or 17.
     #[arg(long, value_name = "V", default_value = "16")]
     schedstat_version: String,
+
+    /// Write every run's figures to FILE as a JSON array, one object per run.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
 }
 
 /// Parses one `--features` occurrence, turning ILB_SNAPSHOT on under ILB_UTIL or ILB_FAST
@@ -223,17 +227,24 @@ pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
             }
             writeln!(out)?;
             out.flush()?;
-            let conserved = report.conserved() && report.totals.nested_locks == 0;
             reports.push(report);
-            if !conserved {
-                return Err(CliError::msg(
-                    "race: tasks were not conserved (see the conservation line above)",
-                ));
-            }
         }
     }
     if reports.len() > 1 {
         write!(out, "{}", comparison(&reports))?;
+    }
+    if let Some(path) = &args.json {
+        let doc = serde_json::Value::Array(reports.iter().map(RaceReport::to_json).collect());
+        let text = serde_json::to_string_pretty(&doc)? + "\n";
+        super::run::write_file(path, "--json", &text)?;
+    }
+    if reports
+        .iter()
+        .any(|r| !r.conserved() || r.totals.nested_locks != 0)
+    {
+        return Err(CliError::msg(
+            "race: tasks were not conserved (see the conservation lines above)",
+        ));
     }
     Ok(())
 }
@@ -243,10 +254,11 @@ pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
 fn comparison(reports: &[RaceReport]) -> String {
     let mut o = String::new();
     o.push_str(&format!(
-        "{:<40} {:>7} {:>11} {:>9} {:>9} {:>12} {:>8} {:>10} {:>9}\n",
+        "{:<40} {:>7} {:>11} {:>9} {:>9} {:>9} {:>12} {:>8} {:>10} {:>9}\n",
         "features",
         "threads",
         "newidle/s",
+        "ni-busy%",
         "sdlbs ns",
         "p99 ns",
         "groups/lb",
@@ -264,10 +276,11 @@ fn comparison(reports: &[RaceReport]) -> String {
             .map(|l| (l.sg_scan as f64 / l.count.max(1) as f64, l.name))
             .fold((0.0, "-"), |a, b| if b.0 > a.0 { b } else { a });
         o.push_str(&format!(
-            "{:<40} {:>7} {:>11.0} {:>9.0} {:>9} {:>12} {:>8.0} {:>10.0} {:>9}\n",
+            "{:<40} {:>7} {:>11.0} {:>9.2} {:>9.0} {:>9} {:>12} {:>8.0} {:>10.0} {:>9}\n",
             r.features,
             r.threads,
             r.totals.newidle_balances as f64 / s,
+            r.newidle_busy_pct(),
             r.sd_lb_stats_newidle.mean,
             r.sd_lb_stats_newidle.p99,
             format!("{:.1} {}", widest.0, widest.1),

@@ -255,6 +255,14 @@ impl RaceReport {
         self.missing == 0 && self.duplicated == 0
     }
 
+    /// Newidle balance time over the CPUs' busy time (token runs plus newidle balances),
+    /// the comparable of the engine's `newidle-busy-%` and of a cycles profile's share
+    /// when idle CPUs halt.
+    pub fn newidle_busy_pct(&self) -> f64 {
+        let t = &self.totals;
+        100.0 * t.newidle_ns as f64 / ((t.busy_ns + t.newidle_ns).max(1)) as f64
+    }
+
     /// Tokens pulled by balancing (newidle and periodic).
     pub fn pulls(&self) -> u64 {
         self.newidle
@@ -262,6 +270,56 @@ impl RaceReport {
             .chain(&self.periodic)
             .map(|r| r.gained)
             .sum()
+    }
+
+    /// The report for scripts: every figure of [`RaceReport::render`], by name.
+    pub fn to_json(&self) -> serde_json::Value {
+        let t = &self.totals;
+        let dist = |d: &Dist| serde_json::json!({"calls": d.n, "mean_ns": d.mean, "p50_ns": d.p50, "p99_ns": d.p99, "max_ns": d.max});
+        let levels = |rows: &[LevelCounts]| {
+            rows.iter()
+                .map(|r| {
+                    serde_json::json!({
+                        "level": r.name, "lb_count": r.count, "lb_balanced": r.balanced,
+                        "lb_failed": r.failed, "lb_gained": r.gained, "lb_nobusyg": r.nobusyg,
+                        "lb_nobusyq": r.nobusyq, "lb_sg_scan": r.sg_scan,
+                    })
+                })
+                .collect::<Vec<_>>()
+        };
+        serde_json::json!({
+            "machine": self.machine,
+            "cpus": self.cpus,
+            "threads": self.threads,
+            "tasks": self.tasks,
+            "features": self.features,
+            "start": match self.placement { Placement::Cpu0 => "cpu0", Placement::Spread => "spread" },
+            "wall_s": self.wall_s,
+            "newidle": {
+                "calls": t.newidle_calls,
+                "balances": t.newidle_balances,
+                "pulled": t.newidle_pulled,
+                "wall_ns": t.newidle_ns,
+                "busy_pct": self.newidle_busy_pct(),
+                "by_level": levels(&self.newidle),
+            },
+            "periodic": { "runs": t.periodic_runs, "by_level": levels(&self.periodic) },
+            "update_sd_lb_stats": {
+                "newidle": dist(&self.sd_lb_stats_newidle),
+                "periodic": dist(&self.sd_lb_stats_periodic),
+            },
+            "pulls": self.pulls(),
+            "migrations": self.migrations,
+            "active_balances_wanted": t.active_wanted,
+            "failed_trylocks": { "rq": self.rq_lock_contended, "sched_balance_running": self.serialize_failed },
+            "tokens": { "loops": t.loops, "busy_ns": t.busy_ns },
+            "conservation": {
+                "ok": self.conserved() && t.nested_locks == 0,
+                "missing": self.missing,
+                "duplicated": self.duplicated,
+                "nested_rq_locks": t.nested_locks,
+            },
+        })
     }
 
     /// The report as text.
@@ -296,10 +354,11 @@ impl RaceReport {
         );
         let _ = writeln!(
             o,
-            "  wall time in sched_balance_newidle: {:.3} s, {:.2}% of all CPUs' wall time, {:.0} ns per call",
+            "  wall time in sched_balance_newidle: {:.3} s, {:.0} ns per call, {:.2}% of the CPUs' busy time (token runs + newidle), {:.2}% of the threads' wall time",
             t.newidle_ns as f64 / 1e9,
-            100.0 * t.newidle_ns as f64 / (s * 1e9 * self.cpus as f64),
-            t.newidle_ns as f64 / (t.newidle_calls.max(1)) as f64
+            t.newidle_ns as f64 / (t.newidle_calls.max(1)) as f64,
+            self.newidle_busy_pct(),
+            100.0 * t.newidle_ns as f64 / (s * 1e9 * self.threads as f64),
         );
         let d = &self.sd_lb_stats_newidle;
         let _ = writeln!(
