@@ -88,6 +88,27 @@ impl RqInner {
         }
     }
 
+    /// `update_load_avg(cfs_rq, se, flags)` for token `t`, with the cfs_rq as `inp`
+    /// describes it before the caller's change.
+    fn update_token_load_avg(
+        &mut self,
+        inp: CfsRqInputs,
+        t: &mut Token,
+        se: SeInputs,
+        flags: UpdateFlags,
+        ue: UtilEstMode,
+    ) {
+        update_load_avg_task(
+            self.clock,
+            &mut self.cfs,
+            inp,
+            &mut t.avg,
+            se,
+            flags,
+            ue.enabled(),
+        );
+    }
+
     /// `update_rq_clock` to `clock`.
     pub fn update_clock(&mut self, clock: u64) {
         self.clock = self.clock.max(clock);
@@ -105,15 +126,7 @@ impl RqInner {
             ..UpdateFlags::default()
         };
         let inp = self.cfs_inputs();
-        update_load_avg_task(
-            self.clock,
-            &mut self.cfs,
-            inp,
-            &mut t.avg,
-            se_inp,
-            flags,
-            ue.enabled(),
-        );
+        self.update_token_load_avg(inp, &mut t, se_inp, flags, ue);
         self.tokens.insert(p, t);
         self.cfs_tasks.insert(0, p);
     }
@@ -132,15 +145,7 @@ impl RqInner {
             do_detach: migrating,
             ..UpdateFlags::default()
         };
-        update_load_avg_task(
-            self.clock,
-            &mut self.cfs,
-            inp,
-            &mut t.avg,
-            se_inp,
-            flags,
-            ue.enabled(),
-        );
+        self.update_token_load_avg(inp, &mut t, se_inp, flags, ue);
         if !migrating {
             util_est_update(&mut t.avg, true, 1024, ue);
         }
@@ -169,18 +174,11 @@ impl RqInner {
     pub fn pick_next(&mut self, ue: UtilEstMode) -> Option<TaskId> {
         let p = *self.cfs_tasks.last()?;
         let inp = self.cfs_inputs();
-        let t = self.tokens.get_mut(&p)?;
+        let mut t = self.tokens.remove(&p)?;
         let se_inp = token_se(true, false);
-        update_load_avg_task(
-            self.clock,
-            &mut self.cfs,
-            inp,
-            &mut t.avg,
-            se_inp,
-            UpdateFlags::default(),
-            ue.enabled(),
-        );
+        self.update_token_load_avg(inp, &mut t, se_inp, UpdateFlags::default(), ue);
         t.exec_start = self.clock;
+        self.tokens.insert(p, t);
         self.cfs_tasks.pop();
         self.cfs_tasks.insert(0, p);
         self.curr = Some(p);
