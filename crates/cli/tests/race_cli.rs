@@ -51,6 +51,7 @@ fn two_feature_sets_and_two_thread_counts_give_four_runs_and_a_table() {
 fn bad_race_options_are_one_line_errors() {
     for (args, field) in [
         (vec!["race", "--start", "everywhere"], "--start"),
+        (vec!["race", "--pattern", "storm"], "--pattern"),
         (vec!["race", "--threads", "0"], "--threads"),
         (vec!["race", "--threads", "2,x"], "--threads"),
         (vec!["race", "--duration", "0s"], "--duration"),

@@ -25,6 +25,7 @@ fn spec(features: &str, threads: usize, tasks: usize) -> RaceSpec {
         program: TokenProgram {
             spin_ns: 2_000,
             sleep_ns: 50_000,
+            wake_partner: false,
         },
         placement: Placement::Cpu0,
         watchdog_ns: 20_000_000_000,
@@ -128,4 +129,16 @@ fn the_watchdog_reports_a_thread_that_does_not_stop_in_time() {
         }
         other => panic!("expected the watchdog, got {other:?}"),
     }
+}
+
+#[test]
+fn partner_wakeups_across_cpus_conserve_every_task() {
+    let mut s = spec("", 4, 32);
+    s.program.wake_partner = true;
+    let r = run_race(&s).expect("race run");
+    assert!(r.conserved(), "{}", r.render());
+    assert_eq!(r.totals.nested_locks, 0);
+    assert!(r.totals.partner_wakeups > 0, "{}", r.render());
+    // Pairs split by balancing wake each other across CPUs.
+    assert!(r.totals.wakeups > r.totals.wakeups_local, "{}", r.render());
 }

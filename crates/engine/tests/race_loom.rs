@@ -46,6 +46,7 @@ fn spec(cores: usize, features: &str, tasks: usize) -> RaceSpec {
         program: TokenProgram {
             spin_ns: 1,
             sleep_ns: 0,
+            wake_partner: false,
         },
         placement: Placement::Cpu0,
         watchdog_ns: 1,
@@ -136,6 +137,81 @@ fn two_newidle_balances_racing_for_one_runqueue_conserve_tokens() {
             moved,
             "pulled tokens are where the pulls say"
         );
+    });
+    assert!(runs > 1);
+}
+
+/// A wakeup from another CPU, a newidle pull and the owner's timer interrupt meet on one
+/// runqueue: CPU 0 holds two tokens queued and a third asleep on its timers; CPU 1 wakes
+/// the sleeper (a partner wakeup: a lockless read of where it sleeps, then CPU 0's lock)
+/// while CPU 2 pulls from CPU 0 and CPU 0 fires its expired timer for the sleeper. The
+/// sleeper must be woken exactly once (by the wakeup or the timer) and every token end in
+/// exactly one place.
+#[test]
+fn a_remote_wakeup_a_pull_and_the_timer_conserve_tokens() {
+    let runs = model(|| {
+        let s = spec(3, "NO_NI_RANDOM", 3);
+        let (world, lb) = build_world(&s, |_| 0).expect("world");
+        world.rd_overloaded.store(true, Ordering::Relaxed);
+        let ue = world.util_est;
+        {
+            // One token runs on CPU 0 and goes to sleep with a timer due at NOW.
+            let mut g = world.rqs[0].lock();
+            let p = g.pick_next(ue).expect("a token");
+            let mut t = g.dequeue(p, false, ue).expect("queued");
+            t.wake_at = NOW;
+            g.sleepers.push(std::cmp::Reverse((NOW, p)));
+            g.asleep.insert(p, t);
+            world.asleep_on[p].store(0, Ordering::Relaxed);
+        }
+        let w = Arc::new(world);
+        let lb = Arc::new(lb);
+        let sleeper = w
+            .asleep_on
+            .iter()
+            .position(|c| c.load(Ordering::Relaxed) == 0)
+            .expect("sleeper");
+        let scan = {
+            let mut ctx = CpuCtx::new(&w, 2, &lb.sd, lb.rnd[2]);
+            let sd = w.topo.cpus[2].sd.expect("a domain");
+            ctx.sched_balance_rq_scan(2, sd, CpuIdleType::NewlyIdle, NOW)
+        };
+        assert_eq!(scan.outcome, ScanOutcome::Busiest(0), "{scan:?}");
+        let waker = {
+            let (w, lb) = (Arc::clone(&w), Arc::clone(&lb));
+            loom::thread::spawn(move || {
+                let mut ctx = CpuCtx::new(&w, 1, &lb.sd, lb.rnd[1]);
+                ctx.wake_partner(sleeper, NOW);
+                (ctx.stats.partner_wakeups, ctx.stats.nested_locks)
+            })
+        };
+        let puller = {
+            let (w, lb) = (Arc::clone(&w), Arc::clone(&lb));
+            loom::thread::spawn(move || {
+                let mut ctx = CpuCtx::new(&w, 2, &lb.sd, lb.rnd[2]);
+                ctx.sched_balance_rq_act(scan, NOW);
+                (ctx.in_flight(), ctx.stats.nested_locks)
+            })
+        };
+        let mut own = CpuCtx::new(&w, 0, &lb.sd, lb.rnd[0]);
+        own.fire_timers(NOW);
+        let timer_wakes = own.stats.wakeups;
+        let (partner_wakes, n1) = waker.join().expect("waker");
+        let (in_flight, n2) = puller.join().expect("puller");
+        assert_eq!(timer_wakes + partner_wakes, 1, "token {sleeper} woken once");
+        assert!(in_flight.is_empty());
+        assert_eq!((n1, n2, own.stats.nested_locks), (0, 0, 0));
+        drop(own);
+        let world = Arc::try_unwrap(w).expect("sole owner");
+        let mut seen = [0u32; 3];
+        for rq in world.rqs {
+            let inner = rq.into_inner();
+            assert!(inner.asleep.is_empty(), "token {sleeper} still asleep");
+            for p in inner.all_tokens() {
+                seen[p] += 1;
+            }
+        }
+        assert_eq!(seen, [1, 1, 1]);
     });
     assert!(runs > 1);
 }

@@ -58,6 +58,12 @@ pub struct RaceArgs {
     #[arg(long, value_name = "D", default_value = "50us")]
     sleep: String,
 
+    /// What tokens do after each run: `nanosleep` (sleep on a timer) or `pairs` (wake the
+    /// partner token, wherever it sleeps, then sleep: remote wakeups that take other
+    /// CPUs' runqueue locks, as a schbench worker pair or pipe peers would).
+    #[arg(long, value_name = "P", default_value = "nanosleep")]
+    pattern: String,
+
     /// Where tokens start: `cpu0` (all on CPU 0, as forked by one launcher with no fork
     /// balancing: every idle CPU races for that runqueue, and tokens pulled onto a CPU
     /// where another sleeps keep stacking as they wake, so newidle balances keep finding
@@ -164,6 +170,11 @@ pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let spin_ns = parse_ns("--run", &args.run_for, SEC, 1)?;
     let sleep_ns = parse_ns("--sleep", &args.sleep, SEC, 0)?;
     let watchdog_ns = parse_ns("--watchdog", &args.watchdog, 3600 * SEC, 1)?;
+    let wake_partner = match args.pattern.as_str() {
+        "nanosleep" => false,
+        "pairs" => true,
+        other => return Err(invalid("--pattern", other, "nanosleep or pairs")),
+    };
     let placement = match args.start.as_str() {
         "spread" => Placement::Spread,
         "cpu0" => Placement::Cpu0,
@@ -209,7 +220,11 @@ pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 tasks,
                 threads: t,
                 duration_ns,
-                program: TokenProgram { spin_ns, sleep_ns },
+                program: TokenProgram {
+                    spin_ns,
+                    sleep_ns,
+                    wake_partner,
+                },
                 placement,
                 watchdog_ns,
             };

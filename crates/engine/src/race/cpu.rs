@@ -21,7 +21,7 @@ use fairsim_balance::{
 use fairsim_topology::{Machine, SchedDomains, SdId};
 
 use super::rq::{Locked, RaceRq, Token};
-use super::sync::{AtomicBool, AtomicU64};
+use super::sync::{AtomicBool, AtomicU64, AtomicUsize};
 
 /// What every thread shares: the machine, its domains (whose `sched_group_capacity` and
 /// `sched_domain_shared` fields are atomics), the runqueues and the root-domain flags.
@@ -55,6 +55,10 @@ pub struct RaceWorld {
     pub balance_running: AtomicBool,
     /// Failed `atomic_try_cmpxchg_acquire` on `sched_balance_running`.
     pub serialize_failed: AtomicU64,
+    /// The CPU on whose timers each token sleeps (`usize::MAX` while it is runnable).
+    pub asleep_on: Vec<AtomicUsize>,
+    /// The driving threads, to wake one whose CPU got a token (the wakeup IPI).
+    pub threads: std::sync::OnceLock<Vec<std::thread::Thread>>,
     /// When the run started.
     pub start: Instant,
     /// Set when the run's time is up.
@@ -65,6 +69,15 @@ impl RaceWorld {
     /// Nanoseconds since the run started.
     pub fn now_ns(&self) -> u64 {
         self.start.elapsed().as_nanos() as u64
+    }
+
+    /// Wakes the thread that drives `cpu` if it waits idle.
+    pub fn kick(&self, cpu: usize) {
+        if let Some(ts) = self.threads.get() {
+            if !ts.is_empty() {
+                ts[cpu % ts.len()].unpark();
+            }
+        }
     }
 }
 
@@ -91,12 +104,16 @@ pub struct CpuStats {
     pub loops: u64,
     /// Tokens given the CPU (`pcount`).
     pub picks: u64,
-    /// Timer wakeups enqueued here (`ttwu_count`, all local).
+    /// Wakeups this CPU made (`ttwu_count`): its timers' and partner wakeups.
     pub wakeups: u64,
+    /// Of those, onto this CPU itself (`ttwu_local`).
+    pub wakeups_local: u64,
     /// Newidle balances that left the CPU idle (`sched_goidle`).
     pub goidle: u64,
     /// Wall ns the CPU's tokens spun.
     pub busy_ns: u64,
+    /// Partner wakeups this CPU made (`--pattern pairs`).
+    pub partner_wakeups: u64,
     /// Locks taken while another was held: a broken lock protocol (must stay 0).
     pub nested_locks: u64,
 }

@@ -19,7 +19,7 @@ pub mod step;
 pub mod storm;
 pub mod sync;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -33,7 +33,7 @@ use cpu::{CpuCtx, RaceWorld};
 use report::{CpuResult, RaceReport};
 use rq::{RaceRq, RqInner, Token};
 pub use step::TokenProgram;
-use sync::{AtomicBool, AtomicU64};
+use sync::{AtomicBool, AtomicU64, AtomicUsize};
 
 /// Where the tokens start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,6 +190,10 @@ pub fn build_world(
         rqs,
         rd_overloaded: AtomicBool::new(spec.tasks > n || spec.placement == Placement::Cpu0),
         balance_running: AtomicBool::new(false),
+        asleep_on: (0..spec.tasks)
+            .map(|_| AtomicUsize::new(usize::MAX))
+            .collect(),
+        threads: std::sync::OnceLock::new(),
         serialize_failed: AtomicU64::new(0),
         start: Instant::now(),
         stop: AtomicBool::new(false),
@@ -202,7 +206,7 @@ struct Heartbeats {
     /// Wall ns of each thread's last finished round.
     last: Vec<std::sync::atomic::AtomicU64>,
     /// Threads that returned.
-    done: AtomicUsize,
+    done: std::sync::atomic::AtomicUsize,
 }
 
 /// One driving thread: turn to each of its CPUs in order until the stop, sleeping when
@@ -236,7 +240,7 @@ fn drive(
             let next_tick = (now / w.tick_nsec + 1) * w.tick_nsec;
             let until = wake.min(next_tick);
             if until > now + 20_000 {
-                std::thread::sleep(Duration::from_nanos(until - now));
+                std::thread::park_timeout(Duration::from_nanos(until - now));
             } else {
                 std::thread::yield_now();
             }
@@ -270,7 +274,7 @@ pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, EngineError> {
         last: (0..spec.threads)
             .map(|_| std::sync::atomic::AtomicU64::new(0))
             .collect(),
-        done: AtomicUsize::new(0),
+        done: std::sync::atomic::AtomicUsize::new(0),
     });
     let mut handles = Vec::with_capacity(spec.threads);
     for k in 0..spec.threads {
@@ -294,6 +298,9 @@ pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, EngineError> {
             })?;
         handles.push(h);
     }
+    let _ = world
+        .threads
+        .set(handles.iter().map(|h| h.thread().clone()).collect());
     while world.now_ns() < spec.duration_ns {
         let left = spec.duration_ns - world.now_ns();
         std::thread::sleep(Duration::from_nanos(left.min(50_000_000)));

@@ -116,6 +116,8 @@ pub struct RaceReport {
     pub duplicated: usize,
     /// Where tokens started.
     pub placement: Placement,
+    /// Tokens woke their partners.
+    pub pairs: bool,
     /// The domains the counters belong to.
     pub topo: SchedDomains,
     /// Every domain's schedstat counters, indexed like `topo.domains`.
@@ -198,7 +200,7 @@ impl RaceReport {
                 r.sched_count = s.picks + s.goidle;
                 r.sched_goidle = s.goidle;
                 r.ttwu_count = s.wakeups;
-                r.ttwu_local = s.wakeups;
+                r.ttwu_local = s.wakeups_local;
                 r.pcount = s.picks;
                 r.rq_cpu_time = s.busy_ns;
             }
@@ -211,6 +213,11 @@ impl RaceReport {
             totals.loops += s.loops;
             totals.busy_ns += s.busy_ns;
             totals.nested_locks += s.nested_locks;
+            totals.partner_wakeups += s.partner_wakeups;
+            totals.wakeups += s.wakeups;
+            totals.wakeups_local += s.wakeups_local;
+            totals.picks += s.picks;
+            totals.goidle += s.goidle;
             ni.extend(s.sd_lb_stats_newidle_ns);
             pe.extend(s.sd_lb_stats_periodic_ns);
         }
@@ -232,6 +239,7 @@ impl RaceReport {
             missing: seen.iter().filter(|&&k| k == 0).count(),
             duplicated: seen.iter().filter(|&&k| k > 1).count(),
             placement: spec.placement,
+            pairs: spec.program.wake_partner,
             topo,
             sd_stats,
             rq_stats,
@@ -312,7 +320,7 @@ impl RaceReport {
             "migrations": self.migrations,
             "active_balances_wanted": t.active_wanted,
             "failed_trylocks": { "rq": self.rq_lock_contended, "sched_balance_running": self.serialize_failed },
-            "tokens": { "loops": t.loops, "busy_ns": t.busy_ns },
+            "tokens": { "loops": t.loops, "busy_ns": t.busy_ns, "wakeups": t.wakeups, "wakeups_local": t.wakeups_local, "partner_wakeups": t.partner_wakeups, "pairs": self.pairs },
             "conservation": {
                 "ok": self.conserved() && t.nested_locks == 0,
                 "missing": self.missing,
@@ -329,7 +337,7 @@ impl RaceReport {
         let t = &self.totals;
         let _ = writeln!(
             o,
-            "race: {} ({} CPUs) on {} threads, {} tokens started {}, {:.2} s wall",
+            "race: {} ({} CPUs) on {} threads, {} tokens started {}{}, {:.2} s wall",
             self.machine,
             self.cpus,
             self.threads,
@@ -337,6 +345,11 @@ impl RaceReport {
             match self.placement {
                 Placement::Cpu0 => "on CPU 0",
                 Placement::Spread => "spread",
+            },
+            if self.pairs {
+                ", waking their partners"
+            } else {
+                ""
             },
             self.wall_s
         );
@@ -427,10 +440,13 @@ impl RaceReport {
         );
         let _ = writeln!(
             o,
-            "tokens: {} loops ({:.0}/s), busy {:.1}% of CPU wall time",
+            "tokens: {} loops ({:.0}/s), busy {:.1}% of CPU wall time; wakeups {} ({} by a partner), {} onto another CPU",
             t.loops,
             t.loops as f64 / s,
-            100.0 * t.busy_ns as f64 / (s * 1e9 * self.cpus as f64)
+            100.0 * t.busy_ns as f64 / (s * 1e9 * self.cpus as f64),
+            t.wakeups,
+            t.partner_wakeups,
+            t.wakeups - t.wakeups_local
         );
         let _ = writeln!(
             o,

@@ -47,6 +47,8 @@ pub struct Token {
     pub loops: u64,
     /// Migrations.
     pub migrations: u64,
+    /// When its current sleep's timer expires (ns since start).
+    pub wake_at: u64,
 }
 
 /// The locked part of a runqueue.

@@ -14,13 +14,17 @@ use fairsim_balance::{BalanceHost, CpuIdleType, LbRead, PeriodicBalance};
 
 use super::cpu::CpuCtx;
 
-/// The token program: spin, then sleep.
+/// The token program: spin, then (with `wake_partner`) wake the partner token, then
+/// sleep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TokenProgram {
     /// Wall ns each run spins.
     pub spin_ns: u64,
     /// Wall ns each sleep lasts (the timer's expiry; the CPU sees it at its next turn).
     pub sleep_ns: u64,
+    /// Tokens come in pairs (0 and 1, 2 and 3, ...): after its run, a token wakes its
+    /// partner if that one sleeps, as a schbench worker or a pipe peer would.
+    pub wake_partner: bool,
 }
 
 /// What a step did.
@@ -67,12 +71,17 @@ impl CpuCtx<'_> {
             g.update_clock(Self::kclock(t));
             if let Some(mut tok) = g.dequeue(p, false, ue) {
                 tok.loops += 1;
-                g.sleepers.push(Reverse((t + prog.sleep_ns, p)));
+                tok.wake_at = t + prog.sleep_ns;
+                g.sleepers.push(Reverse((tok.wake_at, p)));
                 g.asleep.insert(p, tok);
+                self.w.asleep_on[p].store(cpu, Ordering::Relaxed);
                 self.stats.loops += 1;
             }
             g.tokens.is_empty()
         };
+        if prog.wake_partner {
+            self.wake_partner(p ^ 1, t);
+        }
         if empty {
             self.newidle(t);
         }
@@ -81,7 +90,7 @@ impl CpuCtx<'_> {
 
     /// `hrtimer_interrupt`: each expired timer wakes its token onto this CPU
     /// (`ttwu_do_activate`, folding the idle time into `avg_idle`).
-    fn fire_timers(&mut self, now: u64) {
+    pub fn fire_timers(&mut self, now: u64) {
         let ue = self.w.util_est;
         let mut g = self.lock(self.cpu);
         g.update_clock(Self::kclock(now));
@@ -91,10 +100,16 @@ impl CpuCtx<'_> {
                 break;
             }
             g.sleepers.pop();
-            if let Some(tok) = g.asleep.remove(&p) {
-                g.enqueue(p, tok, ue);
-                woke = true;
-                self.stats.wakeups += 1;
+            // A partner's wakeup may have taken the token already (the timer was
+            // cancelled), and it may sleep again with another expiry.
+            if g.asleep.get(&p).is_some_and(|tok| tok.wake_at == t) {
+                if let Some(tok) = g.asleep.remove(&p) {
+                    self.w.asleep_on[p].store(usize::MAX, Ordering::Relaxed);
+                    g.enqueue(p, tok, ue);
+                    woke = true;
+                    self.stats.wakeups += 1;
+                    self.stats.wakeups_local += 1;
+                }
             }
         }
         if woke {
@@ -109,6 +124,44 @@ impl CpuCtx<'_> {
                 self.w.rd_overloaded.store(true, Ordering::Relaxed);
             }
         }
+    }
+
+    /// `try_to_wake_up(q)` from this CPU: read where `q` sleeps without a lock (as
+    /// `ttwu` reads `p->cpu`), lock that runqueue, and if `q` is still asleep there,
+    /// cancel its timer and enqueue it on that CPU (its previous CPU: race mode has no
+    /// wakeup placement), then kick that CPU's thread as the wakeup IPI would.
+    pub fn wake_partner(&mut self, q: usize, now: u64) {
+        let Some(slot) = self.w.asleep_on.get(q) else {
+            return;
+        };
+        let target = slot.load(Ordering::Relaxed);
+        if target >= self.w.rqs.len() {
+            return;
+        }
+        let ue = self.w.util_est;
+        {
+            let mut g = self.lock(target);
+            let Some(tok) = g.asleep.remove(&q) else {
+                return;
+            };
+            slot.store(usize::MAX, Ordering::Relaxed);
+            g.update_clock(Self::kclock(now));
+            g.enqueue(q, tok, ue);
+            let g = &mut *g;
+            fold_idle_time(
+                &mut g.avg_idle,
+                &mut g.idle_stamp,
+                g.clock,
+                g.max_idle_balance_cost,
+            );
+            if g.nr_running() >= 2 {
+                self.w.rd_overloaded.store(true, Ordering::Relaxed);
+            }
+        }
+        self.stats.partner_wakeups += 1;
+        self.stats.wakeups += 1;
+        self.stats.wakeups_local += u64::from(target == self.cpu);
+        self.w.kick(target);
     }
 
     /// `sched_tick` -> `sched_balance_trigger`: when `jiffies` reaches `next_balance`, the

@@ -59,6 +59,7 @@ impl NewidleStorm {
             program: TokenProgram {
                 spin_ns: 1,
                 sleep_ns: 0,
+                wake_partner: false,
             },
             placement: Placement::Spread,
             watchdog_ns: 1,

@@ -3,10 +3,10 @@
 //! (`crates/engine/tests/race_loom.rs`) explore the real code's interleavings.
 
 #[cfg(loom)]
-pub use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
+pub use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize};
 #[cfg(loom)]
 pub use loom::sync::{Mutex, MutexGuard};
 #[cfg(not(loom))]
-pub use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
+pub use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize};
 #[cfg(not(loom))]
 pub use std::sync::{Mutex, MutexGuard};
