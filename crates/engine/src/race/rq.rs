@@ -20,6 +20,7 @@ use fairsim_balance::pelt::{
     update_cfs_rq_load_avg, update_load_avg_task, util_est_dequeue, util_est_enqueue,
     util_est_update, CfsRqAvg, CfsRqInputs, SchedAvg, SeInputs, UpdateFlags, UtilEstMode,
 };
+use fairsim_balance::sched::fold_idle_time;
 use fairsim_balance::TaskId;
 
 /// `se_weight` of a nice-0 token (`scale_load_down(NICE_0_LOAD)`).
@@ -163,6 +164,20 @@ impl RqInner {
             self.cfs_tasks.remove(i);
         }
         Some(t)
+    }
+
+    /// `ttwu_do_activate` for a woken token: enqueue it and fold the idle period into
+    /// `avg_idle`. Returns whether the runqueue now runs two or more (`add_nr_running`
+    /// then sets `rd->overloaded`).
+    pub fn ttwu_do_activate(&mut self, p: TaskId, t: Token, ue: UtilEstMode) -> bool {
+        self.enqueue(p, t, ue);
+        fold_idle_time(
+            &mut self.avg_idle,
+            &mut self.idle_stamp,
+            self.clock,
+            self.max_idle_balance_cost,
+        );
+        self.nr_running() >= 2
     }
 
     /// `sched_balance_update_blocked_averages`: decay this CPU's signals.

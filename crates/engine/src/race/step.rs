@@ -9,7 +9,6 @@ use std::sync::atomic::Ordering;
 
 use fairsim_balance::lb::NewidleBalance;
 use fairsim_balance::lb::NewidleStep;
-use fairsim_balance::sched::fold_idle_time;
 use fairsim_balance::{BalanceHost, CpuIdleType, LbRead, PeriodicBalance};
 
 use super::cpu::CpuCtx;
@@ -94,7 +93,6 @@ impl CpuCtx<'_> {
         let ue = self.w.util_est;
         let mut g = self.lock(self.cpu);
         g.update_clock(Self::kclock(now));
-        let mut woke = false;
         while let Some(&Reverse((t, p))) = g.sleepers.peek() {
             if t > now {
                 break;
@@ -105,23 +103,12 @@ impl CpuCtx<'_> {
             if g.asleep.get(&p).is_some_and(|tok| tok.wake_at == t) {
                 if let Some(tok) = g.asleep.remove(&p) {
                     self.w.asleep_on[p].store(usize::MAX, Ordering::Relaxed);
-                    g.enqueue(p, tok, ue);
-                    woke = true;
+                    if g.ttwu_do_activate(p, tok, ue) {
+                        self.w.rd_overloaded.store(true, Ordering::Relaxed);
+                    }
                     self.stats.wakeups += 1;
                     self.stats.wakeups_local += 1;
                 }
-            }
-        }
-        if woke {
-            let g = &mut *g;
-            fold_idle_time(
-                &mut g.avg_idle,
-                &mut g.idle_stamp,
-                g.clock,
-                g.max_idle_balance_cost,
-            );
-            if g.nr_running() >= 2 {
-                self.w.rd_overloaded.store(true, Ordering::Relaxed);
             }
         }
     }
@@ -146,15 +133,7 @@ impl CpuCtx<'_> {
             };
             slot.store(usize::MAX, Ordering::Relaxed);
             g.update_clock(Self::kclock(now));
-            g.enqueue(q, tok, ue);
-            let g = &mut *g;
-            fold_idle_time(
-                &mut g.avg_idle,
-                &mut g.idle_stamp,
-                g.clock,
-                g.max_idle_balance_cost,
-            );
-            if g.nr_running() >= 2 {
+            if g.ttwu_do_activate(q, tok, ue) {
                 self.w.rd_overloaded.store(true, Ordering::Relaxed);
             }
         }
