@@ -1,7 +1,8 @@
 //! What an emulated CPU does each time its thread turns to it: fire its expired timers
 //! (each wakes a sleeping token onto this CPU, as a nanosleep's hrtimer does), run the
-//! periodic balance when its tick says so, then run one token for a real spin and put it
-//! to sleep, and when the runqueue is empty after that, run `sched_balance_newidle` on
+//! periodic balance when its tick says so, then run one token for a real spin, let it wake
+//! its partner (`--pattern pairs`) and put it to sleep, and when the runqueue is empty after
+//! that, run `sched_balance_newidle` on
 //! the live shared state, as `__schedule` does before it picks the idle task.
 
 use std::cmp::Reverse;
@@ -65,6 +66,11 @@ impl CpuCtx<'_> {
         }
         self.stats.busy_ns += t - now;
         self.set_now(t);
+        // The token wakes its partner before it goes to sleep, as a task calls
+        // try_to_wake_up before its own schedule().
+        if prog.wake_partner {
+            self.wake_partner(p ^ 1, t);
+        }
         let empty = {
             let mut g = self.lock(cpu);
             g.update_clock(Self::kclock(t));
@@ -78,9 +84,6 @@ impl CpuCtx<'_> {
             }
             g.tokens.is_empty()
         };
-        if prog.wake_partner {
-            self.wake_partner(p ^ 1, t);
-        }
         if empty {
             self.newidle(t);
         }
