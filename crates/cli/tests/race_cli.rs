@@ -112,3 +112,10 @@ fn the_schedstat_file_reads_back_with_fairsim_schedstat() {
         .is_some());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_one_cpu_machine_runs_without_domains() {
+    let o = fairsim(&["race", "--smp", "sockets=1,cores=1", "--duration", "100ms"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("conservation: ok (1 tokens"));
+}

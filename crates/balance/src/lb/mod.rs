@@ -26,7 +26,7 @@ pub use rng::PrandomState;
 pub use view::{CfsSignals, LbRead, ScanCounters};
 
 /// The runtime fields of one `struct sched_domain` that balancing reads and writes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SdRuntime {
     /// `sd->balance_interval` in ms.
     pub balance_interval: u64,

@@ -145,7 +145,7 @@ impl<'w> CpuCtx<'w> {
             .domains_of(cpu)
             .map(|sd| (sd, sd_rt[sd].clone(), SdSchedstat::default()))
             .collect();
-        let spare = (sd_rt[0].clone(), SdSchedstat::default());
+        let spare = (SdRuntime::default(), SdSchedstat::default());
         CpuCtx {
             w,
             cpu,

@@ -205,8 +205,6 @@ pub fn build_world(
 struct Heartbeats {
     /// Wall ns of each thread's last finished round.
     last: Vec<std::sync::atomic::AtomicU64>,
-    /// Threads that returned.
-    done: std::sync::atomic::AtomicUsize,
 }
 
 /// One driving thread: turn to each of its CPUs in order until the stop, sleeping when
@@ -274,7 +272,6 @@ pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, EngineError> {
         last: (0..spec.threads)
             .map(|_| std::sync::atomic::AtomicU64::new(0))
             .collect(),
-        done: std::sync::atomic::AtomicUsize::new(0),
     });
     let mut handles = Vec::with_capacity(spec.threads);
     for k in 0..spec.threads {
@@ -284,19 +281,19 @@ pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, EngineError> {
         let h = std::thread::Builder::new()
             .name(format!("race-cpu{k}"))
             .stack_size(256 * 1024)
-            .spawn(move || {
-                let r = drive(&w, k, cpus, &lb, prog, &hb);
-                hb.done.fetch_add(1, Ordering::Release);
-                r
-            })
-            .map_err(|e| {
-                invalid(
+            .spawn(move || drive(&w, k, cpus, &lb, prog, &hb));
+        match h {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                // Let the threads already started stop on their own.
+                world.stop.store(true, Ordering::Relaxed);
+                return Err(invalid(
                     "--threads",
                     spec.threads,
                     &format!("as many as the host can start ({e})"),
-                )
-            })?;
-        handles.push(h);
+                ));
+            }
+        }
     }
     let _ = world
         .threads
@@ -307,10 +304,11 @@ pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, EngineError> {
     }
     world.stop.store(true, Ordering::Relaxed);
     let stopped = world.now_ns();
-    while hb.done.load(Ordering::Acquire) < spec.threads {
+    // A thread that returned or panicked is finished; the join below reports a panic.
+    while !handles.iter().all(|h| h.is_finished()) {
         if world.now_ns() - stopped > spec.watchdog_ns {
             let stuck: Vec<String> = (0..spec.threads)
-                .filter(|&k| hb.last[k].load(Ordering::Relaxed) < stopped)
+                .filter(|&k| !handles[k].is_finished())
                 .map(|k| {
                     format!(
                         "thread {k} (last round at {:.3} s)",
@@ -320,7 +318,7 @@ pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, EngineError> {
                 .collect();
             return Err(EngineError::Invariant(format!(
                 "race watchdog: {} of {} threads did not finish within {:.1} s of the stop: {}",
-                spec.threads - hb.done.load(Ordering::Acquire),
+                stuck.len(),
                 spec.threads,
                 spec.watchdog_ns as f64 / 1e9,
                 stuck.join(", ")
