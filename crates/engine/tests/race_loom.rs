@@ -14,12 +14,13 @@ use std::sync::atomic::Ordering;
 use loom::sync::Arc;
 
 use fairsim_engine::balance::lb::rq_balance::ScanOutcome;
+use fairsim_engine::balance::lb::LbState;
 use fairsim_engine::balance::{
     BalanceAct, BalanceScan, CpuIdleType, Features, GroupStats, PeriodicBalance, ScanCounters,
     SchedParams,
 };
-use fairsim_engine::race::cpu::CpuCtx;
-use fairsim_engine::race::{build_world, Placement, RaceSpec, TokenProgram};
+use fairsim_engine::race::build_world;
+use fairsim_engine::race::cpu::{CpuCtx, RaceWorld};
 use fairsim_topology::source::{parse_spec, SpecOptions};
 use fairsim_topology::{Arch, BuildOptions};
 
@@ -27,30 +28,31 @@ use fairsim_topology::{Arch, BuildOptions};
 /// once their interval has passed).
 const NOW: u64 = 1_000_000;
 
-fn spec(cores: usize, features: &str, tasks: usize) -> RaceSpec {
+/// A world on `cores` single-thread cores with `tasks` tokens, token `p` on `place(p)`.
+fn world(
+    cores: usize,
+    features: &str,
+    tasks: usize,
+    place: impl Fn(usize) -> usize,
+) -> (RaceWorld, LbState) {
     let features = Features::parse(features).expect("features");
     let opts = SpecOptions::new(&format!("sockets=1,cores={cores}"), Arch::X86);
-    RaceSpec {
-        machine: parse_spec(&opts).expect("machine"),
-        build: BuildOptions {
-            shared_all_non_numa: features.uses_ilb(),
-            ..BuildOptions::default()
-        },
-        params: SchedParams {
-            features,
-            ..SchedParams::default()
-        },
+    let build = BuildOptions {
+        shared_all_non_numa: features.uses_ilb(),
+        ..BuildOptions::default()
+    };
+    let params = SchedParams {
+        features,
+        ..SchedParams::default()
+    };
+    build_world(
+        &parse_spec(&opts).expect("machine"),
+        build,
+        &params,
         tasks,
-        threads: 1,
-        duration_ns: 1,
-        program: TokenProgram {
-            spin_ns: 1,
-            sleep_ns: 0,
-            wake_partner: false,
-        },
-        placement: Placement::Cpu0,
-        watchdog_ns: 1,
-    }
+        place,
+    )
+    .expect("world")
 }
 
 /// Runs `f` under every interleaving loom explores and returns how many there were.
@@ -78,9 +80,7 @@ fn model(f: impl Fn() + Sync + Send + 'static) -> usize {
 #[test]
 fn two_newidle_balances_racing_for_one_runqueue_conserve_tokens() {
     let runs = model(|| {
-        let s = spec(3, "NO_NI_RANDOM", 3);
-        let (world, lb) = build_world(&s, |_| 0).expect("world");
-        world.rd_overloaded.store(true, Ordering::Relaxed);
+        let (world, lb) = world(3, "NO_NI_RANDOM", 3, |_| 0);
         let w = Arc::new(world);
         let lb = Arc::new(lb);
         let scans: Vec<_> = [1usize, 2]
@@ -150,9 +150,7 @@ fn two_newidle_balances_racing_for_one_runqueue_conserve_tokens() {
 #[test]
 fn a_remote_wakeup_a_pull_and_the_timer_conserve_tokens() {
     let runs = model(|| {
-        let s = spec(3, "NO_NI_RANDOM", 3);
-        let (world, lb) = build_world(&s, |_| 0).expect("world");
-        world.rd_overloaded.store(true, Ordering::Relaxed);
+        let (world, lb) = world(3, "NO_NI_RANDOM", 3, |_| 0);
         let ue = world.util_est;
         {
             // One token runs on CPU 0 and goes to sleep with a timer due at NOW.
@@ -225,13 +223,12 @@ fn a_remote_wakeup_a_pull_and_the_timer_conserve_tokens() {
 #[test]
 fn the_ilb_snapshot_read_under_a_concurrent_rewrite_is_old_or_new() {
     model(|| {
-        let s = spec(4, "ILB_SNAPSHOT,ILB_UTIL,ILB_FAST,NO_NI_RANDOM", 2);
-        let (world, lb) = build_world(&s, |_| 3).expect("world");
+        let (world, lb) = world(4, "ILB_SNAPSHOT,ILB_UTIL,ILB_FAST,NO_NI_RANDOM", 2, |_| 3);
         let w = Arc::new(world);
         let lb = Arc::new(lb);
         let mc = w.topo.cpus[0].sd.expect("a domain");
         let shared = w.topo.domain(mc).shared.expect("sd_share");
-        let snap = |w: &fairsim_engine::race::cpu::RaceWorld| {
+        let snap = |w: &RaceWorld| {
             let sh = &w.topo.shared[shared];
             (
                 sh.total_load.load(Ordering::Relaxed),

@@ -141,58 +141,57 @@ fn util_est_mode(params: &SchedParams) -> UtilEstMode {
     }
 }
 
-/// Builds the shared world with token `p` queued on CPU `place(p)`, and the initial
-/// per-domain state ([`LbState::new`]'s, from which each [`CpuCtx`] takes its own).
+/// Builds the shared world for `machine` with `tasks` tokens, token `p` queued on CPU
+/// `place(p)`, and the initial per-domain state ([`LbState::new`]'s, from which each
+/// [`CpuCtx`] takes its own). `rd->overloaded` starts set when some CPU holds two tokens.
 pub fn build_world(
-    spec: &RaceSpec,
+    machine: &Machine,
+    build: BuildOptions,
+    params: &SchedParams,
+    tasks: usize,
     place: impl Fn(TaskId) -> usize,
 ) -> Result<(RaceWorld, LbState), EngineError> {
-    let topo = build_sched_domains(&spec.machine, spec.build)
-        .map_err(|e| invalid("machine", &spec.machine.name, &e.to_string()))?;
-    let n = spec.machine.nr_cpus();
-    let hz = u64::from(spec.params.hz.max(1));
+    let topo = build_sched_domains(machine, build)
+        .map_err(|e| invalid("machine", &machine.name, &e.to_string()))?;
+    let n = machine.nr_cpus();
+    let hz = u64::from(params.hz.max(1));
     let tick_nsec = (1_000_000_000 + hz / 2) / hz;
     let boot = CpuCtx::kclock(0);
-    let lb = LbState::new(&topo, hz, boot / tick_nsec, boot, spec.params.seed);
-    let util_est = util_est_mode(&spec.params);
+    let lb = LbState::new(&topo, hz, boot / tick_nsec, boot, params.seed);
+    let util_est = util_est_mode(params);
     let mut inners: Vec<RqInner> = (0..n)
         .map(|_| RqInner {
             clock: boot,
-            avg_idle: 2 * spec.params.migration_cost,
-            max_idle_balance_cost: spec.params.migration_cost,
+            avg_idle: 2 * params.migration_cost,
+            max_idle_balance_cost: params.migration_cost,
             ..RqInner::default()
         })
         .collect();
-    for p in 0..spec.tasks as TaskId {
+    for p in 0..tasks as TaskId {
         inners[place(p) % n].enqueue(p, Token::default(), util_est);
     }
+    let stacked = inners.iter().any(|r| r.nr_running() >= 2);
     let rqs = inners
         .into_iter()
         .enumerate()
         .map(|(cpu, inner)| RaceRq::new(topo.cpus[cpu].cpu_capacity, inner))
         .collect();
-    let smt_active = spec
-        .machine
-        .cpus
-        .iter()
-        .any(|c| c.smt_siblings.weight() >= 2);
+    let smt_active = machine.cpus.iter().any(|c| c.smt_siblings.weight() >= 2);
     let world = RaceWorld {
-        machine: spec.machine.clone(),
+        machine: machine.clone(),
         topo,
-        features: spec.params.features,
+        features: params.features,
         util_est,
         hz,
         tick_nsec,
         max_load_balance_interval: lb.max_load_balance_interval,
-        migration_cost: spec.params.migration_cost,
-        nr_migrate: spec.params.nr_migrate,
+        migration_cost: params.migration_cost,
+        nr_migrate: params.nr_migrate,
         smt_active,
         rqs,
-        rd_overloaded: AtomicBool::new(spec.tasks > n || spec.placement == Placement::Cpu0),
+        rd_overloaded: AtomicBool::new(stacked),
         balance_running: AtomicBool::new(false),
-        asleep_on: (0..spec.tasks)
-            .map(|_| AtomicUsize::new(usize::MAX))
-            .collect(),
+        asleep_on: (0..tasks).map(|_| AtomicUsize::new(usize::MAX)).collect(),
         threads: std::sync::OnceLock::new(),
         serialize_failed: AtomicU64::new(0),
         start: Instant::now(),
@@ -262,10 +261,17 @@ fn drive(
 pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, EngineError> {
     validate(spec)?;
     let n = spec.machine.nr_cpus();
-    let (world, lb) = build_world(spec, |p| match spec.placement {
-        Placement::Cpu0 => 0,
-        Placement::Spread => p % n,
-    })?;
+    let (world, lb) =
+        build_world(
+            &spec.machine,
+            spec.build,
+            &spec.params,
+            spec.tasks,
+            |p| match spec.placement {
+                Placement::Cpu0 => 0,
+                Placement::Spread => p % n,
+            },
+        )?;
     let world = Arc::new(world);
     let lb = Arc::new(lb);
     let hb = Arc::new(Heartbeats {

@@ -15,8 +15,8 @@ use fairsim_balance::lb::{LbState, NewidleBalance, NewidleStep};
 use fairsim_balance::{CpuIdleType, PeriodicBalance, SchedParams};
 use fairsim_topology::{BuildOptions, Machine};
 
+use super::build_world;
 use super::cpu::{CpuCtx, RaceWorld};
-use super::{build_world, Placement, RaceSpec, TokenProgram};
 use crate::error::EngineError;
 
 /// The storm's shared state.
@@ -46,32 +46,15 @@ impl NewidleStorm {
                 cores.iter().position(|&k| k == first).unwrap_or(0) % 2 == 0
             })
             .collect();
-        let spec = RaceSpec {
-            build: BuildOptions {
-                shared_all_non_numa: params.features.uses_ilb(),
-                ..BuildOptions::default()
-            },
-            machine,
-            params,
-            tasks: 2 * busy.len(),
-            threads: 1,
-            duration_ns: 1,
-            program: TokenProgram {
-                spin_ns: 1,
-                sleep_ns: 0,
-                wake_partner: false,
-            },
-            placement: Placement::Spread,
-            watchdog_ns: 1,
+        let build = BuildOptions {
+            shared_all_non_numa: params.features.uses_ilb(),
+            ..BuildOptions::default()
         };
-        let (world, lb) = build_world(&spec, |p| busy[p / 2])?;
+        let (world, lb) = build_world(&machine, build, &params, 2 * busy.len(), |p| busy[p / 2])?;
         for &cpu in &busy {
             let mut g = world.rqs[cpu].lock();
             g.pick_next(world.util_est);
         }
-        world
-            .rd_overloaded
-            .store(true, std::sync::atomic::Ordering::Relaxed);
         let idle_cpus: Vec<usize> = (0..n).filter(|c| !busy.contains(c)).collect();
         // One periodic balance on every CPU writes the domain snapshots ILB_SNAPSHOT
         // keeps and ILB_UTIL's scan depth, as the ticks before a storm would. Nothing
