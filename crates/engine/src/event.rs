@@ -71,6 +71,14 @@ pub enum Event {
         /// The forking CPU.
         from_cpu: usize,
     },
+    /// A root task of the run is launched (forked from outside the machine), at a random
+    /// phase of the first tick when noise is on.
+    Launch {
+        /// The task.
+        task: Tid,
+    },
+    /// The measurement window opens (`--warmup`): every counter starts again from zero.
+    WindowStart,
     /// A reschedule IPI reaches `cpu` (`resched_curr` on a remote CPU).
     Resched {
         /// The CPU to reschedule.

@@ -14,12 +14,15 @@ use crate::world::Overhead;
 const HIST_MAX_NS: u64 = 3_600_000_000_000;
 
 /// Time split and counters of one CPU.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuMetrics {
     /// ns spent running task work (segments).
     pub task_ns: u64,
     /// ns of kernel overhead, by [`Overhead`] kind.
     pub overhead_ns: [u64; Overhead::COUNT],
+    /// ns of kernel overhead by profile site ([`crate::profile::Site::index`]); sums to
+    /// the same total as `overhead_ns`.
+    pub site_ns: Vec<u64>,
     /// Context switches (`prev != next`).
     pub switches: u64,
     /// Wakeups that migrated a task to this CPU.
@@ -31,6 +34,21 @@ pub struct CpuMetrics {
     pub newidle_balances: u64,
     /// Runqueue lock acquisitions that had to spin (the time is `lock_spin` overhead).
     pub lock_spins: u64,
+}
+
+impl Default for CpuMetrics {
+    fn default() -> Self {
+        CpuMetrics {
+            task_ns: 0,
+            overhead_ns: [0; Overhead::COUNT],
+            site_ns: vec![0; crate::profile::NR_SITES],
+            switches: 0,
+            migrations_in: 0,
+            newidle_ns: 0,
+            newidle_balances: 0,
+            lock_spins: 0,
+        }
+    }
 }
 
 impl CpuMetrics {

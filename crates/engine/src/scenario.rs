@@ -55,6 +55,10 @@ pub struct Scenario {
     pub timer_expiry: Option<String>,
     /// Idle tick policy (`--cpuidle`).
     pub cpuidle: Option<String>,
+    /// Run-to-run noise (`--noise`).
+    pub noise: Option<String>,
+    /// Measurement window start (`--warmup`).
+    pub warmup: Option<String>,
     /// schedstat output file (`--schedstat`).
     pub schedstat: Option<String>,
     /// schedstat version (`--schedstat-version`).

@@ -242,6 +242,17 @@ impl Sched {
         s
     }
 
+    /// Sets every schedstat counter (per runqueue and per domain) back to zero, as a
+    /// reader that subtracts a snapshot taken now (`schedstat.py -i`) would see them.
+    pub fn reset_schedstat(&mut self) {
+        for rq in &mut self.rqs {
+            rq.stats = crate::stats::RqSchedstat::default();
+        }
+        for sd in &mut self.sd_stats {
+            *sd = crate::stats::SdSchedstat::default();
+        }
+    }
+
     /// Returns the work counters accumulated since the last call and resets them.
     pub fn take_work(&mut self) -> SchedWork {
         let (cpus, groups) = self.visits.take();

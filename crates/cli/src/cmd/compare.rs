@@ -6,6 +6,7 @@
 use std::io::Write;
 
 use fairsim_engine::balance::{CpuIdleType, Features};
+use fairsim_engine::profile::Sym;
 use fairsim_engine::run::RunSpec;
 use fairsim_engine::world::Overhead;
 use rayon::prelude::*;
@@ -85,7 +86,7 @@ fn workload_metrics(name: &str, json: &serde_json::Value, out: &mut RunMetrics, 
 fn run_one(spec: &RunSpec, cpu: Option<usize>) -> Result<RunMetrics, CliError> {
     let result = fairsim_engine::run(spec, &mut |_, _| {})?;
     let w = &result.world;
-    let elapsed = w.now().0.max(1);
+    let elapsed = w.window_ns().max(1);
     let secs = elapsed as f64 / 1e9;
     let mut m = RunMetrics::new();
     for (ws, rep) in spec.workloads.iter().zip(&result.reports) {
@@ -111,6 +112,17 @@ fn run_one(spec: &RunSpec, cpu: Option<usize>) -> Result<RunMetrics, CliError> {
         false,
         newidle as f64 / (busy.max(1)) as f64 * 100.0,
     ));
+    // perf's lines for the balancing functions: children time as a share of busy time,
+    // as a cycles profile with halting idle CPUs reports it (seed 000's perf lines).
+    let profile = w.profile(None);
+    let busy_p = profile.busy_ns().max(1) as f64;
+    for (name, sym) in [
+        ("perf-newidle_balance-%", Sym::SchedBalanceNewidle),
+        ("perf-update_sd_lb_stats-%", Sym::UpdateSdLbStats),
+    ] {
+        let line = profile.line(sym);
+        m.push((name.into(), false, line.children_ns as f64 / busy_p * 100.0));
+    }
     let spin = w.metrics.overhead_of(Overhead::LockSpin);
     m.push(("rq-lock-spin-%".into(), false, spin as f64 / cpu_ns * 100.0));
     let depth = (0..w.sched.nr_cpus())
@@ -227,7 +239,14 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
             &args.base
         }
     )?;
-    writeln!(out, "new:  {}\n", args.new)?;
+    writeln!(out, "new:  {}", args.new)?;
+    writeln!(
+        out,
+        "noise: {}; measured window [{}, {})\n",
+        spec.config.noise.describe(),
+        fairsim_engine::time::format_duration(spec.config.warmup),
+        fairsim_engine::time::format_duration(spec.config.duration)
+    )?;
     out.write_all(render_compare(&metrics, "base", "new").as_bytes())?;
     let same = |v: &[f64]| v.windows(2).all(|w| w[0] == w[1]);
     if args.seeds > 1 && metrics.iter().all(|m| same(&m.base) && same(&m.new)) {

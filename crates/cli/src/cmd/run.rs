@@ -15,7 +15,7 @@ use fairsim_engine::run::{default_duration, RunSpec, DEFAULT_MEMORY_BUDGET};
 use fairsim_engine::scenario::Scenario;
 use fairsim_engine::time::{parse_duration, SEC};
 use fairsim_engine::world::DEFAULT_TIMER_SLACK;
-use fairsim_engine::{CostTable, Cpuidle, TimerExpiry, WorkloadSpec, WorldConfig};
+use fairsim_engine::{CostTable, Cpuidle, NoiseModel, TimerExpiry, WorkloadSpec, WorldConfig};
 use fairsim_topology::BuildOptions;
 
 use super::machine_args::MachineArgs;
@@ -95,6 +95,24 @@ pub struct RunArgs {
     /// (no cpuidle driver, as in a qemu guest: the tick always stops, hrtimers aside).
     #[arg(long, value_name = "GOVERNOR")]
     cpuidle: Option<String>,
+
+    /// Run-to-run noise: on (default: kernel-work durations, timer expiry within the
+    /// slack and launch phase drawn from the seed's streams, spread 0.1), off (exact
+    /// cost-table means, every seed alike when nothing else is random) or a spread in
+    /// 0..1 such as 0.2.
+    #[arg(long, value_name = "on|off|SPREAD")]
+    noise: Option<String>,
+
+    /// Discard everything before this virtual time: schedstat counters, latencies, loop
+    /// counts and overhead shares cover [warmup, end), as `schedstat.py -i` started after
+    /// launch does. Must be shorter than the run.
+    #[arg(long, value_name = "D", allow_hyphen_values = true)]
+    warmup: Option<String>,
+
+    /// Print a `perf report --children`-style profile: kernel time by function (with
+    /// callers), task time and idle time, as shares of all CPU time and of busy time.
+    #[arg(long)]
+    profile: bool,
 
     /// Give every non-NUMA domain a sched_domain_shared (seed 000 patch 1/7).
     #[arg(long)]
@@ -229,6 +247,28 @@ fn resolve(args: &RunArgs) -> Result<(Plan, bool), CliError> {
         Some(s) => Cpuidle::parse(s).ok_or_else(|| invalid("--cpuidle", s, "menu or none"))?,
         None => Cpuidle::Menu,
     };
+    let noise = match args.noise.as_ref().or(scenario.noise.as_ref()) {
+        Some(s) => NoiseModel::parse(s)
+            .ok_or_else(|| invalid("--noise", s, "on, off or a spread from 0 to 1"))?,
+        None => NoiseModel::DEFAULT,
+    };
+    let warmup = match args.warmup.as_ref().or(scenario.warmup.as_ref()) {
+        Some(s) => {
+            let ns = parse_duration(s, SEC).map_err(|e| invalid("--warmup", s, &e.to_string()))?;
+            if ns >= duration {
+                return Err(invalid(
+                    "--warmup",
+                    s,
+                    &format!(
+                        "a duration shorter than the run ({})",
+                        fairsim_engine::time::format_duration(duration)
+                    ),
+                ));
+            }
+            ns
+        }
+        None => 0,
+    };
     let version = match (&args.schedstat_version, scenario.schedstat_version) {
         (Some(v), _) => SchedstatVersion::parse(v)
             .ok_or_else(|| invalid("--schedstat-version", v, "15, 16 or 17"))?,
@@ -267,6 +307,8 @@ fn resolve(args: &RunArgs) -> Result<(Plan, bool), CliError> {
         timer_expiry,
         cpuidle,
         check_invariants: args.check_invariants,
+        noise,
+        warmup,
     };
     let spec = RunSpec {
         machine,
@@ -346,6 +388,15 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
     }
     out.write_all(summary(&plan.spec, &result).as_bytes())?;
+    if args.profile {
+        let title = format!(
+            "profile of {} CPUs over {}",
+            result.world.cpus.len(),
+            fairsim_engine::time::format_duration(result.world.window_ns())
+        );
+        writeln!(out)?;
+        out.write_all(result.world.profile(None).render(&title).as_bytes())?;
+    }
     if args.check_determinism {
         writeln!(
             out,

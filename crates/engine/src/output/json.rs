@@ -78,7 +78,7 @@ fn domains_json(w: &crate::World, cpu: usize) -> Value {
 /// The whole run as JSON.
 pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
     let w = &r.world;
-    let elapsed = w.now().0;
+    let elapsed = w.window_ns();
     let ncpus = w.cpus.len();
     let t = totals(r);
     let h = &w.metrics.wakeup_latency;
@@ -162,6 +162,9 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
         "seed": spec.config.seed,
         "duration_ns": spec.config.duration,
         "elapsed_ns": elapsed,
+        "warmup_ns": w.window_start(),
+        "noise": spec.config.noise.describe(),
+        "profile": w.profile(None).to_json(),
         "timer_slack_ns": spec.config.timer_slack,
         "cost_ns": cost_json(&spec.config.cost),
         "workloads": workloads,

@@ -30,7 +30,7 @@ pub struct Totals {
 /// Sums the metrics of `r`.
 pub fn totals(r: &RunResult) -> Totals {
     let w = &r.world;
-    let elapsed = w.now().0;
+    let elapsed = w.window_ns();
     let mut t = Totals {
         cpu_ns: elapsed * w.cpus.len() as u64,
         ..Totals::default()

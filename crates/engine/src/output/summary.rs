@@ -61,7 +61,7 @@ fn us(ns: u64) -> String {
 pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
     let w = &r.world;
     let ncpus = w.cpus.len();
-    let elapsed = w.now().0;
+    let elapsed = w.window_ns();
     let mut s = String::new();
     s.push_str(&format!(
         "fairsim run: machine {} ({} CPUs, {} nodes), HZ {}, seed {}, duration {}\n",
@@ -80,6 +80,22 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
         spec.config.timer_expiry,
         spec.config.cpuidle
     ));
+    if spec.config.noise.is_on() || w.window_start() > 0 {
+        s.push_str(&format!(
+            "noise: {}; measured window [{}, {}) ({}), warm-up discarded\n",
+            if spec.config.noise.is_on() {
+                format!(
+                    "spread {} (kernel work, timer expiry in the slack, launch phase)",
+                    spec.config.noise.describe()
+                )
+            } else {
+                "off".to_string()
+            },
+            format_duration(w.window_start()),
+            format_duration(w.now().0),
+            format_duration(elapsed),
+        ));
+    }
     for (i, (ws, rep)) in spec.workloads.iter().zip(&r.reports).enumerate() {
         s.push_str(&format!(
             "\n== workload {}: {} ==\n",

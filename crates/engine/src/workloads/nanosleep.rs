@@ -161,7 +161,7 @@ impl Nanosleep {
             lat_sum += m.wake_lat_sum_ns;
             lat_max = lat_max.max(m.wake_lat_max_ns);
         }
-        let secs_ns = world.now().0.max(1);
+        let secs_ns = world.window_ns().max(1);
         let per_task_rate = wakeups as f64 * 1e9 / secs_ns as f64 / n.max(1) as f64;
         let period_us = if per_task_rate > 0.0 {
             1e6 / per_task_rate

@@ -8,17 +8,17 @@ use fairsim_balance::lb::NewidleStep;
 use crate::event::{Event, Tid};
 use crate::time::Time;
 
-use super::cpu::Overhead;
 use super::World;
+use crate::profile::{Ctx, Site};
 
 impl World {
     /// `sched_balance_trigger` from a busy CPU's tick: the balance softirq when due, and
     /// the nohz kick of an idle CPU (an IPI).
     pub(super) fn balance_tick(&mut self, cpu: usize, now: u64) {
         let r = self.sched.sched_balance_trigger(cpu, now);
-        self.charge_sched_work(cpu, now);
+        self.charge_sched_work(cpu, now, Ctx::Trigger);
         if r.softirq {
-            self.balance_softirq(cpu, now);
+            self.balance_softirq(cpu, now, Ctx::PeriodicBalance);
         }
         if let Some(ilb) = r.kick_ilb {
             let at = now + self.config.cost.ipi_latency;
@@ -26,10 +26,11 @@ impl World {
         }
     }
 
-    /// `sched_balance_softirq` on `cpu`, its work charged to it.
-    fn balance_softirq(&mut self, cpu: usize, now: u64) {
+    /// `sched_balance_softirq` on `cpu`, its work charged to it in `ctx` (the CPU's own
+    /// periodic balance, or the idle load balancer's for the nohz CPUs).
+    fn balance_softirq(&mut self, cpu: usize, now: u64, ctx: Ctx) {
         self.sched.sched_balance_softirq(cpu, now);
-        self.charge_sched_work(cpu, now);
+        self.charge_sched_work(cpu, now, ctx);
         self.deliver_balance_effects(cpu, now);
     }
 
@@ -59,9 +60,14 @@ impl World {
     /// The nohz kick IPI reaches the idle load balancer.
     pub(super) fn nohz_kick(&mut self, cpu: usize, now: u64) {
         self.interrupt_entry(cpu, now);
-        self.charge(cpu, now, self.config.cost.ipi_handle, Overhead::Ipi);
+        self.charge(
+            cpu,
+            now,
+            self.config.cost.ipi_handle,
+            Site::fixed(Ctx::NohzKickIpi),
+        );
         if self.sched.nohz_csd_func(cpu) {
-            self.balance_softirq(cpu, now);
+            self.balance_softirq(cpu, now, Ctx::NohzBalance);
         }
         if self.cpus[cpu].curr.is_none() && self.sched.rqs[cpu].nr_running > 0 {
             self.schedule_cpu(cpu, now);
@@ -78,11 +84,16 @@ impl World {
             return;
         }
         self.interrupt_entry(cpu, now);
-        self.charge(cpu, now, self.config.cost.ipi_handle, Overhead::Ipi);
+        self.charge(
+            cpu,
+            now,
+            self.config.cost.ipi_handle,
+            Site::fixed(Ctx::ActiveBalance),
+        );
         let had = self.cpus[cpu].curr;
         self.pause_seg_pub(cpu, now);
         self.sched.active_load_balance_cpu_stop(cpu, now);
-        self.charge_sched_work(cpu, now);
+        self.charge_sched_work(cpu, now, Ctx::ActiveBalance);
         if had.is_some() && self.sched.rqs[cpu].curr.is_none() {
             self.stopper_took_cpu(cpu, now);
         }
@@ -98,7 +109,7 @@ impl World {
             cpu,
             now,
             self.config.cost.context_switch,
-            Overhead::ContextSwitch,
+            Site::fixed(Ctx::Schedule),
         );
     }
 
@@ -107,7 +118,7 @@ impl World {
     /// task and moves it there. Returns whether the task left `cpu`.
     pub(super) fn sched_exec(&mut self, cpu: usize, now: u64) -> bool {
         let moved = self.sched.sched_exec(cpu, now);
-        self.charge_sched_work(cpu, now);
+        self.charge_sched_work(cpu, now, Ctx::Exec);
         if moved.is_none() {
             return false;
         }
@@ -122,11 +133,11 @@ impl World {
     pub(super) fn start_newidle(&mut self, cpu: usize, prev: Option<Tid>, now: u64) {
         match self.sched.newidle_start(cpu, now) {
             Err(pulled) => {
-                self.charge_sched_work(cpu, now);
+                self.charge_sched_work(cpu, now, Ctx::Newidle);
                 self.finish_newidle(cpu, prev, pulled, now, now);
             }
             Ok(nb) => {
-                self.charge_sched_work(cpu, now);
+                self.charge_sched_work(cpu, now, Ctx::Newidle);
                 self.cpus[cpu].act_lock = None;
                 self.metrics.cpus[cpu].newidle_balances += 1;
                 self.cpus[cpu].newidle = Some((nb, prev, now));
@@ -145,7 +156,7 @@ impl World {
             if let Some(rq) = nb.pending_lock(&self.sched) {
                 // rq_lock_irqsave(busiest) before detach_tasks: when another CPU holds it,
                 // spin, and act on the state as it is once the lock is ours.
-                let got = self.rq_lock(cpu, rq, now, self.config.cost.remote_rq_lock);
+                let got = self.rq_lock(cpu, rq, now, self.config.cost.remote_rq_lock, Ctx::Newidle);
                 self.cpus[cpu].act_lock = Some(rq);
                 if got > now {
                     self.cpus[cpu].newidle = Some((nb, prev, started));
@@ -157,7 +168,7 @@ impl World {
             }
         }
         let step = self.sched.newidle_step(&mut nb, now);
-        self.charge_sched_work(cpu, now);
+        self.charge_sched_work(cpu, now, Ctx::Newidle);
         self.cpus[cpu].act_lock = None;
         self.deliver_balance_effects(cpu, now);
         match step {
@@ -183,7 +194,7 @@ impl World {
     ) {
         self.metrics.cpus[cpu].newidle_ns += self.cpus[cpu].kernel_until.max(now) - started;
         let next = self.sched.schedule_after_newidle(cpu, pulled, now);
-        self.charge_sched_work(cpu, now);
+        self.charge_sched_work(cpu, now, Ctx::Pick);
         self.complete_switch(cpu, prev, next, now);
     }
 
@@ -191,7 +202,7 @@ impl World {
     /// asked for by a newidle balance).
     pub(super) fn balance_on_idle(&mut self, cpu: usize, now: u64) {
         if self.sched.nohz_run_idle_balance(cpu, now) {
-            self.charge_sched_work(cpu, now);
+            self.charge_sched_work(cpu, now, Ctx::IdleBalance);
         }
     }
 }

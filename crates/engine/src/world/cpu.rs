@@ -3,6 +3,7 @@
 use fairsim_balance::{PickOutcome, SchedWork};
 
 use crate::event::{Event, Tid};
+use crate::profile::{Ctx, Leaf, Site};
 use crate::time::Time;
 
 use super::{Cpuidle, RtState, World};
@@ -183,6 +184,11 @@ impl World {
         self.exec(cpu, now);
     }
 
+    /// Accounts the active segment's progress up to `t` (the window's opening).
+    pub(super) fn advance_seg_to(&mut self, cpu: usize, t: u64) {
+        self.advance_seg(cpu, t);
+    }
+
     /// Stops the active segment at `now` (for the stopper of an active balance).
     pub(super) fn pause_seg_pub(&mut self, cpu: usize, now: u64) {
         self.pause_seg(cpu, now);
@@ -197,10 +203,32 @@ impl World {
         self.cpus[cpu].gen += 1;
     }
 
-    /// Charges `cost` ns of kernel work of kind `what` to `cpu` at `now`: the CPU does it
-    /// after any kernel work already queued, and the running segment (if any) makes no
-    /// progress meanwhile.
-    pub(crate) fn charge(&mut self, cpu: usize, now: u64, cost: u64, what: Overhead) {
+    /// Charges `cost` ns (the cost table's mean) of kernel work at `site` to `cpu` at
+    /// `now`: the CPU does it after any kernel work already queued, and the running
+    /// segment (if any) makes no progress meanwhile.
+    pub(crate) fn charge(&mut self, cpu: usize, now: u64, cost: u64, site: Site) {
+        self.charge_parts(cpu, now, &[(cost, site)]);
+    }
+
+    /// Charges several pieces of work done back to back as one stretch of kernel time,
+    /// each attributed to its own site. With noise on, each piece's duration is drawn
+    /// around its mean; a lock spin is a wait, not work, and is charged as it is.
+    pub(crate) fn charge_parts(&mut self, cpu: usize, now: u64, parts: &[(u64, Site)]) {
+        let mut cost = 0;
+        for &(mean, site) in parts {
+            if mean == 0 {
+                continue;
+            }
+            let d = if site.leaf == Leaf::Spin {
+                mean
+            } else {
+                self.noise.work(mean)
+            };
+            cost += d;
+            let m = &mut self.metrics.cpus[cpu];
+            m.overhead_ns[site.overhead() as usize] += d;
+            m.site_ns[site.index()] += d;
+        }
         if cost == 0 {
             return;
         }
@@ -208,7 +236,6 @@ impl World {
         self.advance_seg(cpu, start);
         let until = start + cost;
         self.cpus[cpu].kernel_until = until;
-        self.metrics.cpus[cpu].overhead_ns[what as usize] += cost;
         if let Some(mut seg) = self.cpus[cpu].seg {
             seg.resume_at = until;
             self.cpus[cpu].seg = Some(seg);
@@ -219,21 +246,39 @@ impl World {
         }
     }
 
-    /// Turns the work the scheduler reports for its last call into CPU time on `cpu`.
-    pub(crate) fn charge_sched_work(&mut self, cpu: usize, now: u64) {
+    /// Turns the work the scheduler reports for its last call, made in context `ctx`,
+    /// into CPU time on `cpu`.
+    pub(crate) fn charge_sched_work(&mut self, cpu: usize, now: u64, ctx: Ctx) {
         let w = self.sched.take_work();
         if w == SchedWork::default() {
             // Most scheduler calls do no scanning or moving: nothing to charge.
             return;
         }
         let c = self.config.cost;
-        let scan = w.cpus_visited * c.idle_scan_per_cpu
+        let cpus = w.cpus_visited * c.idle_scan_per_cpu
             + w.cpus_visited_remote_llc * c.scan_remote_llc
-            + w.cpus_visited_remote_node * c.scan_remote_node
-            + w.groups_visited * c.group_scan
-            + w.tasks_examined * c.task_examine;
-        self.charge(cpu, now, scan, Overhead::Scan);
-        self.charge(cpu, now, w.tasks_moved * c.migration, Overhead::Migration);
+            + w.cpus_visited_remote_node * c.scan_remote_node;
+        self.charge_parts(
+            cpu,
+            now,
+            &[
+                (cpus, Site::new(ctx, Leaf::ScanCpus)),
+                (
+                    w.groups_visited * c.group_scan,
+                    Site::new(ctx, Leaf::ScanGroups),
+                ),
+                (
+                    w.tasks_examined * c.task_examine,
+                    Site::new(ctx, Leaf::Examine),
+                ),
+            ],
+        );
+        self.charge(
+            cpu,
+            now,
+            w.tasks_moved * c.migration,
+            Site::new(ctx, Leaf::Move),
+        );
         // The detach work happened under each lock the balance took; a lock the engine
         // already took for this CPU before the act (a newidle step waiting its turn) is
         // only extended.
@@ -243,14 +288,14 @@ impl World {
             if self.cpus[cpu].act_lock == Some(rq) {
                 self.extend_rq_lock(rq, hold);
             } else {
-                self.rq_lock(cpu, rq, now, hold);
+                self.rq_lock(cpu, rq, now, hold, ctx);
             }
         }
         self.charge(
             cpu,
             now,
             w.rq_locks.len() as u64 * c.remote_rq_lock,
-            Overhead::RemoteLock,
+            Site::new(ctx, Leaf::Lock),
         );
         self.metrics.cpus_visited += w.cpus_visited;
         self.metrics.groups_visited += w.groups_visited;
@@ -264,7 +309,12 @@ impl World {
     /// An interrupt arrives on `cpu`: an idle CPU first leaves its idle state.
     pub(super) fn interrupt_entry(&mut self, cpu: usize, now: u64) {
         if self.cpu_idle_at(cpu, now) {
-            self.charge(cpu, now, self.config.cost.idle_exit, Overhead::IdleExit);
+            self.charge(
+                cpu,
+                now,
+                self.config.cost.idle_exit,
+                Site::fixed(Ctx::IdleExit),
+            );
         }
     }
 
@@ -292,11 +342,11 @@ impl World {
         let prev = self.cpus[cpu].curr;
         match self.sched.schedule_stepped(cpu, now) {
             PickOutcome::Next(next_sid) => {
-                self.charge_sched_work(cpu, now);
+                self.charge_sched_work(cpu, now, Ctx::Pick);
                 self.complete_switch(cpu, prev, next_sid, now);
             }
             PickOutcome::Newidle => {
-                self.charge_sched_work(cpu, now);
+                self.charge_sched_work(cpu, now, Ctx::Pick);
                 self.start_newidle(cpu, prev, now);
             }
         }
@@ -315,12 +365,18 @@ impl World {
         if prev != next {
             // __schedule holds the rq lock from the pick until finish_task_switch, after
             // switch_to, so the whole switch is under it.
-            self.rq_lock(cpu, cpu, now, self.config.cost.context_switch);
+            self.rq_lock(
+                cpu,
+                cpu,
+                now,
+                self.config.cost.context_switch,
+                Ctx::Schedule,
+            );
             self.charge(
                 cpu,
                 now,
                 self.config.cost.context_switch,
-                Overhead::ContextSwitch,
+                Site::fixed(Ctx::Schedule),
             );
             self.metrics.cpus[cpu].switches += 1;
             if let Some(p) = prev {
@@ -369,12 +425,11 @@ impl World {
     fn enter_idle(&mut self, cpu: usize, now: u64) {
         let keep_tick = match self.config.cpuidle {
             Cpuidle::Menu => {
-                let slack = self.config.timer_slack;
                 let horizon = now + self.sched.tick_nsec;
                 self.cpus[cpu]
                     .timers
                     .iter()
-                    .any(|&id| self.timer_fire_time(id, slack) < horizon)
+                    .any(|&id| self.timer_fire_time(id) < horizon)
             }
             Cpuidle::None => false,
         };
@@ -406,15 +461,15 @@ impl World {
             self.interrupt_entry(cpu, now);
         }
         // sched_tick's update_curr and task_tick run under the rq lock.
-        self.rq_lock(cpu, cpu, now, self.config.cost.tick);
-        self.charge(cpu, now, self.config.cost.tick, Overhead::Tick);
+        self.rq_lock(cpu, cpu, now, self.config.cost.tick, Ctx::Tick);
+        self.charge(cpu, now, self.config.cost.tick, Site::fixed(Ctx::Tick));
         if self.next_due_timer(cpu, now).is_some() {
             // Other expired hrtimers of this interrupt run their callbacks one by one.
             let at = now.max(self.cpus[cpu].kernel_until);
             self.queue.push(Time(at), Event::TimerHandler { cpu });
         }
         self.sched.tick(cpu, now);
-        self.charge_sched_work(cpu, now);
+        self.charge_sched_work(cpu, now, Ctx::Tick);
         self.balance_tick(cpu, now);
         if self.sched.rqs[cpu].need_resched
             || (self.cpus[cpu].curr.is_none() && self.sched.rqs[cpu].nr_running > 0)
@@ -453,7 +508,7 @@ impl World {
     /// Marks task state after a block and reschedules the CPU.
     pub(super) fn block_and_schedule(&mut self, cpu: usize, now: u64, t: Tid) {
         self.sched.block_current(cpu, now);
-        self.charge_sched_work(cpu, now);
+        self.charge_sched_work(cpu, now, Ctx::Pick);
         self.tasks[t].state = RtState::Blocked;
         self.schedule_cpu(cpu, now);
     }

@@ -6,6 +6,7 @@ use crate::time::US;
 use super::cpu::SegKind;
 use super::{RtState, World};
 use crate::event::Tid;
+use crate::profile::Ctx;
 
 /// Operations a task may execute back to back without yielding to the event loop; a
 /// program that loops without running, sleeping or blocking is cut off here so that the
@@ -267,7 +268,7 @@ impl World {
             self.post(p, cpu, now);
         }
         self.sched.exit_current(cpu, now);
-        self.charge_sched_work(cpu, now);
+        self.charge_sched_work(cpu, now, Ctx::Exit);
         self.tasks[t].state = RtState::Exited;
         self.cancel_timer(t);
         self.live_tasks -= 1;

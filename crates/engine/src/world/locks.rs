@@ -15,8 +15,8 @@
 //! waker), `detach_tasks` under the busiest CPU's lock, and the active-balance stopper's
 //! double lock. The spin is charged to the spinning CPU as `lock_spin` overhead.
 
-use super::cpu::Overhead;
 use super::World;
+use crate::profile::{Ctx, Leaf, Site};
 
 /// The reservation of one runqueue lock, engine ns: the latest holder, and the start of
 /// the unbroken run of holds that ends with it.
@@ -69,12 +69,13 @@ impl World {
     /// `cpu` takes runqueue `rq`'s lock once its queued kernel work is done and holds it
     /// for `hold` ns. Returns the time it has the lock; a spin before that is charged to
     /// `cpu`.
-    pub(crate) fn rq_lock(&mut self, cpu: usize, rq: usize, now: u64, hold: u64) -> u64 {
+    /// `ctx` is the kernel path that takes the lock, to which a spin is attributed.
+    pub(crate) fn rq_lock(&mut self, cpu: usize, rq: usize, now: u64, hold: u64, ctx: Ctx) -> u64 {
         let want = now.max(self.cpus[cpu].kernel_until);
         let got = self.rq_locks[rq].acquire(cpu, want, hold);
         if got > want {
             self.metrics.cpus[cpu].lock_spins += 1;
-            self.charge(cpu, now, got - want, Overhead::LockSpin);
+            self.charge(cpu, now, got - want, Site::new(ctx, Leaf::Spin));
         }
         got
     }

@@ -22,6 +22,8 @@ use crate::cost::CostTable;
 use crate::error::EngineError;
 use crate::event::{Event, EventQueue, Tid};
 use crate::metrics::{CpuMetrics, Metrics, TaskMetrics};
+use crate::noise::{Noise, NoiseModel};
+use crate::profile::{Ctx, Site};
 use crate::program::Program;
 use crate::time::{Time, US};
 
@@ -107,6 +109,12 @@ pub struct WorldConfig {
     pub cpuidle: Cpuidle,
     /// Check the scheduler's and the engine's invariants after every event (slow; tests).
     pub check_invariants: bool,
+    /// Run-to-run noise ([`crate::noise`]); off in the library's default so that a
+    /// `WorldConfig::default()` run is exact, on by default on the command line.
+    pub noise: NoiseModel,
+    /// Start of the measurement window (ns): every counter, latency and overhead share
+    /// covers `[warmup, end)`, as a `schedstat.py -i` delta started after launch does.
+    pub warmup: u64,
 }
 
 impl Default for WorldConfig {
@@ -120,6 +128,8 @@ impl Default for WorldConfig {
             timer_expiry: TimerExpiry::Hard,
             cpuidle: Cpuidle::Menu,
             check_invariants: false,
+            noise: NoiseModel::OFF,
+            warmup: 0,
         }
     }
 }
@@ -214,6 +224,8 @@ struct Timer {
     cpu: usize,
     task: Tid,
     soft: u64,
+    /// When the timer fires if no earlier interrupt on its CPU runs it.
+    fire: u64,
     armed: bool,
     gen: u64,
 }
@@ -242,6 +254,12 @@ pub struct World {
     timers: Vec<Timer>,
     /// Each runqueue lock's latest reservation.
     rq_locks: Vec<locks::RqLock>,
+    /// The run's noise stream.
+    noise: Noise,
+    /// Start of the measurement window.
+    window_start: u64,
+    /// Each task's scheduler counters when the window opened.
+    window_base: Vec<TaskMetrics>,
     now: Time,
     ended: bool,
     events: u64,
@@ -295,6 +313,7 @@ impl World {
         let mut params = config.params;
         params.seed = crate::rng::SimRng::derive(config.seed, u64::MAX).next_u64();
         let sched = Sched::new(machine, topo, params);
+        let noise = Noise::new(config.noise, config.seed);
         let cpus = (0..n).map(|_| CpuRt::default()).collect();
         let metrics = Metrics::new(n, blueprint.tasks.len());
         let mut world = World {
@@ -310,6 +329,9 @@ impl World {
             queue: EventQueue::new(),
             timers: Vec::new(),
             rq_locks: vec![locks::RqLock::default(); n],
+            noise,
+            window_start: 0,
+            window_base: Vec::new(),
             now: Time::ZERO,
             ended: false,
             events: 0,
@@ -320,16 +342,28 @@ impl World {
                 cpu: 0,
                 task: t,
                 soft: 0,
+                fire: 0,
                 armed: false,
                 gen: 0,
             })
             .collect();
         world.queue.push(Time(world.config.duration), Event::End);
+        if world.config.warmup > 0 && world.config.warmup < world.config.duration {
+            world
+                .queue
+                .push(Time(world.config.warmup), Event::WindowStart);
+        }
         let roots: Vec<Tid> = (0..world.tasks.len())
             .filter(|&t| world.tasks[t].parent.is_none())
             .collect();
+        let tick = world.sched.tick_nsec;
         for t in roots {
-            world.fork_task(t, 0, 0);
+            let at = world.noise.phase(tick);
+            if at == 0 {
+                world.fork_task(t, 0, 0);
+            } else {
+                world.queue.push(Time(at), Event::Launch { task: t });
+            }
         }
         Ok(world)
     }
@@ -439,10 +473,17 @@ impl World {
                 }
             }
             Event::NohzKick { cpu } => self.nohz_kick(cpu, now),
+            Event::Launch { task } => self.fork_task(task, 0, now),
+            Event::WindowStart => self.open_window(now),
             Event::ActiveBalance { cpu } => self.active_balance(cpu, now),
             Event::Resched { cpu } => {
                 if self.sched.rqs[cpu].need_resched {
-                    self.charge(cpu, now, self.config.cost.ipi_handle, Overhead::Ipi);
+                    self.charge(
+                        cpu,
+                        now,
+                        self.config.cost.ipi_handle,
+                        Site::fixed(Ctx::ReschedIpi),
+                    );
                     self.schedule_cpu(cpu, now);
                 }
             }
@@ -530,12 +571,80 @@ impl World {
         let mut m = self.metrics.tasks[t].clone();
         if let Some(s) = self.tasks[t].sched_id {
             let st = &self.sched.tasks[s];
-            m.run_delay_ns = st.sched_info.run_delay;
-            m.pcount = st.sched_info.pcount;
-            m.migrations = st.se.nr_migrations;
-            m.runtime_ns = st.se.sum_exec_runtime;
+            let base = self.window_base.get(t).cloned().unwrap_or_default();
+            m.run_delay_ns = st.sched_info.run_delay - base.run_delay_ns;
+            m.pcount = st.sched_info.pcount - base.pcount;
+            m.migrations = st.se.nr_migrations - base.migrations;
+            m.runtime_ns = st.se.sum_exec_runtime - base.runtime_ns;
         }
         m
+    }
+
+    /// Opens the measurement window at `now`: the metrics, the schedstat counters and the
+    /// workloads' histograms start again from zero, and the scheduler's per-task counters
+    /// are remembered so that the window reports their growth. Task exits keep their
+    /// times (a finite workload's own elapsed time is its tool's, not the window's).
+    fn open_window(&mut self, now: u64) {
+        // Work in progress when the window opens (a segment, a newidle balance) is
+        // counted from here on: its earlier part stays in the warm-up.
+        for cpu in 0..self.cpus.len() {
+            self.advance_seg_to(cpu, now);
+            if let Some((nb, prev, started)) = self.cpus[cpu].newidle.take() {
+                self.cpus[cpu].newidle = Some((nb, prev, started.max(now)));
+            }
+        }
+        let exited: Vec<Option<u64>> = self.metrics.tasks.iter().map(|m| m.exited_at).collect();
+        self.metrics = Metrics::new(self.cpus.len(), self.tasks.len());
+        for (m, e) in self.metrics.tasks.iter_mut().zip(exited) {
+            m.exited_at = e;
+        }
+        self.window_base = (0..self.tasks.len())
+            .map(|t| match self.tasks[t].sched_id {
+                Some(s) => {
+                    let st = &self.sched.tasks[s];
+                    TaskMetrics {
+                        run_delay_ns: st.sched_info.run_delay,
+                        pcount: st.sched_info.pcount,
+                        migrations: st.se.nr_migrations,
+                        runtime_ns: st.se.sum_exec_runtime,
+                        ..TaskMetrics::default()
+                    }
+                }
+                None => TaskMetrics::default(),
+            })
+            .collect();
+        self.sched.reset_schedstat();
+        for w in &mut self.workloads {
+            for h in &mut w.hists {
+                *h = crate::workloads::PlatStats::default();
+            }
+        }
+        self.window_start = now;
+    }
+
+    /// Start of the measurement window (0 without `--warmup`).
+    pub fn window_start(&self) -> u64 {
+        self.window_start
+    }
+
+    /// Length of the measurement window so far: from its start to now.
+    pub fn window_ns(&self) -> u64 {
+        self.now.0 - self.window_start
+    }
+
+    /// The run's profile over the window: kernel time by site, task time, idle time,
+    /// for `cpu` or (with `None`) the whole machine.
+    pub fn profile(&self, cpu: Option<usize>) -> crate::profile::Profile {
+        let elapsed = self.window_ns();
+        let mut p = crate::profile::Profile::new();
+        for (c, m) in self.metrics.cpus.iter().enumerate() {
+            if cpu.is_some_and(|x| x != c) {
+                continue;
+            }
+            let busy = m.task_ns + m.overhead_total();
+            p.add(&m.site_ns, m.task_ns, elapsed.saturating_sub(busy));
+        }
+        p
     }
 
     /// Per-CPU metrics at the end of the run.

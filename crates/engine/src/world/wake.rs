@@ -6,8 +6,8 @@ use fairsim_balance::{wf, WakeDecision};
 use crate::event::{Event, Tid};
 use crate::time::Time;
 
-use super::cpu::Overhead;
 use super::{RtState, Timer, TimerExpiry, World};
+use crate::profile::{Ctx, Leaf, Site};
 
 impl World {
     /// Posts a token to task `x` from `cpu` and wakes it if it waits for one.
@@ -35,9 +35,14 @@ impl World {
         };
         self.tasks[x].state = RtState::Waking;
         self.tasks[x].woken_at = Some(now);
-        self.charge(this_cpu, now, self.config.cost.wakeup, Overhead::Wakeup);
+        self.charge(
+            this_cpu,
+            now,
+            self.config.cost.wakeup,
+            Site::fixed(Ctx::Wakeup),
+        );
         let decision = self.sched.try_to_wake_up(sid, this_cpu, wake_flags, now);
-        self.charge_sched_work(this_cpu, now);
+        self.charge_sched_work(this_cpu, now, Ctx::Wakeup);
         match decision {
             WakeDecision::Runnable { cpu, preempt } => {
                 self.tasks[x].state = RtState::Runnable;
@@ -57,7 +62,12 @@ impl World {
                 if via_wakelist {
                     at += cost.ipi_latency;
                 } else if cpu != this_cpu {
-                    self.charge(this_cpu, now, cost.remote_rq_lock, Overhead::RemoteLock);
+                    self.charge(
+                        this_cpu,
+                        now,
+                        cost.remote_rq_lock,
+                        Site::new(Ctx::Wakeup, Leaf::Lock),
+                    );
                     at = self.cpus[this_cpu].kernel_until;
                 }
                 self.queue.push(
@@ -115,20 +125,24 @@ impl World {
         }
         if via_wakelist {
             self.interrupt_entry(cpu, now);
-            self.charge(cpu, now, cost.ipi_handle, Overhead::Ipi);
+            self.charge(cpu, now, cost.ipi_handle, Site::fixed(Ctx::WakeListIpi));
         }
         // ttwu_do_activate runs under the target's rq lock: taken by the target itself
         // (sched_ttwu_pending, or a local wakeup) or by the remote waker, which spins if
         // another CPU holds it. The enqueue is applied now even when the waker had to
         // spin; only the spin's cost is charged to it.
-        let locker = if via_wakelist { cpu } else { from_cpu };
-        self.rq_lock(locker, cpu, now, cost.rq_enqueue);
+        let (locker, ctx) = if via_wakelist {
+            (cpu, Ctx::WakeListIpi)
+        } else {
+            (from_cpu, Ctx::WakeActivate)
+        };
+        self.rq_lock(locker, cpu, now, cost.rq_enqueue, ctx);
         if wake_flags & wf::MIGRATED != 0 {
-            self.charge_migration(x, cpu, now);
+            self.charge_migration(x, cpu, now, ctx);
         }
         self.sched
             .ttwu_do_activate(sid, wake_flags, via_wakelist, now);
-        self.charge_sched_work(cpu, now);
+        self.charge_sched_work(cpu, now, ctx);
         self.tasks[x].state = RtState::Runnable;
         if self.sched.rqs[cpu].need_resched {
             if via_wakelist || cpu == from_cpu {
@@ -140,7 +154,7 @@ impl World {
     }
 
     /// The cache refill of a task arriving on `cpu` from another CPU, more across LLCs.
-    fn charge_migration(&mut self, x: Tid, cpu: usize, now: u64) {
+    fn charge_migration(&mut self, x: Tid, cpu: usize, now: u64, ctx: Ctx) {
         let cost = self.config.cost;
         let mut c = cost.migration;
         if let Some(prev) = self.tasks[x].last_cpu {
@@ -148,7 +162,7 @@ impl World {
                 c += cost.migration_cross_llc;
             }
         }
-        self.charge(cpu, now, c, Overhead::Migration);
+        self.charge(cpu, now, c, Site::new(ctx, Leaf::Refill));
         self.metrics.cpus[cpu].migrations_in += 1;
     }
 
@@ -159,7 +173,7 @@ impl World {
         if self.tasks[x].state != RtState::Unborn {
             return;
         }
-        self.charge(cpu, now, self.config.cost.fork, Overhead::Fork);
+        self.charge(cpu, now, self.config.cost.fork, Site::fixed(Ctx::Fork));
         let name = self.tasks[x].name.clone();
         let sid = self.sched.create_task(
             &name,
@@ -194,10 +208,10 @@ impl World {
             return;
         };
         self.sched.wake_up_new_task_select(sid, from_cpu, now);
-        self.charge_sched_work(from_cpu, now);
+        self.charge_sched_work(from_cpu, now, Ctx::WakeUpNewTask);
         let cpu = self.sched.tasks[sid].cpu;
         self.sched.wake_up_new_task_activate(sid, now);
-        self.charge_sched_work(cpu, now);
+        self.charge_sched_work(cpu, now, Ctx::WakeUpNewTask);
         self.tasks[x].state = RtState::Runnable;
         if self.sched.rqs[cpu].need_resched {
             if cpu == from_cpu {
@@ -216,11 +230,14 @@ impl World {
         self.cancel_timer(t);
         let slack = self.config.timer_slack;
         let soft = now + d;
-        let fire = match self.config.timer_expiry {
+        let hard = match self.config.timer_expiry {
             TimerExpiry::Hard => soft + slack,
             TimerExpiry::Mid => soft + slack / 2,
             TimerExpiry::Soft => soft,
         };
+        // An interrupt the engine does not model may run the timer earlier in its slack
+        // window (noise); it never fires before its soft expiry.
+        let fire = hard - self.noise.timer_early(hard - soft);
         // Each task has at most one armed timer, so its slot is its own index.
         let id = t;
         let gen = self.timers[id].gen + 1;
@@ -228,6 +245,7 @@ impl World {
             cpu,
             task: t,
             soft,
+            fire,
             armed: true,
             gen,
         };
@@ -237,14 +255,10 @@ impl World {
             .push(Time(fire), Event::TimerExpire { timer: id, gen });
     }
 
-    /// When timer `id` fires if nothing runs it earlier (its hard expiry as modelled).
-    pub(super) fn timer_fire_time(&self, id: usize, slack: u64) -> u64 {
-        let soft = self.timers[id].soft;
-        match self.config.timer_expiry {
-            TimerExpiry::Hard => soft + slack,
-            TimerExpiry::Mid => soft + slack / 2,
-            TimerExpiry::Soft => soft,
-        }
+    /// When timer `id` fires if nothing runs it earlier (its hard expiry as modelled,
+    /// less the noise's early firing).
+    pub(super) fn timer_fire_time(&self, id: usize) -> u64 {
+        self.timers[id].fire
     }
 
     /// Cancels task `t`'s timer, if armed (`hrtimer_cancel`).
@@ -267,7 +281,12 @@ impl World {
     /// leaving C1 does in the kernel.
     pub(super) fn timer_interrupt(&mut self, cpu: usize, now: u64) {
         self.interrupt_entry(cpu, now);
-        self.charge(cpu, now, self.config.cost.timer_irq, Overhead::Timer);
+        self.charge(
+            cpu,
+            now,
+            self.config.cost.timer_irq,
+            Site::fixed(Ctx::TimerIrq),
+        );
         let at = now.max(self.cpus[cpu].kernel_until);
         if at > now {
             self.queue.push(Time(at), Event::TimerHandler { cpu });
