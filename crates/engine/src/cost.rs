@@ -35,6 +35,33 @@ pub struct CostTable {
     /// another core's cache. An L3 hit or cross-core transfer is ~30-40 ns on Sapphire
     /// Rapids (Intel MLC loaded latency); 40 ns per CPU.
     pub idle_scan_per_cpu: u64,
+    /// One CPU whose statistics a load balance reads (`update_sg_lb_stats` for one CPU:
+    /// `cpu_load`, `cpu_util_cfs`, `cpu_runnable`, `nr_running`, `h_nr_runnable`,
+    /// `idle_cpu`, `cpu_overutilized` with `capacity_of` and the runqueue's uclamp).
+    /// Two parts:
+    /// - the instructions and cached reads, measured: `fairsim race --threads 1` runs the
+    ///   same `update_sd_lb_stats` with every runqueue in one core's caches and takes
+    ///   ~1.2 us for spr-2s56c2t's 55-group, 110-CPU MC scan on the build host, ~10 ns
+    ///   per CPU;
+    /// - the cache misses, estimated: the reads touch about five lines of the remote
+    ///   `struct rq` (its head with `nr_running`, the cfs_rq head, the cacheline-aligned
+    ///   `cfs.avg`, `curr`, `uclamp`) that the owner rewrites at every enqueue, dequeue and
+    ///   switch, so on a busy machine each read finds them modified in the owner's cache.
+    ///   A modified line moves between two cores of one Sapphire Rapids socket in
+    ///   roughly 60-100 ns (published core-to-core latency measurements of 4th-generation
+    ///   Xeon, e.g. Chips and Cheese, "Core to Core Latency Data on Large Systems",
+    ///   2023). How many of them overlap is the open question: the loads of successive
+    ///   CPUs are independent, so a Golden Cove core with 16 L1D fill buffers and a
+    ///   512-entry reorder window can keep 10-16 in flight (5 x 80 ns / 16 = 25 ns per
+    ///   CPU), while data-dependent branches that mispredict would limit it to 2-3 (160
+    ///   ns per CPU).
+    ///
+    /// The default takes the overlapped end, 40 ns in all, the same as
+    /// `idle_scan_per_cpu`, so that a default run is what it was before this constant
+    /// existed; `--cost lb_scan_per_cpu=170ns` is the other end, and the closing notes
+    /// of issue #11 say what each does to seed 000's figures. The extra for another LLC
+    /// or node (`scan_remote_llc`, `scan_remote_node`) comes on top.
+    pub lb_scan_per_cpu: u64,
     /// Extra cost of reading a CPU's runqueue that sits in another LLC of the same node
     /// (another die's L3, e.g. multi-die packages): the lines come from a remote cache,
     /// ~100 ns instead of ~40 ns on multi-die x86 (Intel MLC, AMD cross-CCX figures);
@@ -98,6 +125,7 @@ impl Default for CostTable {
             context_switch: 1_500,
             wakeup: 500,
             idle_scan_per_cpu: 40,
+            lb_scan_per_cpu: 40,
             scan_remote_llc: 60,
             scan_remote_node: 120,
             group_scan: 60,
@@ -141,6 +169,7 @@ impl CostTable {
         "context_switch",
         "wakeup",
         "idle_scan_per_cpu",
+        "lb_scan_per_cpu",
         "scan_remote_llc",
         "scan_remote_node",
         "group_scan",
@@ -162,6 +191,7 @@ impl CostTable {
             "context_switch" => &mut self.context_switch,
             "wakeup" => &mut self.wakeup,
             "idle_scan_per_cpu" => &mut self.idle_scan_per_cpu,
+            "lb_scan_per_cpu" => &mut self.lb_scan_per_cpu,
             "scan_remote_llc" => &mut self.scan_remote_llc,
             "scan_remote_node" => &mut self.scan_remote_node,
             "group_scan" => &mut self.group_scan,

@@ -320,7 +320,7 @@ impl Ctx {
     }
 
     /// Whether the context is a load balance (`sched_balance_rq` below it).
-    fn balances(self) -> bool {
+    pub fn balances(self) -> bool {
         matches!(
             self,
             Ctx::Newidle | Ctx::PeriodicBalance | Ctx::NohzBalance | Ctx::ActiveBalance

@@ -76,7 +76,7 @@ impl Scenario {
         toml::from_str(text).map_err(|e| {
             let msg = e.message().replace('\n', " ");
             EngineError::Scenario(format!(
-                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, features, duration, seed, hz, timer_slack, timer_expiry, cpuidle, schedstat, schedstat_version, json, [cost]"
+                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, features, duration, seed, hz, timer_slack, timer_expiry, cpuidle, noise, warmup, schedstat, schedstat_version, json, [cost]"
             ))
         })
     }

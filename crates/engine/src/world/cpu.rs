@@ -255,7 +255,14 @@ impl World {
             return;
         }
         let c = self.config.cost;
-        let cpus = w.cpus_visited * c.idle_scan_per_cpu
+        // A balance reads each CPU's load statistics; the wakeup and fork paths only
+        // whether it is idle.
+        let per_cpu = if ctx.balances() {
+            c.lb_scan_per_cpu
+        } else {
+            c.idle_scan_per_cpu
+        };
+        let cpus = w.cpus_visited * per_cpu
             + w.cpus_visited_remote_llc * c.scan_remote_llc
             + w.cpus_visited_remote_node * c.scan_remote_node;
         self.charge_parts(
