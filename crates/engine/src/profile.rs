@@ -67,6 +67,7 @@ pub enum Sym {
     DoExit,
     DoIdle,
     CpuidleEnterState,
+    TickNohzIdleExit,
     NohzRunIdleBalance,
     MigrationRefill,
     User,
@@ -120,6 +121,7 @@ impl Sym {
         Sym::DoExit,
         Sym::DoIdle,
         Sym::CpuidleEnterState,
+        Sym::TickNohzIdleExit,
         Sym::NohzRunIdleBalance,
         Sym::MigrationRefill,
         Sym::User,
@@ -170,6 +172,7 @@ impl Sym {
             Sym::DoExit => "do_exit",
             Sym::DoIdle => "do_idle",
             Sym::CpuidleEnterState => "cpuidle_enter_state",
+            Sym::TickNohzIdleExit => "tick_nohz_idle_exit",
             Sym::NohzRunIdleBalance => "nohz_run_idle_balance",
             Sym::MigrationRefill => "[cache refill after migration]",
             Sym::User => "[user]",
@@ -243,6 +246,8 @@ pub enum Ctx {
     Exit,
     /// Leaving an idle state.
     IdleExit,
+    /// Restarting the stopped tick on the way out of idle.
+    TickRestart,
     /// The idle loop's blocked-load refresh.
     IdleBalance,
 }
@@ -272,6 +277,7 @@ impl Ctx {
         Ctx::Exec,
         Ctx::Exit,
         Ctx::IdleExit,
+        Ctx::TickRestart,
         Ctx::IdleBalance,
     ];
 
@@ -315,6 +321,7 @@ impl Ctx {
             Ctx::Exec => &[SchedExec],
             Ctx::Exit => &[DoExit],
             Ctx::IdleExit => &[DoIdle, CpuidleEnterState],
+            Ctx::TickRestart => &[DoIdle, TickNohzIdleExit],
             Ctx::IdleBalance => &[DoIdle, NohzRunIdleBalance, UpdateBlockedAverages],
         }
     }
@@ -343,7 +350,7 @@ impl Ctx {
             Ctx::TimerIrq => Overhead::Timer,
             Ctx::Tick | Ctx::Trigger => Overhead::Tick,
             Ctx::Fork | Ctx::WakeUpNewTask | Ctx::Exec | Ctx::Exit => Overhead::Fork,
-            Ctx::IdleExit | Ctx::IdleBalance => Overhead::IdleExit,
+            Ctx::IdleExit | Ctx::TickRestart | Ctx::IdleBalance => Overhead::IdleExit,
             Ctx::Newidle | Ctx::PeriodicBalance | Ctx::NohzBalance => Overhead::Scan,
         }
     }

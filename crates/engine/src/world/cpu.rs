@@ -369,6 +369,16 @@ impl World {
         now: u64,
     ) {
         let next = next_sid.map(|s| self.by_sched_id[s]);
+        if prev.is_none() && next.is_some() && !self.cpus[cpu].tick_on {
+            // do_idle leaves the idle loop: tick_nohz_idle_exit restarts the stopped tick
+            // before schedule_idle() switches to the woken task.
+            self.charge(
+                cpu,
+                now,
+                self.config.cost.tick_restart,
+                Site::fixed(Ctx::TickRestart),
+            );
+        }
         if prev != next {
             // __schedule holds the rq lock from the pick until finish_task_switch, after
             // switch_to, so the whole switch is under it.
