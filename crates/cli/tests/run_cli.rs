@@ -209,6 +209,44 @@ fn bad_input_is_one_line_and_exit_2() {
     bad(&["run", "--timer-expiry", "late"], "hard, mid or soft");
     bad(&["run", "--cpuidle", "haltpoll"], "menu or none");
     bad(&["run", "/nonexistent/scenario.toml"], "scenario");
+    bad(&["run", "--noise", "loud"], "on, off or a spread from 0 to 1");
+    bad(&["run", "--noise", "1.5"], "--noise");
+    bad(
+        &["run", "--duration", "100ms", "--warmup", "100ms"],
+        "shorter than the run",
+    );
+    bad(&["run", "--warmup", "soon"], "--warmup");
+}
+
+#[test]
+fn noise_window_and_profile_reach_the_outputs() {
+    let base = [
+        "run",
+        "--topology",
+        "smt-mc-1s4c2t",
+        "--workload",
+        "nanosleep:tasks=8,sleep=1us",
+        "--duration",
+        "60ms",
+    ];
+    let with = |extra: &[&str]| {
+        let mut a: Vec<&str> = base.to_vec();
+        a.extend_from_slice(extra);
+        ok(&a)
+    };
+    // Noise is on by default: two seeds give two runs, one seed the same run twice.
+    let a = with(&["--seed", "1"]);
+    assert!(a.contains("noise: spread 0.1"), "{a}");
+    assert_eq!(a, with(&["--seed", "1"]));
+    assert_ne!(a, with(&["--seed", "2"]));
+    // --noise off prints no noise line.
+    assert!(!with(&["--noise", "off"]).contains("noise:"));
+    let w = with(&["--warmup", "20ms"]);
+    assert!(w.contains("measured window [20ms, 60ms) (40ms)"), "{w}");
+    let p = with(&["--profile"]);
+    assert!(p.contains("Children      Self"), "{p}");
+    assert!(p.contains("[k] __schedule"), "{p}");
+    assert!(p.contains("[k] [idle]"), "{p}");
 }
 
 #[test]
