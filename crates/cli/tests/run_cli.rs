@@ -209,7 +209,10 @@ fn bad_input_is_one_line_and_exit_2() {
     bad(&["run", "--timer-expiry", "late"], "hard, mid or soft");
     bad(&["run", "--cpuidle", "haltpoll"], "menu or none");
     bad(&["run", "/nonexistent/scenario.toml"], "scenario");
-    bad(&["run", "--noise", "loud"], "on, off or a spread from 0 to 1");
+    bad(
+        &["run", "--noise", "loud"],
+        "on, off or a spread from 0 to 1",
+    );
     bad(&["run", "--noise", "1.5"], "--noise");
     bad(
         &["run", "--duration", "100ms", "--warmup", "100ms"],

@@ -111,12 +111,13 @@ impl Noise {
         self.model.is_on()
     }
 
-    /// `E` in units of 1/1536 (mean 1536): trailing zeros of a random word plus a
-    /// uniform 10-bit fraction.
+    /// `E` in units of 1/1536 (mean 1536): trailing zeros of the low 54 bits of a random
+    /// word plus a uniform 10-bit fraction from its top bits (independent bits of one
+    /// draw, so that a charge costs one step of the stream).
     fn tail_q(&mut self) -> u64 {
         let w = self.rng.next_u64();
-        let tz = u64::from(w.trailing_zeros().min(40));
-        let frac = self.rng.next_u64() & 1023;
+        let tz = u64::from((w & ((1 << 54) - 1)).trailing_zeros().min(40));
+        let frac = w >> 54;
         tz * 1024 + frac
     }
 
