@@ -161,12 +161,12 @@ const KNOWN_DEPARTURES: &[(&str, &str, &str)] = &[
     (
         "messaging-g1-l8000-pipe-process",
         "latency-p50",
-        "not explained yet: the host's figure is CPU 0's only (no tracepoints from CPU 1's idle task) and perf sched halves the rate of such runs (validation/host/README.md); fairsim wakes 57% of its receivers remotely onto a busy CPU, where the wakeup waits in the queue rather than for the vCPU's 10 us tick restart",
+        "not explained yet: the host's figure is CPU 0's only (no tracepoints from CPU 1's idle task) and perf sched halves the rate of such runs (validation/host/README.md); fairsim wakes more than half of its receivers across CPUs onto a busy CPU, where the wakeup waits in the queue rather than for the vCPU's 10 us tick restart",
     ),
     (
         "messaging-g2-l4000-pipe-process",
         "latency-p50",
-        "fairsim's hackbench with 80 tasks on 2 CPUs runs at 97% task time and 16k switches/s against the host's 143k/s (its Time 2.6 s against 1.06 s): senders keep the CPU for whole slices; the per-message work and pipe wakeup pattern under many runnable tasks (workloads/hackbench.rs) need checking against a trace",
+        "work-bound where the host is not: fairsim charges 0.8 us of task work per pipe read or write (PIPE_SYSCALL_WORK in workloads/hackbench.rs, a figure for current x86), while this host moves a g=2 message in 0.33 us per system call switches included (6.4 M calls in 1.06 s on 2 CPUs); fairsim runs at 97% task time, its senders fill whole slices, and it switches 7x less often (Time 2.6 s against 1.06 s)",
     ),
     (
         "messaging-g2-l4000-pipe-process",
