@@ -219,6 +219,10 @@ fn bad_input_is_one_line_and_exit_2() {
         "shorter than the run",
     );
     bad(&["run", "--warmup", "soon"], "--warmup");
+    bad(
+        &["compare", "--new", "ILB_FAST", "--profile"],
+        "--profile: not available with compare",
+    );
 }
 
 #[test]

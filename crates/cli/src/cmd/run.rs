@@ -151,6 +151,19 @@ pub struct RunArgs {
 /// The run specification `args` describe (for `fairsim compare`, which varies its
 /// features and seed).
 pub(crate) fn resolve_spec(args: &RunArgs) -> Result<RunSpec, CliError> {
+    // compare runs many seeds and prints one table: per-run outputs have no place there.
+    for (given, name) in [
+        (args.profile, "--profile"),
+        (args.json.is_some(), "--json"),
+        (args.schedstat.is_some(), "--schedstat"),
+        (args.check_determinism, "--check-determinism"),
+    ] {
+        if given {
+            return Err(CliError::msg(format!(
+                "{name}: not available with compare, which prints one table over many runs; allowed: `fairsim run {name}` for one run (compare's table has perf-newidle_balance-% and perf-update_sd_lb_stats-%)"
+            )));
+        }
+    }
     Ok(resolve(args)?.0.spec)
 }
 
