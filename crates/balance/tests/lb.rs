@@ -263,7 +263,7 @@ fn newidle_until_act(
 ) -> (fairsim_balance::lb::NewidleBalance, usize) {
     let mut nb = s.newidle_start(cpu, now).expect("the balance runs");
     loop {
-        if let Some(rq) = nb.pending_lock(s) {
+        if let Some(rq) = nb.pending_lock(s, now) {
             return (nb, rq);
         }
         let step = s.newidle_step(&mut nb, now);
@@ -293,7 +293,7 @@ fn two_newly_idle_cpus_race_for_one_task_and_the_second_finds_nothing() {
     s.newidle_step(&mut a, t);
     assert_eq!(s.rqs[2].nr_running, 1);
     assert_eq!(
-        b.pending_lock(&s),
+        b.pending_lock(&mut s, t),
         None,
         "CPU 0 has one task left: nothing to lock for"
     );

@@ -88,7 +88,10 @@ fn two_newidle_balances_racing_for_one_runqueue_conserve_tokens() {
             .map(|cpu| {
                 let mut ctx = CpuCtx::new(&w, cpu, &lb.sd, lb.rnd[cpu]);
                 let sd = w.topo.cpus[cpu].sd.expect("a domain");
-                ctx.sched_balance_rq_scan(cpu, sd, CpuIdleType::NewlyIdle, NOW)
+                let mut scan = ctx.sched_balance_rq_scan(cpu, sd, CpuIdleType::NewlyIdle, NOW);
+                // The runqueue search, before the threads race for the lock.
+                ctx.lb_resolve_src_rq(&mut scan);
+                scan
             })
             .collect();
         for scan in &scans {
@@ -172,7 +175,9 @@ fn a_remote_wakeup_a_pull_and_the_timer_conserve_tokens() {
         let scan = {
             let mut ctx = CpuCtx::new(&w, 2, &lb.sd, lb.rnd[2]);
             let sd = w.topo.cpus[2].sd.expect("a domain");
-            ctx.sched_balance_rq_scan(2, sd, CpuIdleType::NewlyIdle, NOW)
+            let mut scan = ctx.sched_balance_rq_scan(2, sd, CpuIdleType::NewlyIdle, NOW);
+            ctx.lb_resolve_src_rq(&mut scan);
+            scan
         };
         assert_eq!(scan.outcome, ScanOutcome::Busiest(0), "{scan:?}");
         let waker = {

@@ -54,11 +54,15 @@ pub enum NewidleStep {
 
 impl NewidleBalance {
     /// The runqueue whose lock the next step takes, if that step is an act phase that will
-    /// lock its busiest CPU (see [`LbScan::lock_target`]).
-    pub fn pending_lock(&self, s: &Sched) -> Option<usize> {
-        self.pending_scan
-            .as_ref()
-            .and_then(|(scan, _)| scan.lock_target(s))
+    /// lock its busiest CPU (see [`LbScan::lock_target`]). The act begins here at `now`:
+    /// a scan that found a busiest group chooses its runqueue first
+    /// ([`BalanceAct::lb_resolve_src_rq`]), which reads runqueues: the caller charges
+    /// that work before it waits for the lock.
+    pub fn pending_lock(&mut self, s: &mut Sched, now: u64) -> Option<usize> {
+        let (scan, _) = self.pending_scan.as_mut()?;
+        s.set_now(now);
+        s.lb_resolve_src_rq(scan);
+        scan.lock_target(s)
     }
 }
 

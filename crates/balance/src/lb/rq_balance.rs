@@ -7,7 +7,7 @@
 
 use std::sync::atomic::Ordering;
 
-use fairsim_topology::{CpuMask, SdFlags, SdId};
+use fairsim_topology::{CpuMask, GroupId, SdFlags, SdId};
 
 use crate::lb::detach::MoveTasks;
 use crate::lb::env::{
@@ -34,6 +34,13 @@ pub enum ScanOutcome {
     NoBusyGroup,
     /// A busiest group but no runqueue in it (`lb_nobusyq`).
     NoBusyQueue,
+    /// A busiest group whose runqueue is not chosen yet. `sched_balance_find_src_rq`
+    /// reads the group's runqueues after `update_sd_lb_stats` has read every group, so in
+    /// virtual time it runs once the group scan's cost has elapsed, on the state as it is
+    /// then ([`BalanceAct::lb_resolve_src_rq`]): a CPU that had two tasks when its group
+    /// was read may have one by then, and the balance ends `lb_nobusyq`, as the kernel's
+    /// does, rather than failing to detach.
+    BusiestGroup(GroupId),
     /// Pull from this CPU.
     Busiest(usize),
 }
@@ -144,16 +151,9 @@ pub trait BalanceScan: SrcSelect {
                 outcome: ScanOutcome::NoBusyGroup,
             };
         };
-        let Some(busiest) = self.sched_balance_find_src_rq(c, &env, group) else {
-            return LbScan {
-                env,
-                outcome: ScanOutcome::NoBusyQueue,
-            };
-        };
-        env.src_cpu = busiest;
         LbScan {
             env,
-            outcome: ScanOutcome::Busiest(busiest),
+            outcome: ScanOutcome::BusiestGroup(group),
         }
     }
 }
@@ -166,7 +166,7 @@ impl SdSchedstat {
     pub fn count_scan(&mut self, scan: &LbScan) {
         let itype = scan.env.idle as usize;
         match scan.outcome {
-            ScanOutcome::NotThisCpu => {}
+            ScanOutcome::NotThisCpu | ScanOutcome::BusiestGroup(_) => {}
             ScanOutcome::NoBusyGroup => self.lb_nobusyg[itype] += 1,
             ScanOutcome::NoBusyQueue => self.lb_nobusyq[itype] += 1,
             ScanOutcome::Busiest(_) => {
@@ -212,12 +212,33 @@ pub trait BalanceAct: BalanceHost {
         scan
     }
 
+    /// `sched_balance_find_src_rq` for a scan that found a busiest group, on the state as
+    /// it is now: sets the busiest runqueue (or `lb_nobusyq`) and counts the outcome. A
+    /// scan already resolved is left as it is.
+    fn lb_resolve_src_rq(&mut self, scan: &mut LbScan) {
+        let ScanOutcome::BusiestGroup(group) = scan.outcome else {
+            return;
+        };
+        let mut c = ScanCounters::default();
+        scan.outcome = match self.sched_balance_find_src_rq(&mut c, &scan.env, group) {
+            Some(b) => {
+                scan.env.src_cpu = b;
+                ScanOutcome::Busiest(b)
+            }
+            None => ScanOutcome::NoBusyQueue,
+        };
+        self.fold_scan(scan.env.sd, scan.env.idle, c);
+        self.sd_stats_mut(scan.env.sd).count_scan(scan);
+    }
+
     /// The act half of `sched_balance_rq`: detach tasks from the busiest runqueue as it is
     /// at `now` (another CPU may have emptied it since the scan), attach them, handle
     /// pinned tasks, queue an active balance when the kernel would, and update
     /// `nr_balance_failed` and `balance_interval`.
     fn sched_balance_rq_act(&mut self, scan: LbScan, now: u64) -> LbResult {
         self.set_now(now);
+        let mut scan = scan;
+        self.lb_resolve_src_rq(&mut scan);
         let LbScan {
             mut env,
             mut outcome,
@@ -238,6 +259,14 @@ pub trait BalanceAct: BalanceHost {
                 }
                 ScanOutcome::NoBusyGroup | ScanOutcome::NoBusyQueue => {
                     return self.lb_out_balanced(&env);
+                }
+                ScanOutcome::BusiestGroup(_) => {
+                    // A redo's rescan: its runqueue search follows at once.
+                    let mut again = LbScan { env, outcome };
+                    self.lb_resolve_src_rq(&mut again);
+                    env = again.env;
+                    outcome = again.outcome;
+                    continue;
                 }
                 ScanOutcome::Busiest(b) => b,
             };

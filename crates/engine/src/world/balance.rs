@@ -153,7 +153,10 @@ impl World {
             return;
         };
         if self.cpus[cpu].act_lock.is_none() {
-            if let Some(rq) = nb.pending_lock(&self.sched) {
+            let lock = nb.pending_lock(&mut self.sched, now);
+            // The runqueue search just run read the busiest group's CPUs.
+            self.charge_sched_work(cpu, now, Ctx::Newidle);
+            if let Some(rq) = lock {
                 // rq_lock_irqsave(busiest) before detach_tasks: when another CPU holds it,
                 // spin, and act on the state as it is once the lock is ours.
                 let got = self.rq_lock(cpu, rq, now, self.config.cost.remote_rq_lock, Ctx::Newidle);
