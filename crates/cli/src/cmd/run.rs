@@ -118,7 +118,8 @@ pub struct RunArgs {
     #[arg(long)]
     ilb_sd_share: bool,
 
-    /// Write /proc/schedstat as it reads at the end of the run to FILE.
+    /// Write /proc/schedstat as it reads at the end of the run to FILE (with --warmup, the
+    /// counters since the window opened, as a `schedstat.py -i` delta shows them).
     #[arg(long, value_name = "FILE")]
     schedstat: Option<PathBuf>,
 
