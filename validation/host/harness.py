@@ -234,9 +234,10 @@ def parse_perf_stat_csv(path):
     return out
 
 
-def run_stat(cmd, bindir, workdir, tag):
-    statfile = os.path.join(workdir, f"{tag}.perfstat.csv")
-    perfcmd = [PERF, "stat", "-x,", "-o", statfile, "-e", STAT_EVENTS, "--"] + cmd
+def measured_run(perfcmd, bindir):
+    """Runs perfcmd in bindir and measures around it: wall time, the CPU time of
+    perf and the workload (rusage), every task's CPU time on the machine, /proc/stat
+    and the load average before. Raises when the command fails."""
     la0 = loadavg()
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     s0 = read_proc_stat()
@@ -252,6 +253,13 @@ def run_stat(cmd, bindir, workdir, tag):
     if p.returncode != 0:
         raise RuntimeError(f"{perfcmd} failed ({p.returncode}):\n{p.stdout}")
     own = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    return p, la0, s0, s1, c0, c1, t0, t1, own
+
+
+def run_stat(cmd, bindir, workdir, tag):
+    statfile = os.path.join(workdir, f"{tag}.perfstat.csv")
+    perfcmd = [PERF, "stat", "-x,", "-o", statfile, "-e", STAT_EVENTS, "--"] + cmd
+    p, la0, s0, s1, c0, c1, t0, t1, own = measured_run(perfcmd, bindir)
     st = parse_perf_stat_csv(statfile)
     cs = st.get("context-switches", (None,))[0]
     mig = st.get("cpu-migrations", (None,))[0]
@@ -531,21 +539,7 @@ def run_sched(cmd, bindir, workdir, tag, comms):
     data = os.path.join(workdir, f"{tag}.sched.data")
     _remove(data)
     perfcmd = [PERF, "sched", "record", "-o", data, "--"] + cmd
-    la0 = loadavg()
-    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    s0 = read_proc_stat()
-    c0 = machine_task_cpu_s()
-    t0 = time.monotonic()
-    p = subprocess.run(perfcmd, cwd=bindir, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True,
-                       env=dict(os.environ, PATH=bindir + ":" + os.environ["PATH"]))
-    t1 = time.monotonic()
-    c1 = machine_task_cpu_s()
-    s1 = read_proc_stat()
-    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if p.returncode != 0:
-        raise RuntimeError(f"{perfcmd} failed ({p.returncode}):\n{p.stdout}")
-    own = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    p, la0, s0, s1, c0, c1, t0, t1, own = measured_run(perfcmd, bindir)
     wall = t1 - t0
     busy = c1 - c0
     foreign = busy - own
