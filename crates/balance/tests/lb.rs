@@ -311,3 +311,53 @@ fn two_newly_idle_cpus_race_for_one_task_and_the_second_finds_nothing() {
     );
     s.check_invariants().unwrap();
 }
+
+#[test]
+fn the_busiest_runqueue_is_chosen_when_the_group_scan_is_over() {
+    use fairsim_balance::lb::rq_balance::{BalanceAct, ScanOutcome};
+    let newly = CpuIdleType::NewlyIdle as usize;
+    let t = 1_000_000;
+    for leave in 0..=2 {
+        let mut s = sched_on(
+            "smt-mc-1s4c2t",
+            Features::parse("NO_NI_RANDOM,NO_DELAY_DEQUEUE").unwrap(),
+            false,
+        );
+        pile_on(&mut s, 0, 2, 0);
+        let mc = s.topo.domains_of(2).nth(1).unwrap();
+        // CPU 2's MC scan reads core 0's group as the busiest; its runqueue is not chosen
+        // yet, as find_busiest_queue runs after update_sd_lb_stats.
+        let scan = s.sched_balance_rq_scan(2, mc, CpuIdleType::NewlyIdle, t);
+        assert!(
+            matches!(scan.outcome, ScanOutcome::BusiestGroup(_)),
+            "{:?}",
+            scan.outcome
+        );
+        // Before the scan's time is over, `leave` of CPU 0's tasks run and sleep (dequeued
+        // at once: no delayed dequeue).
+        for _ in 0..leave {
+            s.block_current(0, t);
+            s.schedule(0, t);
+        }
+        assert_eq!(s.rqs[0].nr_running, 2 - leave);
+        let r = s.sched_balance_rq_act(scan, t);
+        let st = &s.sd_stats[mc];
+        let got = (
+            r.moved,
+            st.lb_gained[newly],
+            st.lb_failed[newly],
+            st.lb_nobusyq[newly],
+        );
+        let want = match leave {
+            // Two tasks: the queued one moves.
+            0 => (1, 1, 0, 0),
+            // One running task: still the busiest queue for a task imbalance, and
+            // nothing can move (`lb_failed`), as in the kernel.
+            1 => (0, 0, 1, 0),
+            // Both asleep: no busiest queue any more (`lb_nobusyq`).
+            _ => (0, 0, 0, 1),
+        };
+        assert_eq!(got, want, "{leave} task(s) left before the act");
+        s.check_invariants().unwrap();
+    }
+}
