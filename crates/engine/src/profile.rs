@@ -466,6 +466,11 @@ impl Site {
 
     /// The whole stack, outermost first; the last frame is the one charged "self".
     pub fn stack(self) -> Vec<Sym> {
+        if self.leaf == Leaf::Refill {
+            // The refill is the migrated task's first cache misses on its new CPU, in no
+            // kernel path of that CPU's: whichever path moved it, it stands alone.
+            return vec![Sym::MigrationRefill];
+        }
         let mut v = self.ctx.frames().to_vec();
         if self.leaf == Leaf::Examine && self.ctx.balances() {
             v.extend([Sym::SchedBalanceRq, Sym::DetachTasks]);

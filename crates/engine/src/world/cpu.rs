@@ -143,7 +143,7 @@ impl World {
     }
 
     /// Accounts the progress of the active segment up to `t` and returns it.
-    fn advance_seg(&mut self, cpu: usize, t: u64) {
+    pub(super) fn advance_seg(&mut self, cpu: usize, t: u64) {
         let rate = self.rate(cpu);
         if let Some(seg) = &mut self.cpus[cpu].seg {
             if t > seg.resume_at {
@@ -182,11 +182,6 @@ impl World {
         self.tasks[t].saved = None;
         self.tasks[t].pc += 1;
         self.exec(cpu, now);
-    }
-
-    /// Accounts the active segment's progress up to `t` (the window's opening).
-    pub(super) fn advance_seg_to(&mut self, cpu: usize, t: u64) {
-        self.advance_seg(cpu, t);
     }
 
     /// Stops the active segment at `now` (for the stopper of an active balance).

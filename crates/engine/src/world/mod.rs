@@ -588,7 +588,7 @@ impl World {
         // Work in progress when the window opens (a segment, a newidle balance) is
         // counted from here on: its earlier part stays in the warm-up.
         for cpu in 0..self.cpus.len() {
-            self.advance_seg_to(cpu, now);
+            self.advance_seg(cpu, now);
             if let Some((nb, prev, started)) = self.cpus[cpu].newidle.take() {
                 self.cpus[cpu].newidle = Some((nb, prev, started.max(now)));
             }
