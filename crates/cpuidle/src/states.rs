@@ -1,0 +1,62 @@
+//! `struct cpuidle_state` and the tables a cpuidle driver registers
+//! (include/linux/cpuidle.h).
+
+use serde::Serialize;
+
+/// One idle state as a cpuidle driver registers it (`struct cpuidle_state`), with
+/// latencies in nanoseconds as `exit_latency_ns` and `target_residency_ns` hold them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IdleState {
+    /// `name`, as `/sys/devices/system/cpu/cpuN/cpuidle/stateK/name` prints it (`POLL`,
+    /// `C1`, `C1E`, `C6`, `WFI`, ...).
+    pub name: String,
+    /// `exit_latency_ns`: the worst-case time from the wakeup event to running code.
+    pub exit_latency_ns: u64,
+    /// `target_residency_ns`: the shortest stay for which the state saves energy.
+    pub target_residency_ns: u64,
+    /// `CPUIDLE_FLAG_POLLING`: the state spins on `need_resched` (state 0 on x86).
+    pub polling: bool,
+    /// `CPUIDLE_FLAG_TIMER_STOP`: the local timer stops in this state.
+    pub timer_stop: bool,
+    /// Disabled, as `stateK/disable` or the driver's `CPUIDLE_FLAG_OFF` leave it: the
+    /// governors skip it.
+    pub disabled: bool,
+}
+
+/// The state table of one cpuidle driver (`struct cpuidle_driver`): state 0 first, the
+/// deepest last, exit latencies and residencies non-decreasing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IdleTable {
+    /// The driver's name as `/sys/devices/system/cpu/cpuidle/current_driver` prints it
+    /// (`intel_idle`, `haltpoll`, `big_little_idle`, ...).
+    pub driver: String,
+    /// Where the table comes from (the kernel table it ports, or `--idle-states`).
+    pub source: String,
+    /// The states, state 0 first.
+    pub states: Vec<IdleState>,
+}
+
+/// A machine's idle states: one table per kind of CPU (big.LITTLE parts register one
+/// driver per cluster type) and the table each CPU uses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IdleStates {
+    /// The distinct tables.
+    pub tables: Vec<IdleTable>,
+    /// `cpu_table[cpu]`: the index in `tables` of `cpu`'s table.
+    pub cpu_table: Vec<usize>,
+}
+
+impl IdleStates {
+    /// Every CPU of an `nr_cpus` machine uses `table`.
+    pub fn uniform(table: IdleTable, nr_cpus: usize) -> IdleStates {
+        IdleStates {
+            tables: vec![table],
+            cpu_table: vec![0; nr_cpus],
+        }
+    }
+
+    /// The table `cpu` uses.
+    pub fn table_of(&self, cpu: usize) -> &IdleTable {
+        &self.tables[self.cpu_table[cpu]]
+    }
+}
