@@ -2,10 +2,18 @@
 //!
 //! - [`states`]: `struct cpuidle_state` (name, exit latency, target residency, the
 //!   polling and timer-stop flags) and the per-CPU tables of a machine.
+//! - [`tables`]: the tables fairsim ships, ported from the kernel's cpuidle drivers
+//!   (intel_idle, cpuidle-big_little, cpuidle-haltpoll) plus fairsim's `flat` table.
+//! - [`parse`]: the `--idle-states` option (a preset, or an explicit list of states, and
+//!   states to disable).
 //!
 //! The crate is pure: the engine says when a CPU goes idle, how far away its next timer
 //! is and when it woke up; the governors answer with a state and a tick decision.
 
+pub mod parse;
 pub mod states;
+pub mod tables;
 
+pub use parse::{parse_idle_states, parse_idle_states_with, IdleSpecError};
 pub use states::{IdleState, IdleStates, IdleTable};
+pub use tables::{flat, machine_default, preset, FLAT_DEFAULT_EXIT_NS, PRESETS};
