@@ -100,7 +100,23 @@ features! {
     ILB_FAST = false,
     /// v4.17-v6.7 util_est: raise the ewma at once when utilization grows.
     UTIL_EST_FASTUP = false,
+    /// Seed 001's "before" kernel: Linux 4.5's `select_idle_sibling` (an idle target, an
+    /// idle cache-affine previous CPU, else the first fully idle sched group below the
+    /// LLC) replaces 6.12's whole.
+    LEGACY_SIS = false,
+    /// Seed 001's patch on LEGACY_SIS: after the target and previous-CPU checks, the first
+    /// allowed idle CPU of the LLC in CPU order. Needs LEGACY_SIS.
+    SIS_FIRST_IDLE = false,
 }
+
+/// Features that only mean something on top of another: (feature, the feature it needs,
+/// a hint for the error message). [`Features::parse`] rejects a set that has the first on
+/// and the second off, because the dependent feature would silently do nothing.
+pub const FEATURE_REQUIRES: &[(Feature, Feature, &str)] = &[(
+    Feature::SIS_FIRST_IDLE,
+    Feature::LEGACY_SIS,
+    "seed 001: before = LEGACY_SIS, after = LEGACY_SIS,SIS_FIRST_IDLE",
+)];
 
 /// A set of enabled features.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -120,8 +136,26 @@ impl Default for Features {
 
 /// A feature name that is not known.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("--features: unknown feature '{0}'; allowed: the names of /sys/kernel/debug/sched/features (e.g. SIS_UTIL, NO_SIS_UTIL) and NI_RATE, ILB_SNAPSHOT, ILB_UTIL, ILB_FAST, UTIL_EST_FASTUP")]
+#[error("--features: unknown feature '{0}'; allowed: the names of /sys/kernel/debug/sched/features (e.g. SIS_UTIL, NO_SIS_UTIL) and NI_RATE, ILB_SNAPSHOT, ILB_UTIL, ILB_FAST, UTIL_EST_FASTUP, LEGACY_SIS, SIS_FIRST_IDLE")]
 pub struct UnknownFeature(pub String);
+
+/// Why a `--features` list was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FeatureError {
+    /// A name that is not a feature.
+    #[error(transparent)]
+    Unknown(#[from] UnknownFeature),
+    /// A feature is on without the feature it builds on ([`FEATURE_REQUIRES`]).
+    #[error("--features: {feature} needs {requires} ({hint})")]
+    Requires {
+        /// The dependent feature's name.
+        feature: &'static str,
+        /// The name of the feature it needs.
+        requires: &'static str,
+        /// How to name both, from the table.
+        hint: &'static str,
+    },
+}
 
 impl Features {
     /// Whether `f` is on (`sched_feat(f)`).
@@ -163,12 +197,31 @@ impl Features {
     }
 
     /// Defaults with a comma-separated list of writes applied, e.g. `NO_ILB_UTIL,ILB_FAST`.
-    pub fn parse(list: &str) -> Result<Features, UnknownFeature> {
+    /// The result must satisfy [`FEATURE_REQUIRES`]: the check runs once the whole list is
+    /// applied, so the order of the words does not matter.
+    pub fn parse(list: &str) -> Result<Features, FeatureError> {
         let mut f = Features::default();
         for word in list.split(',').filter(|w| !w.trim().is_empty()) {
             f.apply(word)?;
         }
+        f.check_requires()?;
         Ok(f)
+    }
+
+    /// Checks [`FEATURE_REQUIRES`]: the first entry, in table order, whose feature is on
+    /// while the feature it needs is off is the error.
+    pub fn check_requires(self) -> Result<(), FeatureError> {
+        match FEATURE_REQUIRES
+            .iter()
+            .find(|&&(f, needs, _)| self.has(f) && !self.has(needs))
+        {
+            Some(&(f, needs, hint)) => Err(FeatureError::Requires {
+                feature: f.name(),
+                requires: needs.name(),
+                hint,
+            }),
+            None => Ok(()),
+        }
     }
 }
 
@@ -206,7 +259,7 @@ mod tests {
         let ours = Features::default().to_string();
         assert!(ours.starts_with(kernel), "{ours}");
         assert!(ours.ends_with(
-            "NI_RANDOM NO_NI_RATE NO_ILB_SNAPSHOT NO_ILB_UTIL NO_ILB_FAST NO_UTIL_EST_FASTUP"
+            "NI_RANDOM NO_NI_RATE NO_ILB_SNAPSHOT NO_ILB_UTIL NO_ILB_FAST NO_UTIL_EST_FASTUP NO_LEGACY_SIS NO_SIS_FIRST_IDLE"
         ));
     }
 
@@ -215,6 +268,26 @@ mod tests {
         let f = Features::parse("NO_SIS_UTIL,ILB_FAST").unwrap();
         assert!(!f.has(Feature::SIS_UTIL));
         assert!(f.has(Feature::ILB_FAST));
-        assert!(Features::parse("NO_SUCH").is_err());
+        assert!(matches!(
+            Features::parse("NO_SUCH"),
+            Err(FeatureError::Unknown(_))
+        ));
+    }
+
+    #[test]
+    fn a_dependent_feature_needs_its_base() {
+        let err = Features::parse("SIS_FIRST_IDLE").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--features: SIS_FIRST_IDLE needs LEGACY_SIS (seed 001: before = LEGACY_SIS, after = LEGACY_SIS,SIS_FIRST_IDLE)"
+        );
+        assert!(Features::parse("NO_LEGACY_SIS,SIS_FIRST_IDLE").is_err());
+        assert!(Features::parse("LEGACY_SIS,SIS_FIRST_IDLE,NO_LEGACY_SIS").is_err());
+        // The check is on the final set, whatever the order of the words.
+        let f = Features::parse("SIS_FIRST_IDLE,LEGACY_SIS").unwrap();
+        assert!(f.has(Feature::LEGACY_SIS) && f.has(Feature::SIS_FIRST_IDLE));
+        assert!(Features::parse("LEGACY_SIS").is_ok());
+        // Every table entry names a feature that is off by default, so the defaults pass.
+        assert_eq!(Features::default().check_requires(), Ok(()));
     }
 }

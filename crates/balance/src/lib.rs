@@ -21,7 +21,7 @@ pub mod weight;
 
 pub use fairsim_pelt as pelt;
 pub use fairsim_topology as topology;
-pub use features::{Feature, Features, UnknownFeature};
+pub use features::{Feature, FeatureError, Features, UnknownFeature, FEATURE_REQUIRES};
 pub use lb::detach::MoveTasks;
 pub use lb::find::SrcSelect;
 pub use lb::host::BalanceHost;

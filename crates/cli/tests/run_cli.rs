@@ -226,6 +226,37 @@ fn bad_input_is_one_line_and_exit_2() {
 }
 
 #[test]
+fn a_feature_without_the_feature_it_needs_is_one_line_and_exit_2() {
+    let needle = "SIS_FIRST_IDLE needs LEGACY_SIS (seed 001: before = LEGACY_SIS, after = LEGACY_SIS,SIS_FIRST_IDLE)";
+    bad(&["run", "--features", "SIS_FIRST_IDLE"], needle);
+    bad(
+        &["run", "--features", "NO_LEGACY_SIS,SIS_FIRST_IDLE"],
+        "--features: SIS_FIRST_IDLE needs LEGACY_SIS",
+    );
+    bad(
+        &[
+            "compare",
+            "--workload",
+            "nanosleep:tasks=2",
+            "--new",
+            "SIS_FIRST_IDLE",
+        ],
+        "--new: SIS_FIRST_IDLE needs LEGACY_SIS",
+    );
+    bad(
+        &["race", "--features", "SIS_FIRST_IDLE"],
+        "--features: SIS_FIRST_IDLE needs LEGACY_SIS",
+    );
+    // A scenario file's features go through the same check.
+    let dir = std::env::temp_dir().join(format!("fairsim-run-dep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scn = dir.join("sis.toml");
+    std::fs::write(&scn, "features = \"SIS_FIRST_IDLE\"\n").unwrap();
+    bad(&["run", scn.to_str().unwrap()], needle);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn noise_window_and_profile_reach_the_outputs() {
     let base = [
         "run",

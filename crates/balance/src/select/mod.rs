@@ -6,7 +6,10 @@
 //! - [`idle_core`]: `has_idle_cores` bookkeeping and `select_idle_core`;
 //! - [`slow_path`]: `sched_balance_find_dst_cpu` / `_group` / `_group_cpu` for fork, exec
 //!   and `SD_BALANCE_WAKE`;
-//! - [`idle_scan`]: `update_idle_cpu_scan`, SIS_UTIL's scan-depth update.
+//! - [`idle_scan`]: `update_idle_cpu_scan`, SIS_UTIL's scan-depth update;
+//! - [`v4_5_sis`]: Linux 4.5's `select_idle_sibling` (LEGACY_SIS) and seed 001's patch on
+//!   it (SIS_FIRST_IDLE), with the list of 4.5's `select_task_rq_fair` steps that differ
+//!   from 6.12's around it.
 //!
 //! fairsim has no energy model (`find_energy_efficient_cpu` never applies, as on any
 //! machine without EAS), no `WF_CURRENT_CPU` wakeups, no per-CPU kthreads, no core
@@ -16,10 +19,12 @@ pub mod idle_core;
 pub mod idle_scan;
 pub mod sis;
 pub mod slow_path;
+pub mod v4_5_sis;
 pub mod wake_affine;
 
 use fairsim_topology::{SdFlags, SdId};
 
+use crate::features::Feature;
 use crate::sched::{wf, Sched};
 use crate::task::TaskId;
 
@@ -33,6 +38,9 @@ impl Sched {
     /// `select_idle_sibling` looks for an idle CPU around that target. Fork and exec (and
     /// wakeups in an `SD_BALANCE_WAKE` domain) take the slow path through the highest
     /// domain with the matching balance flag.
+    ///
+    /// With LEGACY_SIS, Linux 4.5's `select_idle_sibling` replaces 6.12's on the fast
+    /// path and everything else stays 6.12's ([`v4_5_sis`] lists how 4.5 differed).
     pub fn select_task_rq_fair(
         &mut self,
         p: TaskId,
@@ -82,7 +90,12 @@ impl Sched {
         if let Some(sd) = sd {
             new_cpu = self.sched_balance_find_dst_cpu(sd, p, cpu, prev_cpu, sd_flag);
         } else if wake_flags & wf::TTWU != 0 {
-            new_cpu = self.select_idle_sibling(p, prev_cpu, new_cpu);
+            new_cpu = if self.fair.features.has(Feature::LEGACY_SIS) {
+                // 4.5's function reads the previous CPU from the task itself.
+                self.select_idle_sibling_v4_5(p, new_cpu)
+            } else {
+                self.select_idle_sibling(p, prev_cpu, new_cpu)
+            };
         }
         new_cpu
     }
