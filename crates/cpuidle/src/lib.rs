@@ -2,10 +2,21 @@
 //!
 //! - [`states`]: `struct cpuidle_state` (name, exit latency, target residency, the
 //!   polling and timer-stop flags) and the per-CPU tables of a machine.
+//! - [`device`]: the per-CPU `struct cpuidle_device` ([`CpuidleDevice`]): selection through
+//!   the governor, the entry/exit statistics of `cpuidle_enter_state`, reflect, and
+//!   `cpuidle_poll_time`. Its module documentation is the engine's integration guide.
+//! - [`governor`]: the menu and haltpoll governors of 6.12.117.
 //!
 //! The crate is pure: the engine says when a CPU goes idle, how far away its next timer
 //! is and when it woke up; the governors answer with a state and a tick decision.
 
+pub mod device;
+pub mod governor;
 pub mod states;
 
+pub use device::{
+    tick_nsec, CpuidleDevice, GovernorKind, IdleCtx, Selection, StateUsage, KTIME_MAX,
+    PM_QOS_DEFAULT_LATENCY_REQ_NS,
+};
+pub use governor::{HaltpollParams, MenuDevice};
 pub use states::{IdleState, IdleStates, IdleTable};
