@@ -25,7 +25,7 @@
 //! With one state or none, 6.12.117's `cpuidle_idle_call` skips the governor and enters
 //! state 0; the engine should do the same rather than call [`CpuidleDevice::select`].
 
-use crate::governor::{Governor, HaltpollParams, MenuDevice};
+use crate::governor::{Governor, HaltpollParams, MenuDevice, TeoCpu};
 use crate::states::IdleState;
 use serde::Serialize;
 
@@ -139,6 +139,8 @@ pub struct Selection {
 pub enum GovernorKind {
     /// drivers/cpuidle/governors/menu.c.
     Menu,
+    /// drivers/cpuidle/governors/teo.c.
+    Teo,
     /// drivers/cpuidle/governors/haltpoll.c, for the cpuidle-haltpoll driver of KVM guests.
     Haltpoll,
 }
@@ -262,7 +264,8 @@ impl CpuidleDevice {
     /// (menu and the `below` statistic take the exit latency off themselves).
     /// `tick_wakeup` is `tick_nohz_idle_got_tick()`: the tick handler ran during this idle
     /// period. `poll_time_limit` is what `poll_idle` leaves in `dev->poll_time_limit` when
-    /// the entered state is a polling one: true if it stopped on its time limit. Without a
+    /// the entered state is a polling one: true if it stopped on its time limit. The
+    /// reflect step reads the clock at `now_ns` too (teo's `local_clock()`). Without a
     /// preceding [`CpuidleDevice::enter`] nothing happens.
     pub fn exit(
         &mut self,
@@ -390,6 +393,14 @@ impl CpuidleDevice {
     pub fn menu(&self) -> Option<&MenuDevice> {
         match &self.gov {
             Governor::Menu(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// Teo's per-CPU data, when teo runs on the device.
+    pub fn teo(&self) -> Option<&TeoCpu> {
+        match &self.gov {
+            Governor::Teo(t) => Some(t),
             _ => None,
         }
     }

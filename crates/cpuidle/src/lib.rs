@@ -5,7 +5,7 @@
 //! - [`device`]: the per-CPU `struct cpuidle_device` ([`CpuidleDevice`]): selection through
 //!   the governor, the entry/exit statistics of `cpuidle_enter_state`, reflect, and
 //!   `cpuidle_poll_time`. Its module documentation is the engine's integration guide.
-//! - [`governor`]: the menu and haltpoll governors of 6.12.117.
+//! - [`governor`]: the menu, teo and haltpoll governors of 6.12.117.
 //!
 //! The crate is pure: the engine says when a CPU goes idle, how far away its next timer
 //! is and when it woke up; the governors answer with a state and a tick decision.
@@ -18,5 +18,5 @@ pub use device::{
     tick_nsec, CpuidleDevice, GovernorKind, IdleCtx, Selection, StateUsage, KTIME_MAX,
     PM_QOS_DEFAULT_LATENCY_REQ_NS,
 };
-pub use governor::{HaltpollParams, MenuDevice};
+pub use governor::{HaltpollParams, MenuDevice, TeoBin, TeoCpu};
 pub use states::{IdleState, IdleStates, IdleTable};

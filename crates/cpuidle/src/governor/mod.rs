@@ -2,13 +2,16 @@
 //! per-CPU data, its `->select()` and its `->reflect()`.
 //!
 //! - [`menu`]: menu.c, the default on tickless kernels (rating 20).
+//! - [`teo`]: teo.c, the timer events oriented governor (rating 19).
 //! - [`haltpoll`]: haltpoll.c, for the cpuidle-haltpoll driver of KVM guests (rating 9).
 
 pub mod haltpoll;
 pub mod menu;
+pub mod teo;
 
 pub use haltpoll::HaltpollParams;
 pub use menu::MenuDevice;
+pub use teo::{TeoBin, TeoCpu};
 
 use crate::device::{DevState, GovernorKind, IdleCtx, Selection, NSEC_PER_USEC};
 
@@ -23,6 +26,8 @@ pub const RESIDENCY_THRESHOLD_NS: u64 = 15 * NSEC_PER_USEC;
 pub(crate) enum Governor {
     /// menu.c's `struct menu_device`.
     Menu(MenuDevice),
+    /// teo.c's `struct teo_cpu`.
+    Teo(TeoCpu),
     /// haltpoll.c keeps its state in `struct cpuidle_device`; only its module parameters
     /// are its own.
     Haltpoll(HaltpollParams),
@@ -33,6 +38,7 @@ impl Governor {
     pub(crate) fn new(kind: GovernorKind) -> Governor {
         match kind {
             GovernorKind::Menu => Governor::Menu(MenuDevice::new()),
+            GovernorKind::Teo => Governor::Teo(TeoCpu::new()),
             GovernorKind::Haltpoll => Governor::Haltpoll(HaltpollParams::default()),
         }
     }
@@ -41,6 +47,7 @@ impl Governor {
     pub(crate) fn kind(&self) -> GovernorKind {
         match self {
             Governor::Menu(_) => GovernorKind::Menu,
+            Governor::Teo(_) => GovernorKind::Teo,
             Governor::Haltpoll(_) => GovernorKind::Haltpoll,
         }
     }
@@ -50,6 +57,7 @@ impl Governor {
     pub(crate) fn select(&mut self, dev: &mut DevState, ctx: &IdleCtx) -> Selection {
         match self {
             Governor::Menu(m) => m.select(dev, ctx),
+            Governor::Teo(t) => t.select(dev, ctx),
             Governor::Haltpoll(_) => haltpoll::haltpoll_select(dev, ctx),
         }
     }
@@ -63,9 +71,9 @@ impl Governor {
         now_ns: u64,
         tick_wakeup: bool,
     ) {
-        let _ = now_ns;
         match self {
             Governor::Menu(m) => m.reflect(dev, idx, tick_wakeup),
+            Governor::Teo(t) => t.reflect(dev, idx, now_ns, tick_wakeup),
             Governor::Haltpoll(p) => haltpoll::haltpoll_reflect(p, dev, idx),
         }
     }
