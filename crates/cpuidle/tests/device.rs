@@ -141,3 +141,61 @@ fn selection_stays_inside_the_table() {
     assert_eq!(dev.select(&common::ctx(&[], 0, 10_000_000, TICK)).idx, 0);
     assert!(dev.usage().is_empty());
 }
+
+/// Extreme inputs (clocks at 0 and u64::MAX, absurd latencies and residencies, tables of
+/// every size up to past CPUIDLE_STATE_MAX, states entered against the governor's advice as
+/// a forced-idle or broadcast fallback would) never panic, and every selection indexes the
+/// table.
+#[test]
+fn extreme_inputs_do_not_panic() {
+    let big = u64::MAX;
+    let mut tables: Vec<Vec<fairsim_cpuidle::IdleState>> = Vec::new();
+    for n in 0..=12 {
+        let mut t: Vec<_> = (0..n)
+            .map(|i| common::state("S", i * (big / 16), i * (big / 12)))
+            .collect();
+        if let Some(s) = t.first_mut() {
+            s.polling = true;
+        }
+        tables.push(t);
+    }
+    tables.push(skx());
+    let values = [0, 1, 1_000, TICK, big / 2, big];
+    for kind in [
+        GovernorKind::Menu,
+        GovernorKind::Teo,
+        GovernorKind::Haltpoll,
+    ] {
+        for states in &tables {
+            let mut dev = CpuidleDevice::new(kind, states.len());
+            let mut now = 0u64;
+            let mut k = 0usize;
+            for &a in &values {
+                for &b in &values {
+                    let ctx = fairsim_cpuidle::IdleCtx {
+                        now_ns: now,
+                        sleep_length_ns: a,
+                        delta_tick_ns: b,
+                        tick_stopped: a > b,
+                        latency_req_ns: b,
+                        tick_nsec: a,
+                        states,
+                    };
+                    let s = dev.select(&ctx);
+                    assert!(states.is_empty() || s.idx < states.len().min(10));
+                    // Every other round enters some other state of the table.
+                    k += 1;
+                    let idx = if k % 2 == 0 || states.is_empty() {
+                        s.idx
+                    } else {
+                        k % states.len()
+                    };
+                    dev.enter(idx, now);
+                    now = now.wrapping_add(a);
+                    dev.exit(states, now, a > b, b > a);
+                    dev.poll_time_ns(states, a);
+                }
+            }
+        }
+    }
+}

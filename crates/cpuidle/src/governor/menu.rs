@@ -367,10 +367,11 @@ impl MenuDevice {
             self.next_timer_ns
         } else {
             // The measured time includes the exit latency; take it off, or assume half
-            // the time if the state may not even have been reached.
+            // the time if the state may not even have been reached. The doubling and the
+            // subtraction wrap in the kernel's u64 for absurd exit latencies; so here.
             let measured = dev.last_residency_ns;
             if measured > exit_latency_ns.wrapping_mul(2) {
-                measured - exit_latency_ns
+                measured.wrapping_sub(exit_latency_ns)
             } else {
                 measured / 2
             }
