@@ -207,7 +207,21 @@ fn bad_input_is_one_line_and_exit_2() {
     bad(&["run", "--schedstat-version", "18"], "15, 16 or 17");
     bad(&["run", "--topology", "nope"], "nope");
     bad(&["run", "--timer-expiry", "late"], "hard, mid or soft");
-    bad(&["run", "--cpuidle", "haltpoll"], "menu or none");
+    bad(
+        &["run", "--cpuidle", "ladder"],
+        "menu, teo, haltpoll or none",
+    );
+    bad(&["run", "--idle-states", "skylake-ish"], "--idle-states");
+    bad(&["run", "--idle-states", "spr,no-C7"], "C7");
+    bad(
+        &["run", "--idle-states", "C1:2us:2us,C6:1us:600us"],
+        "--idle-states",
+    );
+    bad(&["run", "--idle-states", "C6:133us:100us"], "--idle-states");
+    bad(
+        &["run", "--cpuidle", "none", "--idle-states", "spr"],
+        "--cpuidle none",
+    );
     bad(&["run", "/nonexistent/scenario.toml"], "scenario");
     bad(
         &["run", "--noise", "loud"],
@@ -387,4 +401,23 @@ fn schedstat_show_lists_a_runs_counters() {
         0
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn schbench_2016_says_once_that_it_ignores_m() {
+    let o = fairsim(&[
+        "run",
+        "--workload",
+        "schbench:version=2016,m=6,t=3,c=2ms,s=2ms",
+        "--duration",
+        "100ms",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.matches("ignores m=6").count(), 1, "{err}");
+    assert!(
+        stdout(&o).contains("schbench:version=2016,m=2,t=3"),
+        "{}",
+        stdout(&o)
+    );
 }

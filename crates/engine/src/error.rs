@@ -42,6 +42,10 @@ pub enum EngineError {
         /// What is allowed.
         allowed: String,
     },
+    /// The idle states do not fit the run (a machine file's `idle_states`, or a table
+    /// for another number of CPUs).
+    #[error("{0}")]
+    Config(String),
     /// The scheduler or the engine broke an invariant (a bug, reported by checks).
     #[error("invariant violated: {0}")]
     Invariant(String),

@@ -101,6 +101,21 @@ pub enum Event {
         /// The busiest CPU.
         cpu: usize,
     },
+    /// `do_idle` goes round its loop on a CPU an interrupt left idle: the governor
+    /// chooses a state again (stale when `gen` is not the CPU's idle generation).
+    IdleReenter {
+        /// The CPU.
+        cpu: usize,
+        /// The CPU's idle generation when scheduled.
+        gen: u64,
+    },
+    /// The polling idle state's time limit (`cpuidle_poll_time`) passes.
+    PollLimit {
+        /// The CPU.
+        cpu: usize,
+        /// The CPU's idle generation when the state was entered.
+        gen: u64,
+    },
     /// The end of the emulated run.
     End,
 }

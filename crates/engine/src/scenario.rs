@@ -53,8 +53,10 @@ pub struct Scenario {
     pub timer_slack: Option<String>,
     /// Timer expiry point (`--timer-expiry`).
     pub timer_expiry: Option<String>,
-    /// Idle tick policy (`--cpuidle`).
+    /// cpuidle governor (`--cpuidle`).
     pub cpuidle: Option<String>,
+    /// CPU idle states (`--idle-states`).
+    pub idle_states: Option<String>,
     /// Run-to-run noise (`--noise`).
     pub noise: Option<String>,
     /// Measurement window start (`--warmup`).
@@ -76,7 +78,7 @@ impl Scenario {
         toml::from_str(text).map_err(|e| {
             let msg = e.message().replace('\n', " ");
             EngineError::Scenario(format!(
-                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, features, duration, seed, hz, timer_slack, timer_expiry, cpuidle, noise, warmup, schedstat, schedstat_version, json, [cost]"
+                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, features, duration, seed, hz, timer_slack, timer_expiry, cpuidle, idle_states, noise, warmup, schedstat, schedstat_version, json, [cost]"
             ))
         })
     }

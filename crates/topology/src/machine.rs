@@ -100,6 +100,12 @@ pub struct Machine {
     /// `sysctl_sched_itmt_enabled` is 1: the CLS, MC and PKG levels carry
     /// `SD_ASYM_PACKING` and `arch_asym_cpu_priority` returns these values.
     pub itmt_prio: Option<Vec<i32>>,
+    /// The machine's CPU idle states as an `--idle-states` specification (a cpuidle
+    /// driver table's preset name such as `spr`, or an explicit list), read by the engine
+    /// through `fairsim-cpuidle`; `None` when the machine does not say (the engine then
+    /// uses its flat compatibility table). The crate only carries the text: idle states
+    /// do not shape the sched domains.
+    pub idle_states: Option<String>,
 }
 
 impl Machine {
@@ -421,6 +427,7 @@ pub fn machine_from_ids(
         node_cpus,
         distance,
         itmt_prio: None,
+        idle_states: None,
     };
     m.validate()?;
     Ok(m)

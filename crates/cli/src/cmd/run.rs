@@ -33,8 +33,9 @@ is how long a woken worker waited for a CPU, in microseconds, as schbench prints
 tail (*99th and above) is where wakeup placement shows: a worker woken onto a CPU that is
 busy by the time the wakeup arrives waits for a tick or a slice. The scheduler section
 says where CPU time went (task work, kernel overhead by kind, idle). Try
-`fairsim run --topology 2s24c2t --workload schbench:m=6,t=24,c=30ms,s=30ms --duration 30s`
-for seed 001's machine, or `fairsim run --help` for every option.
+`fairsim run --topology 2s24c2t --workload schbench:version=2016,m=6,t=24,c=30ms,s=30ms --duration 30s`
+for seed 001's run (the 2016 binary ignored -m: 2 message threads x 24 workers ran), or
+`fairsim run --help` for every option.
 ";
 
 /// Arguments of `fairsim run`.
@@ -53,7 +54,8 @@ pub struct RunArgs {
     scenario: Option<PathBuf>,
 
     /// A workload, repeatable: `NAME:key=value,...`, keys being the tool's own options,
-    /// e.g. `schbench:m=6,t=24,c=30ms,s=30ms`, `hackbench:g=4,l=1000,pipe`,
+    /// e.g. `schbench:version=2016,m=6,t=24,c=30ms,s=30ms` (seed 001's run: the 2016
+    /// binary ignores `m`, so 2 message threads x 24 workers), `hackbench:g=4,l=1000,pipe`,
     /// `nanosleep:tasks=224,sleep=1us`, `sysbench-cpu:threads=5`.
     #[arg(long = "workload", short = 'w', value_name = "SPEC")]
     workloads: Vec<String>,
@@ -90,11 +92,22 @@ pub struct RunArgs {
     #[arg(long, value_name = "POINT")]
     timer_expiry: Option<String>,
 
-    /// How idle CPUs treat the tick: menu (a cpuidle driver with the menu governor, as on
-    /// bare metal: the tick keeps running when the next timer is within a tick) or none
-    /// (no cpuidle driver, as in a qemu guest: the tick always stops, hrtimers aside).
+    /// The cpuidle governor: menu (the default on bare metal: it predicts the idle time
+    /// and picks the deepest state that fits; the tick keeps running when the prediction is
+    /// under a tick), haltpoll (KVM guests: poll, then halt; the default with the haltpoll
+    /// states), or none (no cpuidle driver, as in a qemu guest: the tick always stops and a
+    /// wakeup pays the flat idle_exit cost).
     #[arg(long, value_name = "GOVERNOR")]
     cpuidle: Option<String>,
+
+    /// The CPU idle states: a preset (the kernel driver's table: bdx for 2s24c2t, ivt for
+    /// e5-2690v2, spr for spr-2s56c2t, tc2, haltpoll, flat, ...) or a list
+    /// `NAME:EXIT:RESIDENCY,...` (e.g. `C1:2us:2us,C1E:10us:20us,C6:133us:600us`), with
+    /// `,no-STATE` to disable one (`spr,no-C6`). Default: the machine's table, else `flat`
+    /// (POLL, then C1 with the idle_exit cost). Each wakeup of an idle CPU pays its
+    /// state's exit latency.
+    #[arg(long, value_name = "STATES")]
+    idle_states: Option<String>,
 
     /// Run-to-run noise: on (default: kernel-work durations, timer expiry within the
     /// slack and launch phase drawn from the seed's streams, spread 0.1), off (exact
@@ -209,6 +222,10 @@ fn resolve(args: &RunArgs) -> Result<(Plan, bool), CliError> {
         .iter()
         .map(|w| WorkloadSpec::parse(w))
         .collect::<Result<Vec<_>, _>>()?;
+    // Said once per command: compare resolves its arguments once for all its runs.
+    for note in workloads.iter().flat_map(WorkloadSpec::notes) {
+        eprintln!("fairsim: note: {note}");
+    }
 
     let features = match args.features.as_ref().or(scenario.features.as_ref()) {
         Some(f) => Features::parse(f)?,
@@ -257,10 +274,31 @@ fn resolve(args: &RunArgs) -> Result<(Plan, bool), CliError> {
             .ok_or_else(|| invalid("--timer-expiry", s, "hard, mid or soft"))?,
         None => TimerExpiry::Hard,
     };
+    let idle_given = args.idle_states.as_ref().or(scenario.idle_states.as_ref());
+    let idle_states = match (idle_given, &machine.idle_states) {
+        (Some(spec), _) => {
+            fairsim_cpuidle::parse_idle_states_with(spec, machine.nr_cpus(), cost.idle_exit)
+                .map_err(|e| CliError::msg(e.to_string()))?
+        }
+        (None, Some(spec)) => {
+            fairsim_cpuidle::parse_idle_states_with(spec, machine.nr_cpus(), cost.idle_exit)
+                .map_err(|e| CliError::msg(format!("machine {}: idle_states: {e}", machine.name)))?
+        }
+        (None, None) => fairsim_cpuidle::flat(cost.idle_exit, machine.nr_cpus()),
+    };
     let cpuidle = match args.cpuidle.as_ref().or(scenario.cpuidle.as_ref()) {
-        Some(s) => Cpuidle::parse(s).ok_or_else(|| invalid("--cpuidle", s, "menu or none"))?,
+        Some(s) => Cpuidle::parse(s).ok_or_else(|| invalid("--cpuidle", s, Cpuidle::NAMES))?,
+        // The haltpoll driver asks for its own governor (`.governor = "haltpoll"`).
+        None if idle_states.tables.iter().all(|t| t.driver == "haltpoll") => Cpuidle::Haltpoll,
         None => Cpuidle::Menu,
     };
+    if cpuidle == Cpuidle::None {
+        if let Some(spec) = idle_given {
+            return Err(CliError::msg(format!(
+                "--idle-states: '{spec}' cannot apply with --cpuidle none (no cpuidle driver); allowed: --cpuidle menu, teo or haltpoll, or no --idle-states"
+            )));
+        }
+    }
     let noise = match args.noise.as_ref().or(scenario.noise.as_ref()) {
         Some(s) => NoiseModel::parse(s)
             .ok_or_else(|| invalid("--noise", s, "on, off or a spread from 0 to 1"))?,
@@ -320,6 +358,7 @@ fn resolve(args: &RunArgs) -> Result<(Plan, bool), CliError> {
         timer_slack,
         timer_expiry,
         cpuidle,
+        idle_states: Some(idle_states),
         check_invariants: args.check_invariants,
         noise,
         warmup,

@@ -103,6 +103,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
             })
         })
         .collect();
+    let idle_usage = w.cpuidle_usage();
     let cpus: Vec<Value> = (0..ncpus)
         .map(|c| {
             let m = &w.metrics.cpus[c];
@@ -127,6 +128,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
                 "run_delay_ns": st.run_delay,
                 "pcount": st.pcount,
                 "domains": domains_json(w, c),
+                "cpuidle": super::cpuidle::json_cpu(w, &idle_usage, c),
             })
         })
         .collect();
@@ -166,6 +168,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
         "noise": spec.config.noise.describe(),
         "profile": w.profile(None).to_json(),
         "timer_slack_ns": spec.config.timer_slack,
+        "cpuidle": super::cpuidle::json_tables(w),
         "cost_ns": cost_json(&spec.config.cost),
         "workloads": workloads,
         "scheduler": {

@@ -73,12 +73,12 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
         format_duration(elapsed)
     ));
     s.push_str(&format!(
-        "features: {}\ncosts: {}; timer slack {} ({:?} expiry); cpuidle {:?}\n",
+        "features: {}\ncosts: {}; timer slack {} ({:?} expiry); cpuidle {}\n",
         features_diff(spec.config.params.features),
         cost_diff(&spec.config.cost),
         format_duration(spec.config.timer_slack),
         spec.config.timer_expiry,
-        spec.config.cpuidle
+        spec.config.cpuidle.name()
     ));
     if spec.config.noise.is_on() || w.window_start() > 0 {
         s.push_str(&format!(
@@ -171,6 +171,7 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
         us(run_delay.checked_div(pcount).unwrap_or(0)),
         w.events()
     ));
+    s.push_str(&super::cpuidle::summary_section(w));
     s
 }
 

@@ -13,7 +13,7 @@ mod sysbench;
 pub use hackbench::Hackbench;
 pub use nanosleep::Nanosleep;
 pub use plat::PlatStats;
-pub use schbench::Schbench;
+pub use schbench::{Schbench, SchbenchVersion, SCHBENCH_2016_MESSAGE_THREADS};
 pub use sysbench::SysbenchCpu;
 
 use crate::error::EngineError;
@@ -101,6 +101,16 @@ impl Keys {
             pairs.push((canon[0].to_string(), v));
         }
         Ok(Keys { tool, pairs })
+    }
+
+    /// A text value, if the key was given with one.
+    pub(crate) fn text(&self, key: &str) -> Option<&str> {
+        self.raw(key).and_then(|v| v.as_deref())
+    }
+
+    /// The error for a value outside `allowed`.
+    pub(crate) fn invalid(&self, key: &str, got: &str, allowed: &str) -> EngineError {
+        self.bad(key, got, allowed)
     }
 
     fn raw(&self, key: &str) -> Option<&Option<String>> {
@@ -225,6 +235,15 @@ impl WorkloadSpec {
         }
     }
 
+    /// Notes on how the options were read, for stderr (e.g. schbench 2016's ignored
+    /// `-m`).
+    pub fn notes(&self) -> Vec<String> {
+        match self {
+            WorkloadSpec::Schbench(w) => w.notes(),
+            _ => Vec::new(),
+        }
+    }
+
     /// The run length the tool itself would use (schbench's `-r`), if any.
     pub fn own_duration(&self) -> Option<u64> {
         match self {
@@ -330,6 +349,39 @@ mod tests {
         ] {
             WorkloadSpec::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
         }
+    }
+
+    #[test]
+    fn schbench_2016_ignores_m_as_the_binary_did() {
+        let Ok(WorkloadSpec::Schbench(old)) =
+            WorkloadSpec::parse("schbench:version=2016,m=6,t=24,c=30ms,s=30ms")
+        else {
+            panic!("parse");
+        };
+        assert_eq!(old.message_threads, 2);
+        assert_eq!(old.nr_tasks(), 1 + 2 * 25);
+        assert_eq!(old.notes().len(), 1);
+        assert!(old.notes()[0].contains("ignores m=6"), "{:?}", old.notes());
+        assert!(old
+            .canonical()
+            .starts_with("schbench:version=2016,m=2,t=24"));
+        let Ok(WorkloadSpec::Schbench(new)) = WorkloadSpec::parse("schbench:m=6,t=24") else {
+            panic!("parse");
+        };
+        assert_eq!(new.message_threads, 6);
+        assert!(new.notes().is_empty());
+        // Naming the 2016 default is not worth a note.
+        let Ok(w) = WorkloadSpec::parse("schbench:version=2016,m=2") else {
+            panic!("parse");
+        };
+        assert!(w.notes().is_empty());
+        let e = WorkloadSpec::parse("schbench:version=2019")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("version: invalid value '2019'") && e.contains("2016"),
+            "{e}"
+        );
     }
 
     #[test]

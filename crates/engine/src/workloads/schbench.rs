@@ -15,6 +15,12 @@
 //!
 //! The run lasts `-r` seconds unless `--duration` says otherwise; the output is schbench's
 //! "Latency percentiles (usec)" table over every worker's samples.
+//!
+//! `version=2016` is the binary seed 001 printed: its `getopt_long` string lists `m:`,
+//! but the option `switch` has a `case 'd'` for the message threads and no `case 'm'`,
+//! so `-m N` is accepted and ignored and the default of 2 message threads runs. The
+//! seed's `-m 6 -t 24` therefore ran 2 x 24 workers. Later schbench versions (and
+//! fairsim's default, `version=current`) honour `-m`.
 
 use crate::error::EngineError;
 use crate::program::{DurSpec, Op, Program, Target};
@@ -23,10 +29,27 @@ use crate::world::{Blueprint, World};
 
 use super::{add_program, new_task, Keys, PlatStats, WorkloadReport, WorkloadRt};
 
+/// Which schbench binary is emulated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchbenchVersion {
+    /// The April 2016 posting (seed 001): `-m` is parsed and ignored.
+    V2016,
+    /// Later versions: `-m` sets the message threads.
+    Current,
+}
+
+/// The message threads of the 2016 binary, whatever `-m` says (`message_threads = 2`).
+pub const SCHBENCH_2016_MESSAGE_THREADS: u64 = 2;
+
 /// schbench options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schbench {
-    /// `-m`: message threads.
+    /// Which binary: decides whether `-m` is honoured.
+    pub version: SchbenchVersion,
+    /// `-m` as given (`None` when absent); see [`Schbench::message_threads`] for the
+    /// number that runs.
+    pub m: Option<u64>,
+    /// Message threads that run: `-m` (default 2), or always 2 for `version=2016`.
     pub message_threads: u64,
     /// `-t`: workers per message thread.
     pub threads: u64,
@@ -39,12 +62,14 @@ pub struct Schbench {
 }
 
 impl Schbench {
-    /// Parses the keys `m`, `t`, `c`, `s`, `r` (or their long names).
+    /// Parses the keys `m`, `t`, `c`, `s`, `r` (or their long names) and `version`
+    /// (`2016` or `current`).
     pub fn parse(body: &str) -> Result<Schbench, EngineError> {
         let k = Keys::parse(
             "schbench",
             body,
             &[
+                &["version"],
                 &["m", "message-threads"],
                 &["t", "threads"],
                 &["c", "cputime"],
@@ -57,8 +82,24 @@ impl Schbench {
         } else {
             None
         };
+        let version = match k.text("version") {
+            None | Some("current") => SchbenchVersion::Current,
+            Some("2016") => SchbenchVersion::V2016,
+            Some(v) => return Err(k.invalid("version", v, "2016 or current")),
+        };
+        let m = if k.raw("m").is_some() {
+            Some(k.int("m", 2, 1, 65_536)?)
+        } else {
+            None
+        };
+        let message_threads = match version {
+            SchbenchVersion::V2016 => SCHBENCH_2016_MESSAGE_THREADS,
+            SchbenchVersion::Current => m.unwrap_or(2),
+        };
         Ok(Schbench {
-            message_threads: k.int("m", 2, 1, 65_536)?,
+            version,
+            m,
+            message_threads,
             threads: k.int("t", 16, 1, 65_536)?,
             cputime: k.dur("c", 30_000 * US, US, 0, 10 * SEC)?,
             sleeptime: k.dur("s", 30_000 * US, US, US, 10 * SEC)?,
@@ -66,10 +107,29 @@ impl Schbench {
         })
     }
 
-    /// Every option spelled out.
+    /// What the user should know about how the options were read: the 2016 binary's
+    /// ignored `-m`, said once (the CLI prints it on stderr).
+    pub fn notes(&self) -> Vec<String> {
+        match (self.version, self.m) {
+            (SchbenchVersion::V2016, Some(m)) if m != SCHBENCH_2016_MESSAGE_THREADS => {
+                vec![format!(
+                "schbench version=2016 ignores m={m} as the 2016 binary did (its option switch \
+                 has no case 'm'): {} message threads x {} workers run",
+                SCHBENCH_2016_MESSAGE_THREADS, self.threads
+            )]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Every option spelled out (the message threads that run, not an ignored `-m`).
     pub fn canonical(&self) -> String {
+        let version = match self.version {
+            SchbenchVersion::V2016 => "version=2016,",
+            SchbenchVersion::Current => "",
+        };
         let mut s = format!(
-            "schbench:m={},t={},c={},s={}",
+            "schbench:{version}m={},t={},c={},s={}",
             self.message_threads,
             self.threads,
             format_duration(self.cputime),

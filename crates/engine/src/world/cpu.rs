@@ -6,7 +6,7 @@ use crate::event::{Event, Tid};
 use crate::profile::{Ctx, Leaf, Site};
 use crate::time::Time;
 
-use super::{Cpuidle, RtState, World};
+use super::{RtState, World};
 
 /// Kinds of kernel overhead, for the per-CPU breakdown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -308,15 +308,21 @@ impl World {
         self.cpus[cpu].curr.is_none() && self.cpus[cpu].kernel_until <= now
     }
 
-    /// An interrupt arrives on `cpu`: an idle CPU first leaves its idle state.
+    /// An interrupt arrives on `cpu`: an idle CPU first leaves its idle state, paying the
+    /// state's exit latency (the flat `idle_exit` without a cpuidle driver).
     pub(super) fn interrupt_entry(&mut self, cpu: usize, now: u64) {
-        if self.cpu_idle_at(cpu, now) {
-            self.charge(
-                cpu,
-                now,
-                self.config.cost.idle_exit,
-                Site::fixed(Ctx::IdleExit),
-            );
+        self.interrupt_entry_by(cpu, now, false);
+    }
+
+    /// [`World::interrupt_entry`], saying whether the interrupt is the tick
+    /// (`tick_nohz_idle_got_tick`, which the menu governor reads).
+    pub(super) fn interrupt_entry_by(&mut self, cpu: usize, now: u64, tick: bool) {
+        if self.idle.devices.is_empty() {
+            if self.cpu_idle_at(cpu, now) {
+                self.cpuidle_exit(cpu, now, tick);
+            }
+        } else {
+            self.cpuidle_exit(cpu, now, tick);
         }
     }
 
@@ -401,6 +407,11 @@ impl World {
                 self.enter_idle(cpu, now);
             }
             Some(t) => {
+                if self.idle.cstate[cpu].is_some() {
+                    // need_resched seen without an interrupt (a polling idle CPU): the
+                    // state still ends before the task runs.
+                    self.cpuidle_exit(cpu, now, false);
+                }
                 let starts = now.max(self.cpus[cpu].kernel_until);
                 if let Some(w) = self.tasks[t].woken_at.take() {
                     self.metrics.record_wakeup_latency(t, starts - w);
@@ -428,32 +439,27 @@ impl World {
         self.queue.push(Time(next), Event::Tick { cpu, gen });
     }
 
-    /// The idle loop's tick decision (`tick_nohz_idle_stop_tick`). With the menu governor
-    /// the tick keeps running when the next timer on this CPU is less than a tick period
-    /// away, as the governor does not stop the tick for short predicted idle periods; with
-    /// no cpuidle driver it always stops (see [`super::Cpuidle`]). A stopped tick makes the
-    /// CPU join the nohz idle CPUs (`nohz_balance_enter_idle`); a tick already queued for it
-    /// finds the CPU idle and ends.
+    /// `do_idle` on a CPU that found nothing to run: a round of the idle loop (the
+    /// governor's state and tick decision), then the idle balance a CPU entering idle
+    /// runs (`nohz_run_idle_balance`).
     fn enter_idle(&mut self, cpu: usize, now: u64) {
-        let keep_tick = match self.config.cpuidle {
-            Cpuidle::Menu => {
-                let horizon = now + self.sched.tick_nsec;
-                self.cpus[cpu]
-                    .timers
-                    .iter()
-                    .any(|&id| self.timer_fire_time(id) < horizon)
-            }
-            Cpuidle::None => false,
-        };
-        if keep_tick {
-            if !self.cpus[cpu].tick_on {
-                self.arm_tick(cpu, now);
-            }
-        } else {
+        self.idle_loop_round(cpu, now);
+        self.balance_on_idle(cpu, now);
+    }
+
+    /// One round of `do_idle`'s loop: `cpuidle_idle_call` picks the state and says
+    /// whether the tick stops (see [`super::idle`]); without a cpuidle driver the tick
+    /// always stops (see [`super::Cpuidle`]). A stopped tick makes the CPU join the nohz
+    /// idle CPUs (`nohz_balance_enter_idle`); a tick already queued for it finds the CPU
+    /// idle and ends. A retained tick keeps firing and each tick is another round.
+    pub(super) fn idle_loop_round(&mut self, cpu: usize, now: u64) {
+        let stop_tick = self.cpuidle_enter(cpu, now);
+        if stop_tick {
             self.cpus[cpu].tick_on = false;
             self.sched.nohz_balance_enter_idle(cpu);
+        } else if !self.cpus[cpu].tick_on {
+            self.arm_tick(cpu, now);
         }
-        self.balance_on_idle(cpu, now);
     }
 
     /// The scheduler tick (`sched_tick` and `sched_balance_trigger`), on a busy CPU or on
@@ -470,7 +476,7 @@ impl World {
         }
         let idle = self.cpus[cpu].curr.is_none();
         if idle {
-            self.interrupt_entry(cpu, now);
+            self.interrupt_entry_by(cpu, now, true);
         }
         // sched_tick's update_curr and task_tick run under the rq lock.
         self.rq_lock(cpu, cpu, now, self.config.cost.tick, Ctx::Tick);
@@ -489,7 +495,6 @@ impl World {
             self.schedule_cpu(cpu, now);
         } else if self.cpus[cpu].curr.is_none() {
             // Back to the idle loop: decide again whether the tick keeps running.
-            self.cpus[cpu].tick_on = false;
             self.enter_idle(cpu, now);
         }
         if self.cpus[cpu].tick_on && !self.cpus[cpu].tick_queued {

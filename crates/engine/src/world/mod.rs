@@ -12,6 +12,7 @@
 mod balance;
 mod cpu;
 mod exec;
+mod idle;
 mod locks;
 mod wake;
 
@@ -49,28 +50,62 @@ pub enum TimerExpiry {
     Soft,
 }
 
-/// Whether an idle CPU keeps its tick, as the idle path decides it.
+/// The cpuidle governor of the idle CPUs (`/sys/devices/system/cpu/cpuidle/
+/// current_governor`), or no cpuidle driver at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Cpuidle {
-    /// A cpuidle driver with the menu governor (bare metal): the tick keeps running when
-    /// the predicted idle time, the next timer, is shorter than a tick
-    /// (`tick_nohz_idle_retain_tick`), and stops otherwise.
+    /// The menu governor (drivers/cpuidle/governors/menu.c), the default on bare metal
+    /// with a tick: it predicts the idle time from the next timer, its correction factors
+    /// and the recent intervals, picks the deepest state that fits, and keeps the tick
+    /// when the prediction is shorter than a tick.
     Menu,
+    /// The timer events oriented governor (drivers/cpuidle/governors/teo.c, the
+    /// version 6.12.y carries): it bins recent idle durations by state and picks the state
+    /// the sleep length and the recent hits and intercepts favour.
+    Teo,
+    /// The haltpoll governor of KVM guests with the cpuidle-haltpoll driver: poll for an
+    /// adaptive time, then halt.
+    Haltpoll,
     /// No cpuidle driver (a qemu guest, as in the ground truth): `do_idle` calls
-    /// `tick_nohz_idle_stop_tick` at every idle entry, and with high-resolution timers
-    /// `tick_nohz_next_event` ignores hrtimers, so the tick stops whatever the next
-    /// nanosleep timer.
+    /// `default_idle_call` after `tick_nohz_idle_stop_tick` at every idle entry, and with
+    /// high-resolution timers `tick_nohz_next_event` ignores hrtimers, so the tick stops
+    /// whatever the next nanosleep timer; a wakeup pays the flat `idle_exit` cost.
     None,
 }
 
 impl Cpuidle {
-    /// Parses `menu` or `none`.
+    /// The names `--cpuidle` takes.
+    pub const NAMES: &'static str = "menu, teo, haltpoll or none";
+
+    /// Parses a governor name, or `none`.
     pub fn parse(s: &str) -> Option<Cpuidle> {
         match s {
             "menu" => Some(Cpuidle::Menu),
+            "teo" => Some(Cpuidle::Teo),
+            "haltpoll" => Some(Cpuidle::Haltpoll),
             "none" => Some(Cpuidle::None),
             _ => None,
+        }
+    }
+
+    /// The name as `current_governor` prints it (`none` without a driver).
+    pub fn name(self) -> &'static str {
+        match self {
+            Cpuidle::Menu => "menu",
+            Cpuidle::Teo => "teo",
+            Cpuidle::Haltpoll => "haltpoll",
+            Cpuidle::None => "none",
+        }
+    }
+
+    /// The governor the cpuidle crate runs, `None` without a driver.
+    pub fn kind(self) -> Option<fairsim_cpuidle::GovernorKind> {
+        match self {
+            Cpuidle::Menu => Some(fairsim_cpuidle::GovernorKind::Menu),
+            Cpuidle::Teo => Some(fairsim_cpuidle::GovernorKind::Teo),
+            Cpuidle::Haltpoll => Some(fairsim_cpuidle::GovernorKind::Haltpoll),
+            Cpuidle::None => None,
         }
     }
 }
@@ -105,8 +140,13 @@ pub struct WorldConfig {
     pub timer_slack: u64,
     /// Where in the slack window a quiet timer fires.
     pub timer_expiry: TimerExpiry,
-    /// How idle CPUs decide to keep or stop the tick.
+    /// The cpuidle governor (or no driver): which idle state a CPU enters and whether
+    /// its tick stops.
     pub cpuidle: Cpuidle,
+    /// The idle states; `None` takes the machine's (`Machine::idle_states`), or the
+    /// flat compatibility table (`POLL`, then `C1` with the `idle_exit` cost) when the
+    /// machine names none.
+    pub idle_states: Option<fairsim_cpuidle::IdleStates>,
     /// Check the scheduler's and the engine's invariants after every event (slow; tests).
     pub check_invariants: bool,
     /// Run-to-run noise ([`crate::noise`]); off in the library's default so that a
@@ -127,6 +167,7 @@ impl Default for WorldConfig {
             timer_slack: DEFAULT_TIMER_SLACK,
             timer_expiry: TimerExpiry::Hard,
             cpuidle: Cpuidle::Menu,
+            idle_states: None,
             check_invariants: false,
             noise: NoiseModel::OFF,
             warmup: 0,
@@ -256,6 +297,8 @@ pub struct World {
     rq_locks: Vec<locks::RqLock>,
     /// The run's noise stream.
     noise: Noise,
+    /// The idle loop's states and governors.
+    idle: idle::IdleRt,
     /// Start of the measurement window.
     window_start: u64,
     /// Each task's scheduler counters when the window opened.
@@ -312,6 +355,21 @@ impl World {
         // the world seed, apart from the workloads' streams.
         let mut params = config.params;
         params.seed = crate::rng::SimRng::derive(config.seed, u64::MAX).next_u64();
+        let states = match (&config.idle_states, &machine.idle_states) {
+            (Some(s), _) => s.clone(),
+            (None, Some(spec)) => {
+                fairsim_cpuidle::parse_idle_states_with(spec, n, config.cost.idle_exit)
+                    .map_err(|e| EngineError::Config(format!("machine {}: {e}", machine.name)))?
+            }
+            (None, None) => fairsim_cpuidle::flat(config.cost.idle_exit, n),
+        };
+        if states.cpu_table.len() != n {
+            return Err(EngineError::Config(format!(
+                "--idle-states: the table covers {} CPUs; allowed: one entry per CPU of the {n}-CPU machine",
+                states.cpu_table.len()
+            )));
+        }
+        let idle = idle::IdleRt::new(states, config.cpuidle, n);
         let sched = Sched::new(machine, topo, params);
         let noise = Noise::new(config.noise, config.seed);
         let cpus = (0..n).map(|_| CpuRt::default()).collect();
@@ -330,6 +388,7 @@ impl World {
             timers: Vec::new(),
             rq_locks: vec![locks::RqLock::default(); n],
             noise,
+            idle,
             window_start: 0,
             window_base: Vec::new(),
             now: Time::ZERO,
@@ -475,6 +534,8 @@ impl World {
             Event::NohzKick { cpu } => self.nohz_kick(cpu, now),
             Event::Launch { task } => self.fork_task(task, 0, now),
             Event::WindowStart => self.open_window(now),
+            Event::IdleReenter { cpu, gen } => self.idle_reenter(cpu, gen, now),
+            Event::PollLimit { cpu, gen } => self.poll_limit(cpu, gen, now),
             Event::ActiveBalance { cpu } => self.active_balance(cpu, now),
             Event::Resched { cpu } => {
                 if self.sched.rqs[cpu].need_resched {
@@ -614,6 +675,7 @@ impl World {
             })
             .collect();
         self.sched.reset_schedstat();
+        self.open_idle_window();
         for w in &mut self.workloads {
             for h in &mut w.hists {
                 *h = crate::workloads::PlatStats::default();

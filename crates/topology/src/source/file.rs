@@ -11,6 +11,7 @@
 //! arch = "arm64"             # optional: "x86" (default) or "arm64"
 //! capacity = "0-1:1441,2-4:606"   # optional raw capacities, normalised to 1024
 //! # itmt = "0-1:60,2-4:40"   # optional, x86 only: ITMT core priorities (SD_ASYM_PACKING)
+//! # idle_states = "spr,no-C6"   # optional: cpuidle states, as `fairsim run --idle-states` takes them
 //!
 //! [smp]                      # qemu's -smp: missing counts are completed as qemu does
 //! cpus = 5                   # optional total
@@ -68,6 +69,8 @@ struct MachineFile {
     numa: Option<NumaTable>,
     capacity: Option<String>,
     itmt: Option<String>,
+    /// The CPU idle states, as `--idle-states` takes them (checked by the engine).
+    idle_states: Option<String>,
 }
 
 /// The `[smp]` table: qemu's `-smp` keys plus where the LLC sits.
@@ -192,7 +195,9 @@ fn machine_from_schema(file: MachineFile, default_name: &str) -> Result<Machine,
         .name
         .clone()
         .unwrap_or_else(|| default_name.to_string());
-    build_spec(&opts, &FILE_FIELDS, &name)
+    let mut m = build_spec(&opts, &FILE_FIELDS, &name)?;
+    m.idle_states = file.idle_states.clone();
+    Ok(m)
 }
 
 /// Parses an LLC scope name as written in files and on the command line.

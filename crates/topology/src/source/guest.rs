@@ -127,6 +127,7 @@ pub(crate) fn machine_from_guest(path: &str, doc: &Value) -> Result<Machine, Top
         node_cpus,
         distance,
         itmt_prio: None,
+        idle_states: None,
     };
     m.validate().map_err(|e| err(e.to_string()))?;
     Ok(m)

@@ -98,8 +98,22 @@ pub fn preset(name: &str) -> Result<Machine, TopologyError> {
     };
     Ok(Machine {
         name: name.to_string(),
+        idle_states: idle_states_of(name).map(str::to_string),
         ..m
     })
+}
+
+/// The cpuidle driver table of each preset's real machine, as a `fairsim-cpuidle` preset
+/// name; the ground-truth topologies were qemu guests without a cpuidle driver, and the
+/// seed 004 boxes are not tied to a CPU generation, so they carry none.
+fn idle_states_of(name: &str) -> Option<&'static str> {
+    match name {
+        "spr-2s56c2t" => Some("spr"),
+        "2s24c2t" => Some("bdx"),
+        "e5-2690v2" => Some("ivt"),
+        "tc2" | "tc2-2big3little" => Some("tc2"),
+        _ => None,
+    }
 }
 
 /// An x86 preset from qemu-style arguments, one node per socket when a table is given.

@@ -72,6 +72,7 @@ pub fn load_sysfs(root: &Path, arch: Arch) -> Result<Machine, TopologyError> {
         node_cpus,
         distance,
         itmt_prio: None,
+        idle_states: None,
     };
     m.validate()?;
     Ok(m)
