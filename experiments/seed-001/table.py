@@ -44,6 +44,12 @@ def figures(doc):
     ncpu = max(1, len(doc["cpus"]))
     out["idle"] = {k: 100.0 * v / (elapsed * ncpu) for k, v in shares.items()}
     out["governor"] = doc.get("cpuidle", {}).get("governor", "?")
+    secs = elapsed / 1e9
+    out["migrations_s"] = doc["scheduler"]["migrations"] / secs
+    # Run delay of the workers: time spent runnable but waiting for a CPU, which is
+    # what a wakeup onto a busy CPU adds.
+    workers = [t for t in doc["tasks"] if "-w" in t["name"]]
+    out["worker_run_delay_ms"] = sum(t["run_delay_ns"] for t in workers) / 1e6
     return out
 
 
@@ -114,7 +120,10 @@ def main():
         parts = [f"{n} {stats([r['idle'].get(n, 0.0) for r in runs[k]])[0]:.1f}"
                  for n in names]
         samples = stats([r["samples"] for r in runs[k]])[0]
-        print(f"  {LABEL[k]:16} {', '.join(parts)}; {samples:.0f} latency samples per run")
+        migr = stats([r["migrations_s"] for r in runs[k]])[0]
+        delay = stats([r["worker_run_delay_ms"] for r in runs[k]])[0]
+        print(f"  {LABEL[k]:16} {', '.join(parts)}; {samples:.0f} latency samples per run; "
+              f"{migr:.1f} migrations/s; workers waited {delay:.1f} ms in all for a CPU")
 
 
 if __name__ == "__main__":

@@ -68,17 +68,28 @@ impl IdleRt {
     }
 
     /// Per CPU and state, the counters since the window opened (what two reads of
-    /// `/sys/devices/system/cpu/cpuN/cpuidle/stateK/{usage,time,above,below}` give).
-    pub fn window_usage(&self) -> Vec<Vec<StateUsage>> {
+    /// `/sys/devices/system/cpu/cpuN/cpuidle/stateK/{usage,time,above,below}` give),
+    /// with the residency of a state still in progress at `now` added to its time: sysfs
+    /// adds a residency only at the exit, which would hide a CPU that sleeps through the
+    /// whole window. That part counts from `window_start` at the earliest.
+    pub fn window_usage(&self, now: u64, window_start: u64) -> Vec<Vec<StateUsage>> {
         self.devices
             .iter()
             .zip(&self.base)
-            .map(|(d, b)| {
-                d.usage()
+            .zip(&self.cstate)
+            .map(|((d, b), cs)| {
+                let mut u: Vec<StateUsage> = d
+                    .usage()
                     .iter()
                     .zip(b)
                     .map(|(now, then)| since(now, then))
-                    .collect()
+                    .collect();
+                if let Some(cs) = cs {
+                    if let Some(x) = u.get_mut(cs.idx) {
+                        x.time_ns += now.saturating_sub(cs.since.max(window_start));
+                    }
+                }
+                u
             })
             .collect()
     }
@@ -88,7 +99,7 @@ impl IdleRt {
 fn since(now: &StateUsage, then: &StateUsage) -> StateUsage {
     StateUsage {
         usage: now.usage - then.usage,
-        time_ns: now.time_ns - then.time_ns,
+        time_ns: now.time_ns.saturating_sub(then.time_ns),
         above: now.above - then.above,
         below: now.below - then.below,
         rejected: now.rejected - then.rejected,
@@ -103,6 +114,9 @@ impl World {
             // cpuidle_not_available: tick_nohz_idle_stop_tick, then default_idle_call.
             return true;
         }
+        // The CPU reaches the idle loop once the kernel work in progress (the switch to
+        // the idle task) is done.
+        let now = now.max(self.cpus[cpu].kernel_until);
         let tick_nsec = self.sched.tick_nsec;
         let next_timer = self.cpus[cpu]
             .timers
@@ -174,6 +188,14 @@ impl World {
             // Awake between two rounds of the idle loop: nothing to leave.
             return;
         };
+        if now < cs.since {
+            // The interrupt came before the CPU got into the state: call_cpuidle sees
+            // need_resched (or the pending interrupt) and does not enter it.
+            self.idle.devices[cpu].cancel();
+            let gen = self.idle.gen[cpu];
+            self.queue.push(Time(now), Event::IdleReenter { cpu, gen });
+            return;
+        }
         let states = &self.idle.states.table_of(cpu).states;
         let exit = states[cs.idx].exit_latency_ns;
         // The state returns once the hardware is out of it: that is when
@@ -227,7 +249,7 @@ impl World {
     /// Per CPU and state, the time in each idle state and its entries since the window
     /// opened; empty without a cpuidle driver.
     pub fn cpuidle_usage(&self) -> Vec<Vec<StateUsage>> {
-        self.idle.window_usage()
+        self.idle.window_usage(self.now.0, self.window_start)
     }
 
     /// The machine's idle states.
@@ -235,14 +257,22 @@ impl World {
         &self.idle.states
     }
 
-    /// Snapshot of the counters when the measurement window opens; a state the CPU
-    /// sits in keeps its whole residency, as sysfs adds it at the exit.
-    pub(super) fn open_idle_window(&mut self) {
+    /// Snapshot of the counters when the measurement window opens. A state a CPU sits
+    /// in adds its whole residency at its exit, so the part before the window goes into
+    /// the snapshot: the window's time is then exactly the time inside it.
+    pub(super) fn open_idle_window(&mut self, now: u64) {
         self.idle.base = self
             .idle
             .devices
             .iter()
             .map(|d| d.usage().to_vec())
             .collect();
+        for (base, cs) in self.idle.base.iter_mut().zip(&self.idle.cstate) {
+            if let Some(cs) = cs {
+                if let Some(b) = base.get_mut(cs.idx) {
+                    b.time_ns += now.saturating_sub(cs.since);
+                }
+            }
+        }
     }
 }

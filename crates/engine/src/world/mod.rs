@@ -412,6 +412,13 @@ impl World {
                 .queue
                 .push(Time(world.config.warmup), Event::WindowStart);
         }
+        // Every CPU starts in the idle loop (its tick stopped), in the state its
+        // governor picks for a CPU with nothing ahead.
+        if world.config.cpuidle.kind().is_some() {
+            for cpu in 0..n {
+                world.cpuidle_enter(cpu, 0);
+            }
+        }
         let roots: Vec<Tid> = (0..world.tasks.len())
             .filter(|&t| world.tasks[t].parent.is_none())
             .collect();
@@ -675,7 +682,7 @@ impl World {
             })
             .collect();
         self.sched.reset_schedstat();
-        self.open_idle_window();
+        self.open_idle_window(now);
         for w in &mut self.workloads {
             for h in &mut w.hists {
                 *h = crate::workloads::PlatStats::default();
