@@ -23,6 +23,20 @@ pub struct IdleState {
     pub disabled: bool,
 }
 
+impl IdleState {
+    /// An enabled state named `name`, neither polling nor stopping the timer.
+    pub fn new(name: &str, exit_latency_ns: u64, target_residency_ns: u64) -> IdleState {
+        IdleState {
+            name: name.to_string(),
+            exit_latency_ns,
+            target_residency_ns,
+            polling: false,
+            timer_stop: false,
+            disabled: false,
+        }
+    }
+}
+
 /// The state table of one cpuidle driver (`struct cpuidle_driver`): state 0 first, the
 /// deepest last, exit latencies and residencies non-decreasing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

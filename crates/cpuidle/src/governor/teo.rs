@@ -360,12 +360,8 @@ mod tests {
 
     fn st(name: &str, exit_latency_ns: u64, target_residency_ns: u64, polling: bool) -> IdleState {
         IdleState {
-            name: name.to_string(),
-            exit_latency_ns,
-            target_residency_ns,
             polling,
-            timer_stop: false,
-            disabled: false,
+            ..IdleState::new(name, exit_latency_ns, target_residency_ns)
         }
     }
 

@@ -10,14 +10,7 @@ pub const TICK: u64 = tick_nsec(250);
 
 /// One state of a test table.
 pub fn state(name: &str, exit_latency_ns: u64, target_residency_ns: u64) -> IdleState {
-    IdleState {
-        name: name.to_string(),
-        exit_latency_ns,
-        target_residency_ns,
-        polling: false,
-        timer_stop: false,
-        disabled: false,
-    }
+    IdleState::new(name, exit_latency_ns, target_residency_ns)
 }
 
 /// intel_idle's `skx_cstates` behind the cpuidle core's POLL state, in nanoseconds:
