@@ -21,8 +21,8 @@ use crate::time::Time;
 
 use super::{Cpuidle, World};
 
-/// The state a CPU sits in: which one, since when, and the generation that lets a stale
-/// poll-limit event find it gone.
+/// The state a CPU sits in: which one and since when (stale events are told apart by
+/// [`IdleRt::gen`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CState {
     /// Index in the CPU's state table.
@@ -173,7 +173,7 @@ impl World {
 
     /// An interrupt (or a polled `need_resched`) ends `cpu`'s idle state at `now`: the
     /// exit latency is charged to the CPU, the residency is accounted and reflected to
-    /// the governor. Returns the exit latency paid.
+    /// the governor.
     pub(super) fn cpuidle_exit(&mut self, cpu: usize, now: u64, tick_wakeup: bool) {
         if self.idle.devices.is_empty() {
             self.charge(
