@@ -145,25 +145,76 @@ impl Pattern {
     /// The run intervals `(start, end)` that begin at or before `duration_ns`, in order.
     /// A never-sleeping task has one interval ending at `u64::MAX`.
     pub fn run_intervals(&self, duration_ns: u64) -> Vec<(u64, u64)> {
+        self.intervals(duration_ns).collect()
+    }
+
+    /// The same intervals as [`Pattern::run_intervals`], produced one at a time so that
+    /// a fine pattern over a long span never holds them all.
+    pub fn intervals(&self, duration_ns: u64) -> RunIntervals {
+        RunIntervals {
+            phases: self.phases.clone(),
+            duration_ns,
+            t: 0,
+            idx: 0,
+            done: false,
+        }
+    }
+
+    /// Upper bound on the number of updates [`samples`] yields for this pattern over
+    /// `duration_ns` with ticks every `tick_ns`: a wakeup and a sleep per run interval
+    /// plus every tick instant of the span (ticks only fall inside run intervals).
+    pub fn max_updates(&self, duration_ns: u64, tick_ns: u64) -> u128 {
+        let ticks = u128::from(duration_ns / tick_ns.max(1)) + 1;
         if self.phases.len() == 1 {
-            return vec![(0, u64::MAX)];
+            return ticks + 1;
         }
-        let mut out = Vec::new();
-        let mut t: u64 = 0;
-        'outer: loop {
-            for pair in self.phases.chunks(2) {
-                let (Phase::Run(run), Phase::Sleep(sleep)) = (pair[0], pair[1]) else {
-                    unreachable!("validated in Pattern::new");
-                };
-                if t > duration_ns {
-                    break 'outer;
-                }
-                let end = t.saturating_add(run);
-                out.push((t, end));
-                t = end.saturating_add(sleep);
-            }
+        let period: u128 = self
+            .phases
+            .iter()
+            .map(|p| match *p {
+                Phase::Run(ns) | Phase::Sleep(ns) => u128::from(ns),
+            })
+            .sum();
+        let pairs = (self.phases.len() / 2) as u128;
+        let cycles = u128::from(duration_ns) / period.max(1) + 1;
+        2 * cycles * pairs + ticks
+    }
+}
+
+/// The run intervals of a [`Pattern`] up to a duration, lazily.
+#[derive(Debug, Clone)]
+pub struct RunIntervals {
+    phases: Vec<Phase>,
+    duration_ns: u64,
+    t: u64,
+    idx: usize,
+    done: bool,
+}
+
+impl Iterator for RunIntervals {
+    type Item = (u64, u64);
+
+    fn next(&mut self) -> Option<(u64, u64)> {
+        if self.done {
+            return None;
         }
-        out
+        if self.phases.len() == 1 {
+            self.done = true;
+            return Some((0, u64::MAX));
+        }
+        if self.t > self.duration_ns {
+            self.done = true;
+            return None;
+        }
+        let (Phase::Run(run), Phase::Sleep(sleep)) = (self.phases[self.idx], self.phases[self.idx + 1])
+        else {
+            unreachable!("validated in Pattern::new");
+        };
+        let start = self.t;
+        let end = start.saturating_add(run);
+        self.t = end.saturating_add(sleep);
+        self.idx = (self.idx + 2) % self.phases.len();
+        Some((start, end))
     }
 }
 
@@ -456,28 +507,76 @@ impl OneTaskSim {
 
 /// Runs the whole pattern and returns one sample per update, in time order.
 pub fn simulate(params: &SimParams) -> Result<Vec<Sample>, SimError> {
-    let mut sim = OneTaskSim::new(params.clone())?;
-    let duration = params.duration_ns;
-    let tick = params.tick_ns;
-    let mut out = Vec::new();
-    for (start, end) in params.pattern.run_intervals(duration) {
-        out.push(sim.wake(start));
-        // Ticks strictly after the wakeup, up to and including the sleep instant.
-        let last = end.min(duration);
-        let mut k = start / tick + 1;
-        while let Some(t) = k.checked_mul(tick) {
-            if t > last {
-                break;
+    Ok(samples(params)?.collect())
+}
+
+/// The updates of a run, one at a time, in time order: memory stays constant however
+/// long the run or fine the pattern.
+pub fn samples(params: &SimParams) -> Result<Samples, SimError> {
+    let sim = OneTaskSim::new(params.clone())?;
+    Ok(Samples {
+        intervals: params.pattern.intervals(params.duration_ns),
+        duration_ns: params.duration_ns,
+        tick_ns: params.tick_ns,
+        stage: Stage::Wake,
+        sim,
+    })
+}
+
+/// Where [`Samples`] is within the current run interval.
+#[derive(Debug, Clone, Copy)]
+enum Stage {
+    /// The next update is the wakeup that starts the next interval.
+    Wake,
+    /// Ticks of the interval ending at `end`; the next one is tick number `k`.
+    Ticks { end: u64, k: u64 },
+}
+
+/// Iterator over the updates of a run; see [`samples`].
+#[derive(Debug, Clone)]
+pub struct Samples {
+    sim: OneTaskSim,
+    intervals: RunIntervals,
+    duration_ns: u64,
+    tick_ns: u64,
+    stage: Stage,
+}
+
+impl Iterator for Samples {
+    type Item = Sample;
+
+    fn next(&mut self) -> Option<Sample> {
+        match self.stage {
+            Stage::Wake => {
+                let (start, end) = self.intervals.next()?;
+                // Ticks strictly after the wakeup, up to and including the sleep instant.
+                self.stage = Stage::Ticks {
+                    end,
+                    k: start / self.tick_ns + 1,
+                };
+                Some(self.sim.wake(start))
             }
-            out.push(sim.tick(t));
-            k += 1;
-        }
-        if end <= duration {
-            out.push(sim.sleep(end));
+            Stage::Ticks { end, k } => {
+                let last = end.min(self.duration_ns);
+                if let Some(t) = k.checked_mul(self.tick_ns) {
+                    if t <= last {
+                        self.stage = Stage::Ticks { end, k: k + 1 };
+                        return Some(self.sim.tick(t));
+                    }
+                }
+                self.stage = Stage::Wake;
+                if end <= self.duration_ns {
+                    Some(self.sim.sleep(end))
+                } else {
+                    self.next()
+                }
+            }
         }
     }
-    Ok(out)
 }
+
+/// How many wakeups [`Summary::util_est_at_wake`] lists; the rest are only counted.
+pub const WAKE_LIST_CAP: usize = 256;
 
 /// A summary of a run for people.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -491,41 +590,75 @@ pub struct Summary {
     pub settled_util: Option<(u64, u64)>,
     /// Minimum and maximum `util_est` over the same window.
     pub settled_util_est: Option<(u32, u32)>,
-    /// `(time, util_est)` at each wakeup, as the task is enqueued.
+    /// `(time, util_est)` at the first [`WAKE_LIST_CAP`] wakeups, as the task is enqueued.
     pub util_est_at_wake: Vec<(u64, u32)>,
+    /// Number of wakeups in the run, listed or not.
+    pub wakeups: u64,
+}
+
+/// Builds a [`Summary`] one sample at a time, in constant memory.
+#[derive(Debug, Clone)]
+pub struct SummaryAcc {
+    duration_ns: u64,
+    capacity: u64,
+    sum: Summary,
+}
+
+impl SummaryAcc {
+    /// An empty summary of a run of length `duration_ns` on a CPU of `capacity`.
+    pub fn new(duration_ns: u64, capacity: u64) -> Self {
+        SummaryAcc {
+            duration_ns,
+            capacity,
+            sum: Summary {
+                t50_ns: None,
+                t80_ns: None,
+                settled_util: None,
+                settled_util_est: None,
+                util_est_at_wake: Vec::new(),
+                wakeups: 0,
+            },
+        }
+    }
+
+    /// Adds the next sample, in time order.
+    pub fn push(&mut self, s: &Sample) {
+        let sum = &mut self.sum;
+        if sum.t50_ns.is_none() && s.util_avg * 2 >= self.capacity {
+            sum.t50_ns = Some(s.time_ns);
+        }
+        if sum.t80_ns.is_none() && s.util_avg * 10 >= self.capacity * 8 {
+            sum.t80_ns = Some(s.time_ns);
+        }
+        if s.time_ns >= self.duration_ns / 2 {
+            sum.settled_util = Some(match sum.settled_util {
+                Some((lo, hi)) => (lo.min(s.util_avg), hi.max(s.util_avg)),
+                None => (s.util_avg, s.util_avg),
+            });
+            sum.settled_util_est = Some(match sum.settled_util_est {
+                Some((lo, hi)) => (lo.min(s.util_est), hi.max(s.util_est)),
+                None => (s.util_est, s.util_est),
+            });
+        }
+        if s.event == Event::Wake {
+            sum.wakeups += 1;
+            if sum.util_est_at_wake.len() < WAKE_LIST_CAP {
+                sum.util_est_at_wake.push((s.time_ns, s.util_est));
+            }
+        }
+    }
+
+    /// The summary of the samples pushed so far.
+    pub fn finish(self) -> Summary {
+        self.sum
+    }
 }
 
 /// Summarises samples of a run of length `duration_ns` on a CPU of `capacity`.
 pub fn summarize(samples: &[Sample], duration_ns: u64, capacity: u64) -> Summary {
-    let first = |num: u64, den: u64| {
-        samples
-            .iter()
-            .find(|s| s.util_avg * den >= capacity * num)
-            .map(|s| s.time_ns)
-    };
-    let settled: Vec<&Sample> = samples
-        .iter()
-        .filter(|s| s.time_ns >= duration_ns / 2)
-        .collect();
-    let settled_util = settled
-        .iter()
-        .map(|s| s.util_avg)
-        .min()
-        .zip(settled.iter().map(|s| s.util_avg).max());
-    let settled_util_est = settled
-        .iter()
-        .map(|s| s.util_est)
-        .min()
-        .zip(settled.iter().map(|s| s.util_est).max());
-    Summary {
-        t50_ns: first(1, 2),
-        t80_ns: first(8, 10),
-        settled_util,
-        settled_util_est,
-        util_est_at_wake: samples
-            .iter()
-            .filter(|s| s.event == Event::Wake)
-            .map(|s| (s.time_ns, s.util_est))
-            .collect(),
+    let mut acc = SummaryAcc::new(duration_ns, capacity);
+    for s in samples {
+        acc.push(s);
     }
+    acc.finish()
 }

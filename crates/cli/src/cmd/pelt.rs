@@ -6,7 +6,8 @@
 use std::io::Write;
 
 use fairsim_pelt::sim::{
-    simulate, summarize, tick_nsec, Event, InitMode, Pattern, Phase, Sample, SimParams,
+    samples, tick_nsec, Event, InitMode, Pattern, Phase, Sample, SimParams, SummaryAcc,
+    WAKE_LIST_CAP,
 };
 use fairsim_pelt::UtilEstMode;
 
@@ -14,6 +15,11 @@ use crate::error::{invalid, CliError};
 
 /// The longest emulation accepted, so that a typo cannot ask for days of output.
 const MAX_DURATION_NS: u64 = 3_600 * 1_000_000_000;
+
+/// The most updates one run may print: 10^8 lines is about 4 GB of CSV. Output is
+/// streamed, so memory stays flat below this; the cap keeps a nanosecond pattern over a
+/// long span from running for hours.
+const MAX_UPDATES: u128 = 100_000_000;
 
 const AFTER_HELP: &str = "\
 Semantics (Linux 6.12.117, integer arithmetic identical to the kernel's):
@@ -252,6 +258,17 @@ fn build_params(args: &PeltArgs) -> Result<(SimParams, Format), CliError> {
     params.cpu_capacity = parse_int("--capacity", &args.capacity, 1, 1024)?;
     params.freq_capacity = parse_freq(&args.freq)?;
     params.tick_ns = tick_nsec(parse_int("--hz", &args.hz, 1, 10_000)?);
+    let updates = params
+        .pattern
+        .max_updates(params.duration_ns, params.tick_ns);
+    if updates > MAX_UPDATES {
+        return Err(CliError::msg(format!(
+            "--pattern/--duration: '{}' over {} makes about {updates} updates; allowed: at most \
+             {MAX_UPDATES} (longer phases or a shorter --duration)",
+            args.pattern.trim(),
+            args.duration.trim()
+        )));
+    }
     params.util_est = parse_util_est(&args.util_est)?;
     params.init = parse_init(&args.init)?;
     Ok((params, parse_format(&args.format)?))
@@ -262,7 +279,10 @@ fn ms(ns: u64) -> String {
     format!("{}.{:06}", ns / 1_000_000, ns % 1_000_000)
 }
 
-fn write_csv(out: &mut dyn Write, samples: &[Sample]) -> Result<(), CliError> {
+fn write_csv(
+    out: &mut dyn Write,
+    samples: impl Iterator<Item = Sample>,
+) -> Result<(), CliError> {
     writeln!(out, "time_ns,event,util_avg,runnable_avg,load_avg,util_est")?;
     for s in samples {
         writeln!(
@@ -292,7 +312,7 @@ fn write_table(
     out: &mut dyn Write,
     args: &PeltArgs,
     params: &SimParams,
-    samples: &[Sample],
+    samples: impl Iterator<Item = Sample>,
 ) -> Result<(), CliError> {
     writeln!(
         out,
@@ -313,7 +333,12 @@ fn write_table(
         "{:>14}  {:<5}  {:>8}  {:>12}  {:>8}  {:>8}",
         "time_ms", "event", "util_avg", "runnable_avg", "load_avg", "util_est"
     )?;
+    let mut acc = SummaryAcc::new(params.duration_ns, params.cpu_capacity);
+    let mut last: Option<Sample> = None;
     for s in samples {
+        // Keep the event names referenced so a new event kind cannot be silently unprinted.
+        debug_assert!(matches!(s.event, Event::Wake | Event::Sleep | Event::Tick));
+        acc.push(&s);
         writeln!(
             out,
             "{:>14}  {:<5}  {:>8}  {:>12}  {:>8}  {:>8}",
@@ -324,9 +349,10 @@ fn write_table(
             s.load_avg,
             s.util_est
         )?;
+        last = Some(s);
     }
 
-    let sum = summarize(samples, params.duration_ns, params.cpu_capacity);
+    let sum = acc.finish();
     let cap = params.cpu_capacity;
     let reach = |t: Option<u64>| match t {
         Some(t) => format!("{} ms", ms(t)),
@@ -358,7 +384,7 @@ fn write_table(
         }
         _ => writeln!(out, "  settled util_avg: no events in the second half")?,
     }
-    if let Some(last) = samples.last() {
+    if let Some(last) = last {
         writeln!(
             out,
             "  last event ({} ms): util_avg {}, runnable_avg {}, load_avg {}, util_est {}",
@@ -369,11 +395,15 @@ fn write_table(
             last.util_est
         )?;
     }
-    writeln!(
-        out,
-        "  util_est at each wakeup ({}):",
-        sum.util_est_at_wake.len()
-    )?;
+    if sum.wakeups > WAKE_LIST_CAP as u64 {
+        writeln!(
+            out,
+            "  util_est at the first {WAKE_LIST_CAP} of {} wakeups (--format csv lists all):",
+            sum.wakeups
+        )?;
+    } else {
+        writeln!(out, "  util_est at each wakeup ({}):", sum.wakeups)?;
+    }
     for chunk in sum.util_est_at_wake.chunks(8) {
         let row: Vec<String> = chunk
             .iter()
@@ -381,20 +411,16 @@ fn write_table(
             .collect();
         writeln!(out, "    {}", row.join("  "))?;
     }
-    // Keep the event names referenced so a new event kind cannot be silently unprinted.
-    debug_assert!(samples
-        .iter()
-        .all(|s| matches!(s.event, Event::Wake | Event::Sleep | Event::Tick)));
     Ok(())
 }
 
 /// Runs `fairsim pelt`.
 pub fn run(args: &PeltArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let (params, format) = build_params(args)?;
-    let samples = simulate(&params).map_err(|e| CliError::msg(format!("--pattern: {e}")))?;
+    let samples = samples(&params).map_err(|e| CliError::msg(format!("--pattern: {e}")))?;
     match format {
-        Format::Csv => write_csv(out, &samples),
-        Format::Table => write_table(out, args, &params, &samples),
+        Format::Csv => write_csv(out, samples),
+        Format::Table => write_table(out, args, &params, samples),
     }
 }
 
