@@ -7,35 +7,132 @@ use std::fmt::Display;
 use std::process::ExitCode;
 
 /// Exit status for bad input (same as clap's usage errors).
-const EXIT_USAGE: u8 = 2;
+pub const EXIT_USAGE: u8 = 2;
+
+/// Exit status when fairsim itself failed: an invariant of the scheduler or the engine
+/// broke, so the fault is fairsim's, not the input's.
+pub const EXIT_INTERNAL: u8 = 3;
+
+/// Exit status when the output could not be written (a full disk, a closed terminal).
+pub const EXIT_OUTPUT: u8 = 4;
+
+/// Whose fault an error is, which decides the exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    /// Bad input: an option, a file, a workload string.
+    Input,
+    /// A broken invariant: a bug in fairsim.
+    Internal,
+    /// Writing stdout failed for a reason other than the reader going away.
+    Output,
+    /// The reader of stdout went away (`fairsim ... | head`): not worth a message.
+    ClosedPipe,
+}
 
 /// An error to show the user: already a sentence, printed after `fairsim: error: `.
 #[derive(Debug)]
-pub struct CliError(pub String);
+pub struct CliError {
+    text: String,
+    class: Class,
+}
 
 impl CliError {
-    /// Wraps a message written by the CLI itself.
+    /// Wraps a message about bad input written by the CLI itself.
     pub fn msg(text: impl Into<String>) -> Self {
-        CliError(text.into())
+        CliError {
+            text: text.into(),
+            class: Class::Input,
+        }
+    }
+
+    /// Wraps a message about a failure of fairsim itself.
+    pub fn internal(text: impl Into<String>) -> Self {
+        CliError {
+            text: text.into(),
+            class: Class::Internal,
+        }
+    }
+
+    /// Wraps a message about output that could not be written (a `--json` file, say).
+    pub fn output(text: impl Into<String>) -> Self {
+        CliError {
+            text: text.into(),
+            class: Class::Output,
+        }
     }
 
     /// Prints the error as one line and returns the failure status.
     pub fn report(&self) -> ExitCode {
-        // A closed pipe (`fairsim ... | head`) is not an error worth a message.
-        if self.0.contains("Broken pipe") {
-            return ExitCode::SUCCESS;
-        }
-        let one_line: String = self.0.replace('\n', " ");
+        let status = match self.class {
+            Class::ClosedPipe => return ExitCode::SUCCESS,
+            Class::Input => EXIT_USAGE,
+            Class::Internal => EXIT_INTERNAL,
+            Class::Output => EXIT_OUTPUT,
+        };
+        let one_line: String = self.text.replace('\n', " ");
         eprintln!("fairsim: error: {one_line}");
-        ExitCode::from(EXIT_USAGE)
+        ExitCode::from(status)
     }
 }
 
-impl<E: std::error::Error> From<E> for CliError {
-    fn from(err: E) -> Self {
-        CliError(err.to_string())
+/// Every `std::io::Error` the commands propagate comes from writing their output to
+/// stdout (files are read and written through messages of their own), so the kind of
+/// the error, not its text, tells a closed pipe from a real failure.
+impl From<std::io::Error> for CliError {
+    fn from(err: std::io::Error) -> Self {
+        let class = if err.kind() == std::io::ErrorKind::BrokenPipe {
+            Class::ClosedPipe
+        } else {
+            Class::Output
+        };
+        CliError {
+            text: format!("writing stdout: {err}"),
+            class,
+        }
     }
 }
+
+/// A broken invariant is fairsim's fault; everything else the engine reports is about
+/// its input.
+impl From<fairsim_engine::EngineError> for CliError {
+    fn from(err: fairsim_engine::EngineError) -> Self {
+        let internal = matches!(err, fairsim_engine::EngineError::Invariant(_));
+        CliError {
+            text: err.to_string(),
+            class: if internal {
+                Class::Internal
+            } else {
+                Class::Input
+            },
+        }
+    }
+}
+
+/// Serialising fairsim's own result types cannot fail on valid data, so a failure is a
+/// bug.
+impl From<serde_json::Error> for CliError {
+    fn from(err: serde_json::Error) -> Self {
+        CliError::internal(format!("serialising JSON: {err}"))
+    }
+}
+
+/// Errors about the input from the library crates.
+macro_rules! input_error {
+    ($($t:ty),*) => {$(
+        impl From<$t> for CliError {
+            fn from(err: $t) -> Self {
+                CliError::msg(err.to_string())
+            }
+        }
+    )*};
+}
+
+input_error!(
+    fairsim_topology::TopologyError,
+    fairsim_engine::balance::features::FeatureError,
+    fairsim_engine::balance::schedstat_read::SchedstatError,
+    fairsim_engine::cost::CostError
+);
 
 /// Prints clap's help and version output as clap does, and its errors as one line.
 pub fn report_clap(err: clap::Error) -> ExitCode {
@@ -52,6 +149,18 @@ pub fn report_clap(err: clap::Error) -> ExitCode {
             } else {
                 ExitCode::SUCCESS
             }
+        }
+        ErrorKind::MissingRequiredArgument => {
+            // clap's own text puts the missing options on the lines after the message;
+            // name them on the one line.
+            use clap::error::{ContextKind, ContextValue};
+            let missing = match err.get(ContextKind::InvalidArg) {
+                Some(ContextValue::Strings(v)) => v.join(", "),
+                Some(ContextValue::String(v)) => v.clone(),
+                _ => "an option".to_string(),
+            };
+            eprintln!("fairsim: error: {missing}: required but not given; allowed: see --help");
+            ExitCode::from(EXIT_USAGE)
         }
         _ => {
             let rendered = err.render().to_string();
@@ -77,7 +186,7 @@ pub fn report_clap(err: clap::Error) -> ExitCode {
 
 /// Formats a field-named validation message: `--field: got X; allowed: Y`.
 pub fn invalid(field: &str, got: impl Display, allowed: &str) -> CliError {
-    CliError(format!(
+    CliError::msg(format!(
         "{field}: invalid value '{got}'; allowed: {allowed}"
     ))
 }

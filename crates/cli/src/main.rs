@@ -43,8 +43,26 @@ enum Command {
     Schedstat(cmd::schedstat::SchedstatArgs),
 }
 
+/// Lets every option value start with `-`, in every subcommand, so that `--seed -1` or
+/// `--duration -5ms` reaches the option's own check and is refused with its name and
+/// what is allowed, rather than read as an unknown flag.
+fn hyphen_values(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|a| {
+        if a.get_action().takes_values() && !a.is_positional() {
+            a.allow_hyphen_values(true)
+        } else {
+            a
+        }
+    })
+    .mut_subcommands(hyphen_values)
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    use clap::{CommandFactory, FromArgMatches};
+    let parsed = hyphen_values(Cli::command())
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(err) => return error::report_clap(err),
     };

@@ -72,20 +72,52 @@ pub struct Scenario {
     pub cost: BTreeMap<String, String>,
 }
 
+/// The largest scenario file read: a scenario is a page of settings, so a megabyte leaves
+/// room for long workload lists while refusing a path that names something else.
+pub const MAX_SCENARIO_BYTES: u64 = 1 << 20;
+
 impl Scenario {
     /// Parses scenario text.
     pub fn parse(text: &str) -> Result<Scenario, EngineError> {
-        toml::from_str(text).map_err(|e| {
+        let scenario: Scenario = toml::from_str(text).map_err(|e| {
             let msg = e.message().replace('\n', " ");
             EngineError::Scenario(format!(
                 "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, features, duration, seed, hz, timer_slack, timer_expiry, cpuidle, idle_states, noise, warmup, schedstat, schedstat_version, json, [cost]"
             ))
-        })
+        })?;
+        scenario.check_machine_keys()?;
+        Ok(scenario)
+    }
+
+    /// Refuses machine keys that contradict each other, as the command line refuses
+    /// `--topology` with `--smp`: one of them would otherwise win without a word.
+    fn check_machine_keys(&self) -> Result<(), EngineError> {
+        let given: Vec<&str> = [
+            ("topology", self.topology.is_some()),
+            ("smp", self.smp.is_some()),
+            ("machine", self.machine.is_some()),
+        ]
+        .iter()
+        .filter(|(_, set)| *set)
+        .map(|(k, _)| *k)
+        .collect();
+        if given.len() > 1 {
+            return Err(EngineError::Scenario(format!(
+                "{} are all set; allowed: at most one of topology, smp, machine",
+                given.join(" and ")
+            )));
+        }
+        if self.numa_distance.is_some() && self.smp.is_none() {
+            return Err(EngineError::Scenario(
+                "numa_distance without smp; allowed: numa_distance only with smp".into(),
+            ));
+        }
+        Ok(())
     }
 
     /// Reads and parses a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, EngineError> {
-        let text = std::fs::read_to_string(path)
+        let text = fairsim_topology::source::read_bounded(path, MAX_SCENARIO_BYTES)
             .map_err(|e| EngineError::Scenario(format!("{}: {e}", path.display())))?;
         Scenario::parse(&text)
     }
@@ -110,5 +142,21 @@ mod tests {
         );
         let e = Scenario::parse("bogus = 1").unwrap_err().to_string();
         assert!(e.starts_with("scenario: ") && e.contains("bogus"), "{e}");
+    }
+
+    #[test]
+    fn contradicting_machine_keys_are_refused() {
+        for (text, needle) in [
+            ("topology = \"tc2\"\nsmp = \"4\"", "topology and smp"),
+            ("smp = \"4\"\nmachine = \"m.toml\"", "smp and machine"),
+            (
+                "topology = \"tc2\"\nnuma_distance = \"10\"",
+                "numa_distance",
+            ),
+        ] {
+            let e = Scenario::parse(text).unwrap_err().to_string();
+            assert!(e.starts_with("scenario: ") && e.contains(needle), "{e}");
+        }
+        assert!(Scenario::parse("smp = \"4\"\nnuma_distance = \"10,20;20,10\"").is_ok());
     }
 }

@@ -51,7 +51,7 @@ pub const SEC: u64 = 1_000_000_000;
 
 /// A duration that could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid duration '{text}': {why}; allowed: a non-negative number with unit ns, us, ms or s (e.g. 30ms, 1.5s)")]
+#[error("invalid value '{text}' ({why}); allowed: a non-negative number with unit ns, us, ms or s (e.g. 30ms, 1.5s)")]
 pub struct DurationError {
     /// What the user wrote.
     pub text: String,
@@ -115,6 +115,21 @@ pub fn parse_duration(text: &str, default_unit: u64) -> Result<u64, DurationErro
             .ok_or_else(|| err("too large"))?;
     }
     Ok(value)
+}
+
+/// Parses a duration that must carry its unit: fairsim's own options (`--duration`,
+/// `--warmup`, `--timer-slack`, `--cost`, race's times) take no bare numbers, because a
+/// bare number would mean seconds for one and nanoseconds for another. Workload keys
+/// keep their tool's unit for bare numbers (schbench's `-s` is microseconds).
+pub fn parse_duration_with_unit(text: &str) -> Result<u64, DurationError> {
+    let t = text.trim();
+    if !t.is_empty() && t.ends_with(|c: char| c.is_ascii_digit() || c == '.') {
+        return Err(DurationError {
+            text: text.to_string(),
+            why: "a unit is required",
+        });
+    }
+    parse_duration(t, 1)
 }
 
 /// Formats nanoseconds compactly for headers: `30s`, `1.5ms`, `51us`, `700ns`.

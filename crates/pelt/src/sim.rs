@@ -206,7 +206,8 @@ impl Iterator for RunIntervals {
             self.done = true;
             return None;
         }
-        let (Phase::Run(run), Phase::Sleep(sleep)) = (self.phases[self.idx], self.phases[self.idx + 1])
+        let (Phase::Run(run), Phase::Sleep(sleep)) =
+            (self.phases[self.idx], self.phases[self.idx + 1])
         else {
             unreachable!("validated in Pattern::new");
         };

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use fairsim_topology::source::{
     load_machine_file, load_sysfs, parse_llc, parse_spec, preset, SpecOptions, PRESETS,
 };
-use fairsim_topology::{Arch, Machine};
+use fairsim_topology::{Arch, Machine, TopologyError};
 
 use crate::error::{invalid, CliError};
 
@@ -28,32 +28,33 @@ pub struct MachineArgs {
 
     /// NUMA distance matrix for `--smp`: rows split by `;`, e.g. `10,21;21,10`.
     /// Nodes get an equal, contiguous share of the CPUs unless `--numa-cpus` says otherwise.
-    #[arg(long, value_name = "MATRIX", requires = "smp")]
+    #[arg(long, value_name = "MATRIX")]
     pub numa_distance: Option<String>,
 
     /// CPUs of each node for `--smp`, split by `;`, e.g. `0-55,112-167;56-111,168-223`.
-    #[arg(long, value_name = "LISTS", requires = "numa_distance")]
+    #[arg(long, value_name = "LISTS")]
     pub numa_cpus: Option<String>,
 
     /// Raw CPU capacities for `--smp` (capacity-dmips-mhz style), e.g. `0-1:1441,2-4:606`;
     /// normalised so the biggest CPU gets 1024.
-    #[arg(long, value_name = "LIST:RAW,...", requires = "smp")]
+    #[arg(long, value_name = "LIST:RAW,...")]
     pub capacity: Option<String>,
 
     /// x86 ITMT core priorities for `--smp`, e.g. `0-3:60,4-15:40`: turns on
     /// `sysctl_sched_itmt_enabled`, so CLS, MC and PKG pack tasks onto higher-priority CPUs
     /// (`SD_ASYM_PACKING`), as on parts with Turbo Boost Max 3.0 or hybrid cores.
-    #[arg(long, value_name = "LIST:PRIO,...", requires = "smp")]
+    #[arg(long, value_name = "LIST:PRIO,...")]
     pub itmt: Option<String>,
 
     /// Where the last-level cache sits for `--smp`: core, cluster, die or package
     /// (default: die on x86, cluster on arm64).
-    #[arg(long, value_name = "SCOPE", requires = "smp")]
+    #[arg(long, value_name = "SCOPE")]
     pub llc: Option<String>,
 
-    /// Architecture whose topology levels apply to `--smp` and `--sysfs`: x86 or arm64.
-    #[arg(long, value_name = "ARCH", default_value = "x86")]
-    pub arch: String,
+    /// Architecture whose topology levels apply to `--smp` and `--sysfs`: x86 or arm64
+    /// (default x86).
+    #[arg(long, value_name = "ARCH")]
+    pub arch: Option<String>,
 
     /// A machine file: fairsim's TOML/JSON schema, or a ground-truth `topology.json`.
     #[arg(long, value_name = "FILE", conflicts_with = "sysfs")]
@@ -67,8 +68,11 @@ pub struct MachineArgs {
 impl MachineArgs {
     /// Builds the machine these options describe.
     pub fn load(&self) -> Result<Machine, CliError> {
-        let arch =
-            Arch::parse(&self.arch).ok_or_else(|| invalid("--arch", &self.arch, "x86 or arm64"))?;
+        self.refuse_unused()?;
+        let arch = match &self.arch {
+            Some(a) => Arch::parse(a).ok_or_else(|| invalid("--arch", a, "x86 or arm64"))?,
+            None => Arch::X86,
+        };
         if let Some(name) = &self.topology {
             return Ok(preset(name)?);
         }
@@ -92,12 +96,71 @@ impl MachineArgs {
             return Ok(parse_spec(&opts)?);
         }
         if let Some(path) = &self.machine {
-            return Ok(load_machine_file(path)?);
+            return load_machine_file(path).map_err(|e| name_option("--machine", e));
         }
         if let Some(dir) = &self.sysfs {
-            return Ok(load_sysfs(dir, arch)?);
+            return load_sysfs(dir, arch).map_err(|e| name_option("--sysfs", e));
         }
         Ok(preset(DEFAULT_PRESET)?)
+    }
+}
+
+/// Puts the option in front of an error about the path it gave (a read error names only
+/// the path); errors about the contents already name their field.
+fn name_option(option: &str, err: TopologyError) -> CliError {
+    match err {
+        TopologyError::Io { .. } => CliError::msg(format!("{option} {err}")),
+        other => other.into(),
+    }
+}
+
+impl MachineArgs {
+    /// The option that names the machine, as the user would write it.
+    fn source(&self) -> String {
+        if let Some(name) = &self.topology {
+            format!("--topology {name}")
+        } else if let Some(path) = &self.machine {
+            format!("--machine {}", path.display())
+        } else if let Some(dir) = &self.sysfs {
+            format!("--sysfs {}", dir.display())
+        } else {
+            format!("the default machine ({DEFAULT_PRESET})")
+        }
+    }
+
+    /// Refuses the `--smp` modifiers next to a machine that is already complete (a preset,
+    /// a file, a sysfs tree, or the default), where they would otherwise be dropped
+    /// without a word, and `--arch` where the machine carries its own architecture.
+    fn refuse_unused(&self) -> Result<(), CliError> {
+        if self.smp.is_none() {
+            let modifiers = [
+                ("--numa-distance", self.numa_distance.is_some()),
+                ("--numa-cpus", self.numa_cpus.is_some()),
+                ("--capacity", self.capacity.is_some()),
+                ("--itmt", self.itmt.is_some()),
+                ("--llc", self.llc.is_some()),
+            ];
+            if let Some((name, _)) = modifiers.iter().find(|(_, given)| *given) {
+                return Err(CliError::msg(format!(
+                    "{name}: applies only to --smp, not to {}; allowed: --smp with {name}, or \
+                     a machine file that sets it",
+                    self.source()
+                )));
+            }
+        } else if self.numa_cpus.is_some() && self.numa_distance.is_none() {
+            return Err(CliError::msg(
+                "--numa-cpus: needs --numa-distance; allowed: --numa-distance MATRIX with \
+                 --numa-cpus LISTS",
+            ));
+        }
+        if self.arch.is_some() && (self.topology.is_some() || self.machine.is_some()) {
+            return Err(CliError::msg(format!(
+                "--arch: applies only to --smp and --sysfs, not to {} (which sets its own \
+                 architecture); allowed: drop --arch",
+                self.source()
+            )));
+        }
+        Ok(())
     }
 }
 

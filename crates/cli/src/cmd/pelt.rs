@@ -279,10 +279,7 @@ fn ms(ns: u64) -> String {
     format!("{}.{:06}", ns / 1_000_000, ns % 1_000_000)
 }
 
-fn write_csv(
-    out: &mut dyn Write,
-    samples: impl Iterator<Item = Sample>,
-) -> Result<(), CliError> {
+fn write_csv(out: &mut dyn Write, samples: impl Iterator<Item = Sample>) -> Result<(), CliError> {
     writeln!(out, "time_ns,event,util_avg,runnable_avg,load_avg,util_est")?;
     for s in samples {
         writeln!(

@@ -6,6 +6,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use fairsim_engine::balance::pelt::UtilEstMode;
 use fairsim_engine::balance::schedstat::{show_schedstat_with, SchedstatVersion};
@@ -13,7 +14,7 @@ use fairsim_engine::balance::{Features, SchedParams};
 use fairsim_engine::output::{summary, to_json};
 use fairsim_engine::run::{default_duration, RunSpec, DEFAULT_MEMORY_BUDGET};
 use fairsim_engine::scenario::Scenario;
-use fairsim_engine::time::{parse_duration, SEC};
+use fairsim_engine::time::{parse_duration_with_unit, SEC};
 use fairsim_engine::world::DEFAULT_TIMER_SLACK;
 use fairsim_engine::{CostTable, Cpuidle, NoiseModel, TimerExpiry, WorkloadSpec, WorldConfig};
 use fairsim_topology::BuildOptions;
@@ -65,7 +66,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST")]
     features: Option<String>,
 
-    /// Emulated run length, e.g. `30s`, `500ms` (default: schbench's -r or 30s; 5s for
+    /// Emulated run length, with its unit (fairsim's own times take no bare numbers), e.g.
+    /// `30s`, `500ms` (default: schbench's -r or 30s; 5s for
     /// nanosleep; until done, at most 1h, for hackbench and sysbench-cpu).
     #[arg(long, value_name = "D", allow_hyphen_values = true)]
     duration: Option<String>,
@@ -79,7 +81,7 @@ pub struct RunArgs {
     hz: Option<u32>,
 
     /// Kernel-overhead cost override, repeatable: `NAME=DURATION`, e.g.
-    /// `context_switch=2us` (names: see the engine's cost table).
+    /// `context_switch=2us`, with the unit (names: see the engine's cost table).
     #[arg(long = "cost", value_name = "NAME=D")]
     costs: Vec<String>,
 
@@ -170,6 +172,8 @@ pub(crate) fn resolve_spec(args: &RunArgs) -> Result<RunSpec, CliError> {
         (args.profile, "--profile"),
         (args.json.is_some(), "--json"),
         (args.schedstat.is_some(), "--schedstat"),
+        (args.schedstat_sg_scan, "--schedstat-sg-scan"),
+        (args.schedstat_version.is_some(), "--schedstat-version"),
         (args.check_determinism, "--check-determinism"),
     ] {
         if given {
@@ -178,7 +182,25 @@ pub(crate) fn resolve_spec(args: &RunArgs) -> Result<RunSpec, CliError> {
             )));
         }
     }
-    Ok(resolve(args)?.0.spec)
+    if args.features.is_some() {
+        return Err(CliError::msg(
+            "--features: not available with compare, whose sides have their own; allowed: --base LIST and --new LIST",
+        ));
+    }
+    let plan = resolve(args)?.0;
+    // A scenario's per-run keys would be dropped just as the options would.
+    for (given, key) in [
+        (plan.json.is_some(), "json"),
+        (plan.schedstat.is_some(), "schedstat"),
+        (plan.features_given, "features"),
+    ] {
+        if given {
+            return Err(CliError::msg(format!(
+                "scenario key {key}: not available with compare, which prints one table over many runs; allowed: a scenario without {key} (compare's sides take --base and --new)"
+            )));
+        }
+    }
+    Ok(plan.spec)
 }
 
 /// Everything resolved from the arguments and the scenario.
@@ -186,6 +208,8 @@ struct Plan {
     spec: RunSpec,
     schedstat: Option<(PathBuf, SchedstatVersion)>,
     json: Option<PathBuf>,
+    /// Whether the options or the scenario set features (compare refuses them).
+    features_given: bool,
 }
 
 fn resolve(args: &RunArgs) -> Result<(Plan, bool), CliError> {
@@ -237,10 +261,14 @@ fn resolve(args: &RunArgs) -> Result<(Plan, bool), CliError> {
     }
     let duration = match args.duration.as_ref().or(scenario.duration.as_ref()) {
         Some(d) => {
-            let ns =
-                parse_duration(d, SEC).map_err(|e| invalid("--duration", d, &e.to_string()))?;
+            let ns = parse_duration_with_unit(d)
+                .map_err(|e| CliError::msg(format!("--duration: {e}")))?;
             if ns == 0 || ns > 24 * 3_600 * SEC {
-                return Err(invalid("--duration", d, "more than 0 and at most 24h"));
+                return Err(invalid(
+                    "--duration",
+                    d,
+                    "more than 0 and at most 86400s (24 hours)",
+                ));
             }
             ns
         }
@@ -256,8 +284,8 @@ fn resolve(args: &RunArgs) -> Result<(Plan, bool), CliError> {
     }
     let timer_slack = match args.timer_slack.as_ref().or(scenario.timer_slack.as_ref()) {
         Some(s) => {
-            let ns =
-                parse_duration(s, 1).map_err(|e| invalid("--timer-slack", s, &e.to_string()))?;
+            let ns = parse_duration_with_unit(s)
+                .map_err(|e| CliError::msg(format!("--timer-slack: {e}")))?;
             if ns > SEC {
                 return Err(invalid("--timer-slack", s, "a duration of at most 1s"));
             }
@@ -306,7 +334,8 @@ fn resolve(args: &RunArgs) -> Result<(Plan, bool), CliError> {
     };
     let warmup = match args.warmup.as_ref().or(scenario.warmup.as_ref()) {
         Some(s) => {
-            let ns = parse_duration(s, SEC).map_err(|e| invalid("--warmup", s, &e.to_string()))?;
+            let ns =
+                parse_duration_with_unit(s).map_err(|e| CliError::msg(format!("--warmup: {e}")))?;
             if ns >= duration {
                 return Err(invalid(
                     "--warmup",
@@ -378,6 +407,7 @@ fn resolve(args: &RunArgs) -> Result<(Plan, bool), CliError> {
             spec,
             schedstat,
             json,
+            features_given: args.features.is_some() || scenario.features.is_some(),
         },
         builtin,
     ))
@@ -398,15 +428,52 @@ fn progress_bar(duration: u64) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
+/// Wall time before the first progress line when stderr is not a terminal: short runs
+/// stay silent, a run that will take minutes says so early.
+const FIRST_PROGRESS_LINE: Duration = Duration::from_secs(10);
+
+/// Wall time between later progress lines.
+const PROGRESS_LINE_EVERY: Duration = Duration::from_secs(60);
+
+/// One progress line for logs: how far the emulation is and, at the rate so far, how much
+/// wall time is left.
+fn progress_line(now: u64, end: u64, elapsed: Duration) -> String {
+    let done = now as f64 / end.max(1) as f64;
+    let left = if done > 0.0 {
+        format!(
+            "about {:.0} s left at this rate",
+            elapsed.as_secs_f64() * (1.0 - done) / done
+        )
+    } else {
+        "no estimate yet".to_string()
+    };
+    format!(
+        "fairsim: progress: emulated {:.3}s of {:.3}s ({:.1}%) in {:.0} s of wall time; {left}",
+        now as f64 / 1e9,
+        end as f64 / 1e9,
+        done * 100.0,
+        elapsed.as_secs_f64()
+    )
+}
+
 fn execute(spec: &RunSpec) -> Result<fairsim_engine::RunResult, CliError> {
     let bar = progress_bar(spec.config.duration);
     let mut last = 0u64;
-    let mut progress = |now: u64, _end: u64| {
+    let started = Instant::now();
+    let mut next_line = FIRST_PROGRESS_LINE;
+    let mut progress = |now: u64, end: u64| {
         if let Some(b) = &bar {
             let ms = now / 1_000_000;
             if ms != last {
                 last = ms;
                 b.set_position(ms);
+            }
+        } else {
+            // Logs and batch jobs get a line now and then instead of a bar.
+            let elapsed = started.elapsed();
+            if elapsed >= next_line {
+                eprintln!("{}", progress_line(now, end, elapsed));
+                next_line = elapsed + PROGRESS_LINE_EVERY;
             }
         }
     };
@@ -418,7 +485,8 @@ fn execute(spec: &RunSpec) -> Result<fairsim_engine::RunResult, CliError> {
 }
 
 pub(crate) fn write_file(path: &Path, what: &str, text: &str) -> Result<(), CliError> {
-    std::fs::write(path, text).map_err(|e| CliError::msg(format!("{what} {}: {e}", path.display())))
+    std::fs::write(path, text)
+        .map_err(|e| CliError::output(format!("{what} {}: {e}", path.display())))
 }
 
 /// Runs `fairsim run`.

@@ -44,6 +44,7 @@ use serde::Deserialize;
 use crate::error::TopologyError;
 use crate::machine::{Arch, LlcScope, Machine};
 use crate::source::guest::machine_from_guest;
+use crate::source::read::read_bounded;
 use crate::source::spec::{build_spec, FieldNames, SpecOptions};
 
 /// Largest machine file read, so that a wrong path to a huge file fails fast.
@@ -102,17 +103,10 @@ pub fn load_machine_file(path: &Path) -> Result<Machine, TopologyError> {
         path: shown.clone(),
         reason,
     };
-    let io_err = |e: std::io::Error| TopologyError::Io {
+    let text = read_bounded(path, MAX_FILE_BYTES).map_err(|e| TopologyError::Io {
         path: shown.clone(),
         reason: e.to_string(),
-    };
-    let size = std::fs::metadata(path).map_err(io_err)?.len();
-    if size > MAX_FILE_BYTES {
-        return Err(parse_err(format!(
-            "{size} bytes; allowed: a machine file of at most {MAX_FILE_BYTES} bytes"
-        )));
-    }
-    let text = std::fs::read_to_string(path).map_err(io_err)?;
+    })?;
     let ext = path
         .extension()
         .and_then(|e| e.to_str())

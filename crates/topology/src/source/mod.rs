@@ -8,11 +8,13 @@ pub mod file;
 mod guest;
 mod nodes;
 pub mod presets;
+pub mod read;
 pub mod spec;
 mod spec_lists;
 pub mod sysfs;
 
 pub use file::{load_machine_file, parse_llc};
 pub use presets::{preset, PRESETS};
+pub use read::{read_bounded, ReadError};
 pub use spec::{parse_smp, parse_spec, SmpShape, SpecOptions};
 pub use sysfs::load_sysfs;

@@ -21,6 +21,7 @@ use crate::cpumask::{CpuMask, NR_CPUS_MAX};
 use crate::error::TopologyError;
 use crate::machine::{Arch, CpuTopology, Machine, MAX_NUMNODES, SCHED_CAPACITY_SCALE};
 use crate::source::nodes::{cpu_nodes, node_of_cpus, parse_distance_row, RawNode};
+use crate::source::read::read_bounded;
 
 /// Loads the machine described by the sysfs tree mounted at `root` (such as `/sys`).
 pub fn load_sysfs(root: &Path, arch: Arch) -> Result<Machine, TopologyError> {
@@ -186,8 +187,15 @@ fn numbered_dirs(dir: &Path, prefix: &str, max: usize) -> Result<Vec<usize>, Top
     Ok(ids)
 }
 
+/// The most a single sysfs attribute may hold: the kernel's attributes fit in a page,
+/// and a CPU list of 8192 CPUs written out one by one stays under 64 KiB.
+const MAX_ATTR_BYTES: u64 = 64 << 10;
+
 fn read_text(path: &Path) -> Result<String, TopologyError> {
-    std::fs::read_to_string(path).map_err(|e| io_error(path, &e))
+    read_bounded(path, MAX_ATTR_BYTES).map_err(|e| TopologyError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })
 }
 
 fn read_mask(path: &Path, n: usize) -> Result<CpuMask, TopologyError> {
