@@ -143,6 +143,8 @@ pub fn parse_schedstat(text: &str, source_name: &str) -> Result<Schedstat, Sched
             .map_err(|_| err(line, format!("'{s}' is not a counter")))
     };
     let mut version = 0u32;
+    let mut seen_timestamp = false;
+    let mut seen_cpus = std::collections::BTreeSet::new();
     let mut timestamp = 0u64;
     let mut cpus: Vec<CpuCounters> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -152,12 +154,27 @@ pub fn parse_schedstat(text: &str, source_name: &str) -> Result<Schedstat, Sched
             continue;
         };
         if head == "version" {
+            // A second version line means two files were concatenated; which layout
+            // the later lines follow is then a guess.
+            if version != 0 {
+                return Err(err(
+                    line_no,
+                    "a second 'version' line; allowed: one snapshot per file".to_string(),
+                ));
+            }
             version = words
                 .get(1)
                 .and_then(|v| v.parse().ok())
                 .filter(|v| (15..=17).contains(v))
                 .ok_or_else(|| err(line_no, "version: allowed 15, 16 or 17".to_string()))?;
         } else if head == "timestamp" {
+            if seen_timestamp {
+                return Err(err(
+                    line_no,
+                    "a second 'timestamp' line; allowed: one snapshot per file".to_string(),
+                ));
+            }
+            seen_timestamp = true;
             timestamp = num(words.get(1).copied().unwrap_or(""), line_no)?;
         } else if let Some(n) = head.strip_prefix("cpu") {
             let cpu = n
@@ -167,6 +184,14 @@ pub fn parse_schedstat(text: &str, source_name: &str) -> Result<Schedstat, Sched
                 return Err(err(
                     line_no,
                     format!("cpu line has {} fields; expected 9", words.len() - 1),
+                ));
+            }
+            // The kernel prints each online CPU once, in increasing order; a repeat would
+            // be summed or diffed twice.
+            if !seen_cpus.insert(cpu) {
+                return Err(err(
+                    line_no,
+                    format!("cpu{cpu} appears twice; allowed: each CPU once"),
                 ));
             }
             let mut stats = Vec::new();
@@ -395,5 +420,21 @@ domain0 03 1 2 0 0 0 0 0 1  3 3 0 0 0 0 0 3  4 2 1 1 1 0 1 0  0 0 0 0 0 0 0 0 0 
             .unwrap_err()
             .to_string();
         assert!(e.contains("line 3"), "{e}");
+    }
+
+    #[test]
+    fn repeated_cpus_versions_and_timestamps_are_refused() {
+        let cpu_twice = format!("{V16}cpu0 0 0 10 5 7 3 1000 200 9\n");
+        let e = parse_schedstat(&cpu_twice, "x").unwrap_err().to_string();
+        assert!(e.contains("cpu0 appears twice"), "{e}");
+        let two_files = format!("{V16}{V16}");
+        let e = parse_schedstat(&two_files, "x").unwrap_err().to_string();
+        assert!(
+            e.contains("second 'version'") && e.contains("line 5"),
+            "{e}"
+        );
+        let stamps = V16.replace("timestamp 100\n", "timestamp 100\ntimestamp 200\n");
+        let e = parse_schedstat(&stamps, "x").unwrap_err().to_string();
+        assert!(e.contains("second 'timestamp'"), "{e}");
     }
 }

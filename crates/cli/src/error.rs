@@ -190,3 +190,21 @@ pub fn invalid(field: &str, got: impl Display, allowed: &str) -> CliError {
         "{field}: invalid value '{got}'; allowed: {allowed}"
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fault_decides_the_class() {
+        let broken = CliError::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        assert_eq!(broken.class, Class::ClosedPipe);
+        let full = CliError::from(std::io::Error::other("No space left on device"));
+        assert_eq!(full.class, Class::Output);
+        assert!(full.text.starts_with("writing stdout: "));
+        let bug = CliError::from(fairsim_engine::EngineError::Invariant("x".into()));
+        assert_eq!(bug.class, Class::Internal);
+        let input = CliError::from(fairsim_engine::EngineError::Workload("Broken pipe".into()));
+        assert_eq!(input.class, Class::Input);
+    }
+}

@@ -55,3 +55,201 @@ fn pelt_refuses_runs_of_more_than_1e8_updates_up_front() {
         "--pattern/--duration",
     );
 }
+
+#[test]
+fn only_a_real_closed_pipe_is_silent() {
+    // An error whose text happens to say "Broken pipe" is still an error.
+    assert_refused(&["run", "-w", "Broken pipe"], "--workload");
+    // A reader that goes away early is not worth a message, nor a failure.
+    let mut child = Command::new(bin())
+        .args(["pelt", "--pattern", "run=1us,sleep=1us", "--duration", "1s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 64];
+    std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
+    drop(stdout);
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{:?}", o.status);
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn writing_to_a_full_device_fails_with_its_own_status() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
+    let Ok(full) = full else { return };
+    let o = Command::new(bin())
+        .args(["topology", "--topology", "spr-2s56c2t"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.contains("writing stdout"), "{err}");
+}
+
+#[test]
+fn smp_modifiers_next_to_a_complete_machine_are_refused() {
+    for (args, field) in [
+        (
+            vec!["topology", "--topology", "tc2", "--capacity", "0:5"],
+            "--capacity",
+        ),
+        (
+            vec!["topology", "--numa-distance", "10,20;20,10"],
+            "--numa-distance",
+        ),
+        (
+            vec!["topology", "--topology", "tc2", "--itmt", "0:1"],
+            "--itmt",
+        ),
+        (
+            vec!["topology", "--topology", "tc2", "--llc", "die"],
+            "--llc",
+        ),
+        (
+            vec!["topology", "--topology", "tc2", "--arch", "arm64"],
+            "--arch",
+        ),
+        (
+            vec!["run", "--topology", "tc2", "--numa-cpus", "0-4"],
+            "--numa-cpus",
+        ),
+        (
+            vec!["topology", "--smp", "4", "--numa-cpus", "0-1;2-3"],
+            "--numa-cpus",
+        ),
+        (
+            vec![
+                "race",
+                "--topology",
+                "tc2",
+                "--capacity",
+                "0:5",
+                "--duration",
+                "1ms",
+            ],
+            "--capacity",
+        ),
+    ] {
+        assert_refused(&args, field);
+    }
+}
+
+#[test]
+fn non_regular_files_are_refused_before_reading() {
+    assert_refused(&["topology", "--machine", "/dev/zero"], "character device");
+    assert_refused(&["run", "/dev/zero"], "character device");
+    assert_refused(&["schedstat", "show", "/dev/zero"], "character device");
+    assert_refused(&["topology", "--machine", "/tmp"], "directory");
+    // A FIFO with no writer would block the open forever.
+    let dir = std::env::temp_dir().join(format!("fairsim-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("m.toml");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if made.map(|s| s.success()).unwrap_or(false) {
+        assert_refused(&["topology", "--machine", fifo.to_str().unwrap()], "FIFO");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn compare_refuses_what_it_would_ignore() {
+    for (args, field) in [
+        (vec!["--json", "x.json"], "--json"),
+        (vec!["--schedstat", "x"], "--schedstat"),
+        (vec!["--features", "ILB_FAST"], "--features"),
+        (vec!["--check-determinism"], "--check-determinism"),
+        (vec!["--schedstat-version", "15"], "--schedstat-version"),
+    ] {
+        let mut all = vec!["compare", "--new", "ILB_FAST"];
+        all.extend(args);
+        assert_refused(&all, field);
+    }
+    let dir = std::env::temp_dir().join(format!("fairsim-cmp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = dir.join("s.toml");
+    std::fs::write(
+        &scenario,
+        "workload = [\"hackbench\"]\nfeatures = \"ILB_FAST\"\n",
+    )
+    .unwrap();
+    assert_refused(
+        &["compare", "--new", "ILB_FAST", scenario.to_str().unwrap()],
+        "scenario key features",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    // Seeds past u64::MAX would wrap to 0.
+    assert_refused(
+        &[
+            "compare",
+            "--new",
+            "ILB_FAST",
+            "--seed",
+            "18446744073709551615",
+            "--seeds",
+            "2",
+        ],
+        "--seed",
+    );
+}
+
+#[test]
+fn option_errors_name_the_option() {
+    assert_refused(&["compare"], "--new");
+    assert_refused(&["run", "--seed", "-1"], "--seed");
+    assert_refused(&["pelt", "--duration", "-1s"], "--duration");
+    assert_refused(&["topology", "--cpu", "-1"], "--cpu");
+    // fairsim's own times need their unit; the message says "allowed" once.
+    for (opt, val) in [
+        ("--duration", "5"),
+        ("--warmup", "1"),
+        ("--timer-slack", "50"),
+        ("--duration", "-5ms"),
+    ] {
+        let o = fairsim(&["run", opt, val]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success());
+        assert!(err.starts_with(&format!("fairsim: error: {opt}:")), "{err}");
+        assert_eq!(err.matches("allowed").count(), 1, "{err}");
+    }
+}
+
+#[test]
+fn scenario_machine_keys_that_contradict_are_refused() {
+    let dir = std::env::temp_dir().join(format!("fairsim-scen-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = dir.join("s.toml");
+    std::fs::write(
+        &scenario,
+        "topology = \"tc2\"\nsmp = \"4\"\nworkload = [\"hackbench\"]\n",
+    )
+    .unwrap();
+    assert_refused(&["run", scenario.to_str().unwrap()], "topology and smp");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn run_shows_the_topology_warnings() {
+    let o = fairsim(&[
+        "run",
+        "--smp",
+        "sockets=1,cores=2,threads=2",
+        "--capacity",
+        "0:1024,1:512,2-3:1024",
+        "-w",
+        "hackbench:g=1,l=10",
+    ]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("fairsim: warning: CPU capacity asymmetry not supported on SMT"),
+        "{err}"
+    );
+}

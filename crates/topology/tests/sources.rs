@@ -317,6 +317,7 @@ fn file_errors_name_the_path_and_field() {
             "capacity",
         ),
         ("machine.yaml", "smp: 4\n", ".toml or .json"),
+        ("array.json", "[1, 2]", "top level is not an object"),
     ];
     for (file, text, needle) in cases {
         let path = dir.join(file);
@@ -409,6 +410,14 @@ fn sysfs_errors_name_the_file() {
     std::fs::write(cpu_dir(&offline, 2).join("online"), "0\n").unwrap();
     let err = load_sysfs(&offline, Arch::X86).unwrap_err().to_string();
     assert!(err.contains("cpu2 is offline"), "{err}");
+
+    // Garbage in `online` is refused, not counted as online.
+    std::fs::write(cpu_dir(&offline, 2).join("online"), "yes\n").unwrap();
+    let err = load_sysfs(&offline, Arch::X86).unwrap_err().to_string();
+    assert!(
+        err.contains("cpu2/online") && err.contains("0 or 1"),
+        "{err}"
+    );
 
     let cap = scratch("sysfs-capacity");
     copy_tree(&src, &cap);

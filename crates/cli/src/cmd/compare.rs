@@ -187,7 +187,17 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
         for k in 0..args.seeds {
             let mut s = spec.clone();
             s.config.params.features = features;
-            s.config.seed = spec.config.seed + u64::from(k);
+            s.config.seed = spec.config.seed.checked_add(u64::from(k)).ok_or_else(|| {
+                invalid(
+                    "--seed",
+                    spec.config.seed,
+                    &format!(
+                        "at most {} with --seeds {} (the sides run seed, seed+1, ...)",
+                        u64::MAX - u64::from(args.seeds - 1),
+                        args.seeds
+                    ),
+                )
+            })?;
             s.build.shared_all_non_numa |= features.uses_ilb();
             jobs.push((side, s));
         }

@@ -477,11 +477,24 @@ fn execute(spec: &RunSpec) -> Result<fairsim_engine::RunResult, CliError> {
             }
         }
     };
-    let result = fairsim_engine::run(spec, &mut progress);
+    let mut world = fairsim_engine::prepare(spec)?;
+    // What `fairsim topology` prints about a machine the kernel would complain about
+    // (an arch topology it calls broken, capacity asymmetry on SMT) applies to a run too.
+    for w in &world.sched.topo.warnings {
+        eprintln!("fairsim: warning: {w}");
+    }
+    let ran = world.run(&mut progress);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    Ok(result?)
+    ran?;
+    let reports = spec
+        .workloads
+        .iter()
+        .enumerate()
+        .map(|(i, w)| w.report(i, &world))
+        .collect();
+    Ok(fairsim_engine::RunResult { world, reports })
 }
 
 pub(crate) fn write_file(path: &Path, what: &str, text: &str) -> Result<(), CliError> {

@@ -115,6 +115,13 @@ pub fn load_machine_file(path: &Path) -> Result<Machine, TopologyError> {
         Some("json") => {
             let value: serde_json::Value =
                 serde_json::from_str(&text).map_err(|e| parse_err(format!("invalid JSON: {e}")))?;
+            // serde would report an array as a type mismatch deep inside the schema;
+            // the user needs to hear that the top level must be an object.
+            if !value.is_object() {
+                return Err(parse_err(
+                    "the top level is not an object; allowed: a JSON object with the machine's keys (name, arch, cpus or smp, ...) or a ground-truth topology.json".to_string(),
+                ));
+            }
             if value.get("guest_observed").is_some() {
                 return machine_from_guest(&shown, &value);
             }

@@ -82,11 +82,24 @@ pub fn load_sysfs(root: &Path, arch: Arch) -> Result<Machine, TopologyError> {
 /// Reads one `cpuN` directory.
 fn read_cpu(dir: &Path, cpu: usize, n: usize) -> Result<CpuTopology, TopologyError> {
     let online = dir.join("online");
-    if online.exists() && read_text(&online)?.trim() == "0" {
-        return Err(TopologyError::Inconsistent(format!(
-            "{}: cpu{cpu} is offline; allowed: all CPUs online (the scheduler would not see it)",
-            online.display()
-        )));
+    if online.exists() {
+        // The kernel writes exactly "0" or "1" here; anything else is not a sysfs tree
+        // fairsim can trust, so it is refused rather than counted as online.
+        match read_text(&online)?.trim() {
+            "1" => {}
+            "0" => {
+                return Err(TopologyError::Inconsistent(format!(
+                    "{}: cpu{cpu} is offline; allowed: all CPUs online (the scheduler would not see it)",
+                    online.display()
+                )))
+            }
+            other => {
+                return Err(parse_error(
+                    &online,
+                    format!("'{other}'; allowed: 0 or 1"),
+                ))
+            }
+        }
     }
     let topo = dir.join("topology");
     let smt = read_mask_either(&topo, "thread_siblings_list", "core_cpus_list", n)?;
