@@ -1,0 +1,326 @@
+//! Fuzzing the engine with random valid but extreme configurations: machines from one CPU
+//! to a few dozen, NUMA or not, asymmetric or not; every workload with parameters at
+//! their edges (zero sleep, zero work, one task, hundreds of tasks); random feature sets;
+//! costs of zero; noise, idle drivers, tick rates and timer slack of every kind; short
+//! runs.
+//!
+//! For every case: the run returns (the engine's own no-progress guard ends a world whose
+//! virtual time stops), and it either succeeds or fails with a one-line error that is not
+//! a broken invariant; and the resident memory it adds stays within what the run's budget
+//! estimate promised. The crate forbids unsafe code, so a counting `GlobalAlloc` is out;
+//! the peak resident set (`VmHWM`, reset through `/proc/self/clear_refs` before each case)
+//! measures instead, which counts what the allocator really took from the system.
+//!
+//! This file holds one test so that the resident set belongs to one run at a time. CI
+//! runs a short pass; `FAIRSIM_FUZZ_CASES=2000` runs a long one (see the README).
+
+use fairsim_engine::balance::features::Feature;
+use fairsim_engine::balance::Features;
+use fairsim_engine::cost::CostTable;
+use fairsim_engine::noise::NoiseModel;
+use fairsim_engine::run::{estimate_memory, RunSpec, DEFAULT_MEMORY_BUDGET};
+use fairsim_engine::time::{MS, US};
+use fairsim_engine::{Cpuidle, EngineError, TimerExpiry, WorkloadSpec, WorldConfig};
+use fairsim_topology::source::{parse_spec, preset, SpecOptions};
+use fairsim_topology::{Arch, BuildOptions, Machine};
+use proptest::prelude::*;
+
+/// Cases: `FAIRSIM_FUZZ_CASES`, else a pass short enough for CI.
+fn cases() -> u32 {
+    std::env::var("FAIRSIM_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200)
+}
+
+/// A field of `/proc/self/status` in KiB, if the system has one.
+fn status_kib(field: &str) -> Option<u64> {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()?
+        .lines()
+        .find(|l| l.starts_with(field))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Resets the peak resident set to the current one; false where that is not possible.
+fn reset_peak() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// The machines: presets of every kind and small `--smp` layouts with and without NUMA
+/// and capacity asymmetry.
+fn machine() -> impl Strategy<Value = Machine> {
+    let presets = proptest::sample::select(vec![
+        "numa-2s4c2t",
+        "tc2",
+        "2s24c2t",
+        "dies-1s2d2c1t",
+        "e5-2690v2",
+    ])
+    .prop_map(|p| preset(p).expect("preset"));
+    let smp = (1u32..=2, 1u32..=6, 1u32..=2, any::<bool>(), any::<bool>()).prop_map(
+        |(sockets, cores, threads, numa, asym)| {
+            let mut o = SpecOptions::new(
+                &format!("sockets={sockets},cores={cores},threads={threads}"),
+                if asym { Arch::Arm64 } else { Arch::X86 },
+            );
+            if numa && sockets == 2 {
+                o.numa_distance = Some("10,21;21,10".into());
+            }
+            if asym && threads == 1 && cores >= 2 {
+                let n = sockets * cores;
+                o.capacity = Some(format!("0:1024,1-{}:446", n - 1));
+            }
+            parse_spec(&o).expect("valid smp")
+        },
+    );
+    prop_oneof![1 => presets, 2 => smp]
+}
+
+/// One workload with parameters at their edges.
+fn workload() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (1u32..4, 1u32..6, 0u32..3, 0u32..3, any::<bool>()).prop_map(|(m, t, c, s, old)| {
+            format!(
+                "schbench:m={m},t={t},c={}us,s={}us{}",
+                c * 500,
+                s * 500,
+                if old { ",version=2016" } else { "" }
+            )
+        }),
+        (
+            1u32..3,
+            1u32..20,
+            1u32..6,
+            1u32..200,
+            any::<bool>(),
+            any::<bool>()
+        )
+            .prop_map(|(g, l, f, s, pipe, threads)| {
+                format!(
+                    "hackbench:g={g},l={l},f={f},s={s}{}{}",
+                    if pipe { ",pipe" } else { "" },
+                    if threads { ",threads" } else { "" }
+                )
+            }),
+        (1u32..300, 0u32..3, 0u32..3).prop_map(|(n, sleep, run)| {
+            format!(
+                "nanosleep:tasks={n},sleep={}us,run={}us",
+                sleep * 5,
+                run * 3
+            )
+        }),
+        (1u32..8, 1u32..50).prop_map(|(t, e)| format!("sysbench-cpu:threads={t},events={e}")),
+    ]
+}
+
+/// A feature set: each feature flipped from its default with some chance.
+fn features() -> impl Strategy<Value = String> {
+    proptest::collection::vec(any::<bool>(), Feature::ALL.len()).prop_map(|flips| {
+        Feature::ALL
+            .iter()
+            .zip(flips)
+            .filter(|(_, flip)| *flip)
+            .map(|(f, _)| {
+                if f.default_on() {
+                    format!("NO_{}", f.name())
+                } else {
+                    f.name().to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    })
+}
+
+/// Costs with some set to zero or to a large value, or every one of them zero: kernel
+/// work that takes no time is where event order and progress are most fragile.
+fn costs() -> impl Strategy<Value = Vec<(&'static str, u64)>> {
+    let some = proptest::collection::vec(
+        (
+            proptest::sample::select(CostTable::NAMES),
+            prop_oneof![Just(0u64), Just(1), Just(50 * US), 1u64..20_000],
+        ),
+        0..5,
+    );
+    let all_zero = Just(CostTable::NAMES.iter().map(|&n| (n, 0u64)).collect());
+    prop_oneof![4 => some, 1 => all_zero]
+}
+
+#[derive(Clone)]
+struct Case {
+    machine: Machine,
+    workloads: Vec<String>,
+    features: String,
+    costs: Vec<(&'static str, u64)>,
+    ms: u64,
+    seed: u64,
+    hz: u32,
+    noise: bool,
+    cpuidle: Cpuidle,
+    slack: u64,
+    expiry: TimerExpiry,
+}
+
+/// The machine by name and size: its full Debug form would bury the failing case.
+impl std::fmt::Debug for Case {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Case")
+            .field(
+                "machine",
+                &format!(
+                    "{} ({} CPUs, {} nodes, capacities {:?})",
+                    self.machine.name,
+                    self.machine.nr_cpus(),
+                    self.machine.node_cpus.len(),
+                    self.machine
+                        .cpus
+                        .iter()
+                        .map(|c| c.capacity)
+                        .collect::<std::collections::BTreeSet<_>>()
+                ),
+            )
+            .field("workloads", &self.workloads)
+            .field("features", &self.features)
+            .field("costs", &self.costs)
+            .field("ms", &self.ms)
+            .field("seed", &self.seed)
+            .field("hz", &self.hz)
+            .field("noise", &self.noise)
+            .field("cpuidle", &self.cpuidle)
+            .field("slack", &self.slack)
+            .field("expiry", &self.expiry)
+            .finish()
+    }
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        machine(),
+        proptest::collection::vec(workload(), 1..3),
+        features(),
+        costs(),
+        1u64..15,
+        any::<u64>(),
+        proptest::sample::select(vec![100u32, 250, 300, 1000]),
+        any::<bool>(),
+        proptest::sample::select(vec![
+            Cpuidle::Menu,
+            Cpuidle::Teo,
+            Cpuidle::Haltpoll,
+            Cpuidle::None,
+        ]),
+        prop_oneof![Just(0u64), Just(50 * US), 0u64..1_000_000],
+        proptest::sample::select(vec![TimerExpiry::Hard, TimerExpiry::Mid, TimerExpiry::Soft]),
+    )
+        .prop_map(
+            |(machine, workloads, features, costs, ms, seed, hz, noise, cpuidle, slack, expiry)| {
+                Case {
+                    machine,
+                    workloads,
+                    features,
+                    costs,
+                    ms,
+                    seed,
+                    hz,
+                    noise,
+                    cpuidle,
+                    slack,
+                    expiry,
+                }
+            },
+        )
+}
+
+/// The run a case describes, or the one-line error its setup gives.
+fn spec_of(c: &Case) -> Result<RunSpec, String> {
+    let features = Features::parse(&c.features).map_err(|e| e.to_string())?;
+    let mut cost = CostTable::default();
+    for (name, v) in &c.costs {
+        cost.apply(&format!("{name}={v}ns"))
+            .map_err(|e| e.to_string())?;
+    }
+    let workloads = c
+        .workloads
+        .iter()
+        .map(|w| WorkloadSpec::parse(w).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut config = WorldConfig {
+        duration: c.ms * MS,
+        seed: c.seed,
+        cost,
+        cpuidle: c.cpuidle,
+        timer_slack: c.slack,
+        timer_expiry: c.expiry,
+        noise: if c.noise {
+            NoiseModel::DEFAULT
+        } else {
+            NoiseModel::OFF
+        },
+        ..WorldConfig::default()
+    };
+    config.params.features = features;
+    config.params.hz = c.hz;
+    Ok(RunSpec {
+        machine: c.machine.clone(),
+        build: BuildOptions {
+            shared_all_non_numa: features.uses_ilb(),
+            ..BuildOptions::default()
+        },
+        workloads,
+        config,
+        memory_budget: DEFAULT_MEMORY_BUDGET,
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: cases(),
+        max_shrink_iters: 200,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn extreme_but_valid_runs_end_within_their_memory_estimate(c in case()) {
+        let spec = match spec_of(&c) {
+            Ok(s) => s,
+            Err(e) => {
+                prop_assert!(!e.contains('\n') && !e.is_empty(), "setup error: {e}");
+                return Ok(());
+            }
+        };
+        let ncpus = spec.machine.nr_cpus();
+        let tasks: u64 = spec.workloads.iter().map(|w| w.nr_tasks(ncpus)).sum();
+        let estimate_kib = estimate_memory(tasks, ncpus) / 1024;
+        let measured = reset_peak();
+        let before = status_kib("VmRSS:").unwrap_or(0);
+        let result = fairsim_engine::run(&spec, &mut |_, _| {});
+        let peak = status_kib("VmHWM:").unwrap_or(0);
+        match result {
+            Ok(r) => {
+                // Conservation: every task is accounted for at the end.
+                prop_assert!(r.world.live_tasks() as u64 <= tasks);
+            }
+            Err(EngineError::Invariant(msg)) => {
+                prop_assert!(false, "invariant broken: {msg} in {c:?}");
+            }
+            Err(e) => {
+                let e = e.to_string();
+                prop_assert!(!e.contains('\n') && !e.is_empty(), "{e}");
+            }
+        }
+        if measured {
+            // The allocator keeps what earlier cases freed, so the growth of the resident
+            // set is at most what this run allocated: it must fit the estimate.
+            let grew = peak.saturating_sub(before);
+            prop_assert!(
+                grew <= estimate_kib.max(1024),
+                "resident set grew {grew} KiB, estimate {estimate_kib} KiB: {c:?}"
+            );
+        }
+    }
+}
