@@ -46,6 +46,20 @@ pub enum EngineError {
     /// for another number of CPUs).
     #[error("{0}")]
     Config(String),
+    /// Virtual time stopped: the world processed more events at one instant than any
+    /// run that makes progress does (see `world::progress`).
+    #[error("no progress: {events} events at t={at} without virtual time advancing; allowed: at most {limit} events at one instant ({per} per task and CPU, at least {min}); {hint}",
+        per = crate::world::EVENTS_PER_ENTITY, min = crate::world::MIN_EVENTS)]
+    NoProgress {
+        /// Events processed at the instant.
+        events: u64,
+        /// The instant.
+        at: crate::time::Time,
+        /// The most events allowed at one instant.
+        limit: u64,
+        /// What probably stopped time (the costs the run set to 0).
+        hint: String,
+    },
     /// The scheduler or the engine broke an invariant (a bug, reported by checks).
     #[error("invariant violated: {0}")]
     Invariant(String),

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use fairsim_engine::balance::schedstat::SchedstatVersion;
 use fairsim_engine::balance::{Feature, Features, SchedParams};
+use fairsim_engine::race::control::{default_threads, host_cpus, THREADS_PER_HOST_CPU};
 use fairsim_engine::race::report::RaceReport;
 use fairsim_engine::race::{run_race, Placement, RaceSpec, TokenProgram};
 use fairsim_engine::time::{parse_duration, SEC};
@@ -35,8 +36,9 @@ pub struct RaceArgs {
     tasks: Option<usize>,
 
     /// OS threads, or a comma-separated list of counts to run one after the other
-    /// (default: one per CPU). With fewer threads than CPUs, each thread drives several
-    /// CPUs in turn.
+    /// (default: one per CPU, at most 8 per host CPU, so that each thread gets the host
+    /// often enough to keep to --duration). With fewer threads than CPUs, each thread
+    /// drives several CPUs in turn.
     #[arg(long, value_name = "N[,N...]")]
     threads: Option<String>,
 
@@ -80,7 +82,8 @@ pub struct RaceArgs {
     #[arg(long, value_name = "HZ", default_value_t = 250)]
     hz: u32,
 
-    /// How long a thread may take to stop before the run is reported stuck.
+    /// How long after the run's end its threads may take to stop before the run fails
+    /// with an error (starting the threads counts against it too).
     #[arg(long, value_name = "D", default_value = "10s")]
     watchdog: String,
 
@@ -129,7 +132,17 @@ fn parse_features(text: &str) -> Result<(Features, Option<String>), CliError> {
 
 fn parse_threads(text: Option<&String>, ncpus: usize) -> Result<Vec<usize>, CliError> {
     let Some(t) = text else {
-        return Ok(vec![ncpus]);
+        let host = host_cpus();
+        let n = default_threads(ncpus, host);
+        if n < ncpus {
+            // Said once, on stderr: the figures of a run with fewer threads than CPUs
+            // differ from one thread per CPU, and the user may want the latter.
+            eprintln!(
+                "fairsim: note: race drives {ncpus} CPUs with {n} threads (at most \
+                 {THREADS_PER_HOST_CPU} per host CPU, {host} host CPUs); use --threads to change"
+            );
+        }
+        return Ok(vec![n]);
     };
     let allowed = format!("thread counts from 1 to the CPU count ({ncpus}), comma separated");
     t.split(',')

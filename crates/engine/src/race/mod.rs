@@ -8,10 +8,13 @@
 //!   balance crate's `LbRead`, `MoveTasks` and `BalanceHost`.
 //! - [`step`]: one turn of an emulated CPU (timers, tick, run a token, newidle balance).
 //! - [`report`]: merging the CPUs' measurements and printing them.
+//! - [`control`]: the default thread count, the start gate, each thread's deadline and
+//!   the watchdog's heartbeats.
 //!
 //! Unlike the virtual-time engine, a race run is a measurement of this host: two runs
 //! differ. What is fixed by the seed is only each CPU's `sched_rng` stream.
 
+pub mod control;
 pub mod cpu;
 pub mod report;
 pub mod rq;
@@ -29,6 +32,7 @@ use fairsim_balance::{Feature, SchedParams, TaskId};
 use fairsim_topology::{build_sched_domains, BuildOptions, Machine};
 
 use crate::error::EngineError;
+use control::Control;
 use cpu::{CpuCtx, RaceWorld};
 use report::{CpuResult, RaceReport};
 use rq::{RaceRq, RqInner, Token};
@@ -64,7 +68,8 @@ pub struct RaceSpec {
     pub program: TokenProgram,
     /// Where tokens start.
     pub placement: Placement,
-    /// How long after the stop a thread may take to finish before it is reported stuck.
+    /// How long after the run's end (`duration_ns` after the threads start) a thread may
+    /// take to stop before the run fails; starting the threads counts against it too.
     pub watchdog_ns: u64,
 }
 
@@ -200,27 +205,27 @@ pub fn build_world(
     Ok((world, lb))
 }
 
-/// Per-thread progress the watchdog reads.
-struct Heartbeats {
-    /// Wall ns of each thread's last finished round.
-    last: Vec<std::sync::atomic::AtomicU64>,
-}
-
-/// One driving thread: turn to each of its CPUs in order until the stop, sleeping when
-/// all of them are idle until the earliest of their timers or the next tick.
+/// One driving thread: once the gate opens, turn to each of its CPUs in order until the
+/// deadline, sleeping when all of them are idle until the earliest of their timers, the
+/// next tick or the deadline.
+///
+/// The thread reads the wall clock after every CPU it turns to and stops by itself once
+/// the deadline has passed: on an oversubscribed host the thread that started it may not
+/// get a time slice to raise the stop flag in time, and a round over many CPUs lasts long.
 fn drive(
     w: &RaceWorld,
     k: usize,
     cpus: Vec<usize>,
     lb: &LbState,
     prog: TokenProgram,
-    hb: &Heartbeats,
+    ctl: &Control,
 ) -> Vec<CpuResult> {
+    let deadline = ctl.wait_for_start();
     let mut ctxs: Vec<CpuCtx<'_>> = cpus
         .iter()
         .map(|&c| CpuCtx::new(w, c, &lb.sd, lb.rnd[c]))
         .collect();
-    while !w.stop.load(Ordering::Relaxed) {
+    'run: while !w.stop.load(Ordering::Relaxed) {
         let mut ran = false;
         let mut wake = u64::MAX;
         for ctx in ctxs.iter_mut() {
@@ -228,14 +233,19 @@ fn drive(
                 step::StepOutcome::Ran => ran = true,
                 step::StepOutcome::Idle(t) => wake = wake.min(t.unwrap_or(u64::MAX)),
             }
+            let now = w.now_ns();
+            ctl.last[k].store(now, Ordering::Relaxed);
+            if now >= deadline {
+                break 'run;
+            }
         }
-        let now = w.now_ns();
-        hb.last[k].store(now, Ordering::Relaxed);
         if !ran {
             // Idle: halt until a timer or the next tick, as an idle CPU waits for an
-            // interrupt. Waits too short to sleep for are spent yielding.
+            // interrupt, and no later than the deadline. Waits too short to sleep for
+            // are spent yielding.
+            let now = w.now_ns();
             let next_tick = (now / w.tick_nsec + 1) * w.tick_nsec;
-            let until = wake.min(next_tick);
+            let until = wake.min(next_tick).min(deadline);
             if until > now + 20_000 {
                 std::thread::park_timeout(Duration::from_nanos(until - now));
             } else {
@@ -243,6 +253,7 @@ fn drive(
             }
         }
     }
+    ctl.stop(k, w.now_ns());
     ctxs.into_iter()
         .map(|c| {
             let sd_stats = c.schedstats().map(|(sd, s)| (sd, s.clone())).collect();
@@ -257,7 +268,18 @@ fn drive(
         .collect()
 }
 
+/// The watchdog's error, saying `what` went wrong.
+fn watchdog_error(what: String) -> EngineError {
+    EngineError::Invariant(format!(
+        "race watchdog: {what}; allowed: a longer --watchdog, more --threads (fewer CPUs per thread) or a shorter --run"
+    ))
+}
+
 /// Runs `spec` on real threads and reports.
+///
+/// The watchdog covers the whole run: starting the threads, the run and their stop. A run
+/// whose threads have not all stopped `spec.watchdog_ns` after the deadline fails with an
+/// error naming `--watchdog`; its threads are left to stop on their own.
 pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, EngineError> {
     validate(spec)?;
     let n = spec.machine.nr_cpus();
@@ -274,64 +296,87 @@ pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, EngineError> {
         )?;
     let world = Arc::new(world);
     let lb = Arc::new(lb);
-    let hb = Arc::new(Heartbeats {
-        last: (0..spec.threads)
-            .map(|_| std::sync::atomic::AtomicU64::new(0))
-            .collect(),
-    });
+    let ctl = Arc::new(Control::new(spec.threads));
+    // Until the gate opens, the watchdog counts from the world's start: starting the
+    // threads may not take longer than the run and the watchdog's grace together.
+    let give_up = spec.duration_ns.saturating_add(spec.watchdog_ns);
     let mut handles = Vec::with_capacity(spec.threads);
     for k in 0..spec.threads {
         let cpus: Vec<usize> = (k..n).step_by(spec.threads).collect();
-        let (w, lb, hb) = (Arc::clone(&world), Arc::clone(&lb), Arc::clone(&hb));
+        let (w, lb, c) = (Arc::clone(&world), Arc::clone(&lb), Arc::clone(&ctl));
         let prog = spec.program;
         let h = std::thread::Builder::new()
             .name(format!("race-cpu{k}"))
             .stack_size(256 * 1024)
-            .spawn(move || drive(&w, k, cpus, &lb, prog, &hb));
-        match h {
-            Ok(h) => handles.push(h),
-            Err(e) => {
-                // Let the threads already started stop on their own.
-                world.stop.store(true, Ordering::Relaxed);
-                return Err(invalid(
-                    "--threads",
-                    spec.threads,
-                    &format!("as many as the host can start ({e})"),
-                ));
+            .spawn(move || drive(&w, k, cpus, &lb, prog, &c));
+        let failed = match h {
+            Ok(h) => {
+                handles.push(h);
+                None
             }
+            Err(e) => Some(invalid(
+                "--threads",
+                spec.threads,
+                &format!("as many as the host can start ({e})"),
+            )),
+        };
+        let late = world.now_ns() > give_up;
+        if failed.is_some() || late {
+            // Let the threads already started stop on their own: open the gate with a
+            // deadline already past.
+            world.stop.store(true, Ordering::Relaxed);
+            ctl.open(0);
+            handles.iter().for_each(|h| h.thread().unpark());
+            return Err(failed.unwrap_or_else(|| {
+                watchdog_error(format!(
+                    "only {} of {} threads started within the run and --watchdog ({:.3} s)",
+                    handles.len(),
+                    spec.threads,
+                    give_up as f64 / 1e9
+                ))
+            }));
         }
     }
     let _ = world
         .threads
         .set(handles.iter().map(|h| h.thread().clone()).collect());
-    while world.now_ns() < spec.duration_ns {
-        let left = spec.duration_ns - world.now_ns();
-        std::thread::sleep(Duration::from_nanos(left.min(50_000_000)));
-    }
-    world.stop.store(true, Ordering::Relaxed);
-    let stopped = world.now_ns();
-    // A thread that returned or panicked is finished; the join below reports a panic.
+    let released = world.now_ns();
+    let deadline = released.saturating_add(spec.duration_ns);
+    ctl.open(deadline);
+    handles.iter().for_each(|h| h.thread().unpark());
+    // The threads stop by themselves at the deadline; the stop flag is only a second
+    // way for them to learn it. A thread that returned or panicked is finished; the join
+    // below reports a panic.
     while !handles.iter().all(|h| h.is_finished()) {
-        if world.now_ns() - stopped > spec.watchdog_ns {
+        let now = world.now_ns();
+        if now >= deadline {
+            world.stop.store(true, Ordering::Relaxed);
+        }
+        if now.saturating_sub(deadline) > spec.watchdog_ns {
             let stuck: Vec<String> = (0..spec.threads)
                 .filter(|&k| !handles[k].is_finished())
-                .map(|k| {
-                    format!(
-                        "thread {k} (last round at {:.3} s)",
-                        hb.last[k].load(Ordering::Relaxed) as f64 / 1e9
-                    )
+                .map(|k| match ctl.last[k].load(Ordering::Relaxed) {
+                    0 => format!("thread {k} (no step finished)"),
+                    t => format!(
+                        "thread {k} (last step at {:.3} s)",
+                        t.saturating_sub(released) as f64 / 1e9
+                    ),
                 })
                 .collect();
-            return Err(EngineError::Invariant(format!(
-                "race watchdog: {} of {} threads did not finish within {:.1} s of the stop: {}",
+            return Err(watchdog_error(format!(
+                "{} of {} threads did not stop within --watchdog {:.3} s of the run's end at {:.3} s: {}",
                 stuck.len(),
                 spec.threads,
                 spec.watchdog_ns as f64 / 1e9,
+                spec.duration_ns as f64 / 1e9,
                 stuck.join(", ")
             )));
         }
-        std::thread::sleep(Duration::from_millis(5));
+        let left = deadline.saturating_sub(now).max(1_000_000);
+        std::thread::sleep(Duration::from_nanos(left.min(5_000_000)));
     }
+    // The CPUs ran from the gate's opening to the last thread's stop.
+    let stopped = ctl.last_stop().saturating_sub(released);
     let mut cpus = Vec::with_capacity(n);
     for h in handles {
         match h.join() {

@@ -92,7 +92,8 @@ pub struct RaceReport {
     pub tasks: usize,
     /// The features, as the features file lists the ones that differ from 6.12.117.
     pub features: String,
-    /// Wall seconds from start to stop.
+    /// Wall seconds the CPUs ran: from the threads' start (all at once, at the gate) to
+    /// the last thread's stop.
     pub wall_s: f64,
     /// Newidle counters by level (`CPU_NEWLY_IDLE`).
     pub newidle: Vec<LevelCounts>,

@@ -10,7 +10,9 @@ use crate::profile::Ctx;
 
 /// Operations a task may execute back to back without yielding to the event loop; a
 /// program that loops without running, sleeping or blocking is cut off here so that the
-/// emulation cannot hang.
+/// emulation cannot hang. This budget is per call: a loop that goes through the event
+/// loop at every round (a zero-length sleep with zero costs) starts each call afresh, and
+/// the world's per-instant event bound (`progress.rs`) stops that one.
 const MAX_INSTANT_OPS: u32 = 10_000;
 
 impl World {
@@ -66,7 +68,9 @@ impl World {
             budget -= 1;
             if budget == 0 {
                 // A runaway program: give the CPU a tick's worth of rest before going on.
-                let until = now + self.sched.tick_nsec;
+                // Kernel work already queued beyond that rest is kept: the rest starts
+                // from now, not from the end of that work, and must not shorten it.
+                let until = (now + self.sched.tick_nsec).max(self.cpus[cpu].kernel_until);
                 self.cpus[cpu].kernel_until = until;
                 self.post_continue(cpu, now);
                 return;

@@ -14,6 +14,7 @@ mod cpu;
 mod exec;
 mod idle;
 mod locks;
+mod progress;
 mod wake;
 
 use fairsim_balance::{Sched, SchedParams, TaskId};
@@ -29,6 +30,7 @@ use crate::program::Program;
 use crate::time::{Time, US};
 
 pub use cpu::{CpuRt, Overhead, Seg, SegKind};
+pub use progress::{events_per_instant_limit, EVENTS_PER_ENTITY, MIN_EVENTS};
 
 /// Where in [d, d + slack] an hrtimer armed for d with a slack fires when no earlier
 /// interrupt on its CPU runs it first.
@@ -303,6 +305,8 @@ pub struct World {
     window_start: u64,
     /// Each task's scheduler counters when the window opened.
     window_base: Vec<TaskMetrics>,
+    /// Events at the current instant, against the bound of a world that makes progress.
+    instant: progress::InstantGuard,
     now: Time,
     ended: bool,
     events: u64,
@@ -374,6 +378,7 @@ impl World {
         let noise = Noise::new(config.noise, config.seed);
         let cpus = (0..n).map(|_| CpuRt::default()).collect();
         let metrics = Metrics::new(n, blueprint.tasks.len());
+        let instant = progress::InstantGuard::new(blueprint.tasks.len(), n);
         let mut world = World {
             sched,
             config,
@@ -391,6 +396,7 @@ impl World {
             idle,
             window_start: 0,
             window_base: Vec::new(),
+            instant,
             now: Time::ZERO,
             ended: false,
             events: 0,
@@ -482,6 +488,7 @@ impl World {
                 t, self.now
             )));
         }
+        self.instant.observe(t, &self.config.cost)?;
         self.now = t;
         self.events += 1;
         let now = t.0;

@@ -68,7 +68,11 @@ impl World {
                         cost.remote_rq_lock,
                         Site::new(Ctx::Wakeup, Leaf::Lock),
                     );
-                    at = self.cpus[this_cpu].kernel_until;
+                    // The enqueue lands once the waker's kernel work, the lock included,
+                    // is done. `kernel_until` is only that time when the waker has kernel
+                    // work ahead of `now`: a charge of 0 ns leaves an older value behind,
+                    // which would put the event in the past.
+                    at = now.max(self.cpus[this_cpu].kernel_until);
                 }
                 self.queue.push(
                     Time(at),

@@ -1,0 +1,168 @@
+//! The world's progress guard: a run whose events keep coming at one virtual instant
+//! is stopped with an error instead of running forever.
+//!
+//! Virtual time passes only through work that takes time: a run segment, a sleep, a cost
+//! above 0. A task whose loop does none of these (nanosleep with `sleep=0` and `run=0`)
+//! with the costs on its path set to 0 goes round through events (its timer, its wakeup,
+//! the switch) that all fall at the same instant, for ever. The per-call budget of the
+//! program interpreter (`MAX_INSTANT_OPS` in `exec.rs`) cannot see this: each round is a
+//! new event and a new call with a fresh budget. So the world counts the events it
+//! processes at the current instant and gives up beyond a bound.
+//!
+//! The bound. In a legitimate run, what happens at one instant is a finite cascade from
+//! the events already queued for it: each CPU's tick, interrupts and IPIs, each task's
+//! timer, wakeup, enqueue and switch, and the newidle steps those start, each a handful
+//! of events. Measured on spr-2s56c2t (224 CPUs) the largest instants hold 445 events
+//! (seed 000's nanosleep run, 225 tasks) and 2806 (448 tasks with every cost 0, the
+//! timers of all tasks expiring together), about 4 per task and CPU. The bound,
+//! [`EVENTS_PER_ENTITY`] per task and CPU and at least [`MIN_EVENTS`], is over 250 times
+//! that, and a stuck world reaches it in well under a second: 1 million events at some
+//! 10 million a second. Memory stays bounded meanwhile because the bound is: the queue
+//! does not grow in such a loop, and what does (the scheduler's list of CPUs to
+//! reschedule, drained only by balancing) grows by at most one entry per event.
+
+use crate::cost::CostTable;
+use crate::error::EngineError;
+use crate::time::Time;
+
+/// Events allowed at one instant for each task and each CPU of the world.
+pub const EVENTS_PER_ENTITY: u64 = 1024;
+
+/// Events always allowed at one instant, however small the world.
+pub const MIN_EVENTS: u64 = 1_000_000;
+
+/// Counts the events processed at the current virtual instant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct InstantGuard {
+    /// The instant being counted.
+    at: Time,
+    /// Events processed at it so far.
+    events: u64,
+    /// The most events allowed at one instant.
+    limit: u64,
+}
+
+/// The most events a world of `tasks` tasks on `cpus` CPUs may process at one instant.
+pub fn events_per_instant_limit(tasks: usize, cpus: usize) -> u64 {
+    let entities = (tasks as u64).saturating_add(cpus as u64);
+    entities.saturating_mul(EVENTS_PER_ENTITY).max(MIN_EVENTS)
+}
+
+impl InstantGuard {
+    /// A guard for a world of `tasks` tasks on `cpus` CPUs, at time 0.
+    pub(super) fn new(tasks: usize, cpus: usize) -> InstantGuard {
+        InstantGuard {
+            at: Time::ZERO,
+            events: 0,
+            limit: events_per_instant_limit(tasks, cpus),
+        }
+    }
+
+    /// Counts one event processed at `t`; past the limit, the error that stops the run.
+    /// `cost` names the costs set to 0 in the error, as the likely reason.
+    pub(super) fn observe(&mut self, t: Time, cost: &CostTable) -> Result<(), EngineError> {
+        if t != self.at {
+            self.at = t;
+            self.events = 0;
+        }
+        self.events += 1;
+        if self.events <= self.limit {
+            return Ok(());
+        }
+        Err(EngineError::NoProgress {
+            events: self.events,
+            at: t,
+            limit: self.limit,
+            hint: hint(cost),
+        })
+    }
+}
+
+/// Why time may have stopped: the costs the run set to 0 (those 0 by default are left
+/// out, as they are 0 in every run).
+fn hint(cost: &CostTable) -> String {
+    let default = CostTable::default();
+    let zero: Vec<&str> = CostTable::NAMES
+        .iter()
+        .copied()
+        .filter(|n| cost.get(n) == Some(0) && default.get(n) != Some(0))
+        .collect();
+    if zero.is_empty() {
+        "a task loop that neither runs nor sleeps (e.g. nanosleep with sleep=0 and run=0) \
+         never lets time pass; give it a duration above 0"
+            .to_string()
+    } else {
+        format!(
+            "a cost of 0 for {} with a task loop that neither runs nor sleeps (e.g. \
+             nanosleep with sleep=0 and run=0) never lets time pass; give those costs or \
+             the loop a duration above 0",
+            zero.join(", ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limit_scales_with_tasks_and_cpus_above_a_floor() {
+        assert_eq!(events_per_instant_limit(1, 1), MIN_EVENTS);
+        assert_eq!(
+            events_per_instant_limit(2000, 2048),
+            4048 * EVENTS_PER_ENTITY
+        );
+        assert_eq!(events_per_instant_limit(usize::MAX, usize::MAX), u64::MAX);
+    }
+
+    #[test]
+    fn the_count_starts_again_when_time_advances() {
+        let cost = CostTable::default();
+        let mut g = InstantGuard::new(1, 1);
+        for _ in 0..MIN_EVENTS {
+            g.observe(Time(5), &cost).unwrap();
+        }
+        // A new instant: the count starts from 1 again.
+        g.observe(Time(6), &cost).unwrap();
+        for _ in 1..MIN_EVENTS {
+            g.observe(Time(6), &cost).unwrap();
+        }
+        let e = g.observe(Time(6), &cost).unwrap_err();
+        assert!(matches!(
+            e,
+            EngineError::NoProgress {
+                events,
+                at: Time(6),
+                limit: MIN_EVENTS,
+                ..
+            } if events == MIN_EVENTS + 1
+        ));
+    }
+
+    #[test]
+    fn the_error_is_one_line_naming_the_zero_costs() {
+        let mut cost = CostTable::default();
+        cost.apply("wakeup=0").unwrap();
+        cost.apply("context_switch=0").unwrap();
+        let msg = EngineError::NoProgress {
+            events: 7,
+            at: Time(1_500),
+            limit: 6,
+            hint: hint(&cost),
+        }
+        .to_string();
+        assert!(!msg.contains('\n'), "{msg}");
+        assert!(
+            msg.starts_with("no progress: 7 events at t=0.000001500 without virtual time"),
+            "{msg}"
+        );
+        assert!(msg.contains("allowed: at most 6 events"), "{msg}");
+        assert!(
+            msg.contains("a cost of 0 for context_switch, wakeup with"),
+            "{msg}"
+        );
+        // tick_restart is 0 by default and says nothing about this run.
+        assert!(!msg.contains("tick_restart"), "{msg}");
+        assert!(!hint(&CostTable::default()).contains("cost of 0"));
+    }
+}
