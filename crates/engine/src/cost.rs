@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::time::parse_duration;
+use crate::time::parse_duration_with_unit;
 
 /// Costs in nanoseconds of kernel work, charged to the CPU that does it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -227,14 +227,19 @@ impl CostTable {
         copy.field(name).map(|v| *v)
     }
 
-    /// Applies one `name=value` override; a bare number is nanoseconds. Values above 1 s
+    /// Applies one `name=value` override; the value carries its unit (`2us`, `0ns`), since a
+    /// bare number means another unit in each tool. Values above 1 s
     /// are refused: no kernel path modelled here takes that long.
     pub fn apply(&mut self, spec: &str) -> Result<(), CostError> {
         let (name, value) = spec
             .split_once('=')
             .ok_or_else(|| CostError::Syntax(spec.to_string()))?;
         let name = name.trim();
-        let v = parse_duration(value, 1).map_err(|e| CostError::Value {
+        // The name first: a misspelt name is the more useful thing to hear about.
+        if self.field(name).is_none() {
+            return Err(CostError::Unknown(name.to_string()));
+        }
+        let v = parse_duration_with_unit(value).map_err(|e| CostError::Value {
             name: name.to_string(),
             msg: e.to_string(),
         })?;

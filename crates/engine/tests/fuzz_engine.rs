@@ -5,7 +5,8 @@
 //! runs.
 //!
 //! For every case: the run returns (the engine's own no-progress guard ends a world whose
-//! virtual time stops), and it either succeeds or fails with a one-line error that is not
+//! virtual time stops; a case still running after two million events is cut short), its
+//! reports, JSON and summary render, and it either succeeds or fails with a one-line error that is not
 //! a broken invariant; and the resident memory it adds stays within what the run's budget
 //! estimate promised. The crate forbids unsafe code, so a counting `GlobalAlloc` is out;
 //! the peak resident set (`VmHWM`, reset through `/proc/self/clear_refs` before each case)
@@ -18,6 +19,8 @@ use fairsim_engine::balance::features::Feature;
 use fairsim_engine::balance::Features;
 use fairsim_engine::cost::CostTable;
 use fairsim_engine::noise::NoiseModel;
+use fairsim_engine::output::{summary, to_json};
+use fairsim_engine::prepare;
 use fairsim_engine::run::{estimate_memory, RunSpec, DEFAULT_MEMORY_BUDGET};
 use fairsim_engine::time::{MS, US};
 use fairsim_engine::{Cpuidle, EngineError, TimerExpiry, WorkloadSpec, WorldConfig};
@@ -276,6 +279,34 @@ fn spec_of(c: &Case) -> Result<RunSpec, String> {
     })
 }
 
+/// Events one case may take. A run with every cost zero and a timer slack of a few ns
+/// makes progress, a nanosecond at a time, and would take hours; such a case stops here,
+/// which bounds the pass's time without weakening what it checks up to that point.
+const MAX_EVENTS: u64 = 2_000_000;
+
+/// Runs `spec` to its end or to [`MAX_EVENTS`], then renders its reports, JSON and summary
+/// as the CLI would. Returns the live task count when the run ended, `None` when it was
+/// cut short.
+fn run_bounded(spec: &RunSpec) -> Result<Option<usize>, EngineError> {
+    let mut world = prepare(spec)?;
+    while world.step()? {
+        if world.events() >= MAX_EVENTS {
+            return Ok(None);
+        }
+    }
+    let reports = spec
+        .workloads
+        .iter()
+        .enumerate()
+        .map(|(i, w)| w.report(i, &world))
+        .collect();
+    let result = fairsim_engine::RunResult { world, reports };
+    let json = serde_json::to_string(&to_json(spec, &result)).expect("JSON");
+    assert!(!json.is_empty());
+    assert!(!summary(spec, &result).is_empty());
+    Ok(Some(result.world.live_tasks()))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: cases(),
@@ -298,13 +329,14 @@ proptest! {
         let estimate_kib = estimate_memory(tasks, ncpus) / 1024;
         let measured = reset_peak();
         let before = status_kib("VmRSS:").unwrap_or(0);
-        let result = fairsim_engine::run(&spec, &mut |_, _| {});
+        let result = run_bounded(&spec);
         let peak = status_kib("VmHWM:").unwrap_or(0);
         match result {
-            Ok(r) => {
-                // Conservation: every task is accounted for at the end.
-                prop_assert!(r.world.live_tasks() as u64 <= tasks);
+            Ok(Some(live)) => {
+                // Conservation: no task appears from nowhere.
+                prop_assert!(live as u64 <= tasks);
             }
+            Ok(None) => {}
             Err(EngineError::Invariant(msg)) => {
                 prop_assert!(false, "invariant broken: {msg} in {c:?}");
             }
@@ -315,10 +347,13 @@ proptest! {
         }
         if measured {
             // The allocator keeps what earlier cases freed, so the growth of the resident
-            // set is at most what this run allocated: it must fit the estimate.
+            // set is at most what this run allocated: it must fit the estimate, plus 4 MiB
+            // for what the estimate leaves out on purpose (the rendered JSON and summary,
+            // the allocator's own padding of a fresh heap). The under-estimates this
+            // catches are of another order: 6 MiB estimated against 744 MiB used.
             let grew = peak.saturating_sub(before);
             prop_assert!(
-                grew <= estimate_kib.max(1024),
+                grew <= estimate_kib + 4 * 1024,
                 "resident set grew {grew} KiB, estimate {estimate_kib} KiB: {c:?}"
             );
         }

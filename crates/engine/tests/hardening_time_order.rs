@@ -26,7 +26,7 @@ fn schbench_spec(seed: u64, overrides: &[&str]) -> fairsim_engine::run::RunSpec 
 #[test]
 fn zero_wakeup_and_remote_lock_costs_keep_time_in_order_for_25_seeds() {
     for seed in 540..565 {
-        let s = schbench_spec(seed, &["wakeup=0", "remote_rq_lock=0"]);
+        let s = schbench_spec(seed, &["wakeup=0ns", "remote_rq_lock=0ns"]);
         let r = run(&s, &mut |_, _| {}).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         assert_eq!(
             r.world.now().0,
@@ -40,14 +40,14 @@ fn zero_wakeup_and_remote_lock_costs_keep_time_in_order_for_25_seeds() {
 fn a_one_ns_cost_that_the_noise_draws_as_zero_keeps_time_in_order() {
     // A 1 ns mean can be drawn as 0 ns of work: the same stale base as a cost of 0.
     for seed in 540..550 {
-        let s = schbench_spec(seed, &["wakeup=1", "remote_rq_lock=1"]);
+        let s = schbench_spec(seed, &["wakeup=1ns", "remote_rq_lock=1ns"]);
         run(&s, &mut |_, _| {}).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
     }
 }
 
 #[test]
 fn every_cost_zero_runs_every_workload_with_invariants_checked() {
-    let all_zero: Vec<String> = CostTable::NAMES.iter().map(|n| format!("{n}=0")).collect();
+    let all_zero: Vec<String> = CostTable::NAMES.iter().map(|n| format!("{n}=0ns")).collect();
     for w in [
         "schbench:m=2,t=4,c=1ms,s=1ms",
         "hackbench:g=1,l=20,pipe",

@@ -11,7 +11,7 @@ use fairsim_engine::balance::{Feature, Features, SchedParams};
 use fairsim_engine::race::control::{default_threads, host_cpus, THREADS_PER_HOST_CPU};
 use fairsim_engine::race::report::RaceReport;
 use fairsim_engine::race::{run_race, Placement, RaceSpec, TokenProgram};
-use fairsim_engine::time::{parse_duration, SEC};
+use fairsim_engine::time::{parse_duration_with_unit, SEC};
 use fairsim_topology::BuildOptions;
 
 use super::machine_args::MachineArgs;
@@ -160,7 +160,7 @@ fn parse_threads(text: Option<&String>, ncpus: usize) -> Result<Vec<usize>, CliE
 }
 
 fn parse_ns(field: &str, text: &str, max: u64, min: u64) -> Result<u64, CliError> {
-    let ns = parse_duration(text, SEC).map_err(|e| invalid(field, text, &e.to_string()))?;
+    let ns = parse_duration_with_unit(text).map_err(|e| CliError::msg(format!("{field}: {e}")))?;
     if ns < min || ns > max {
         return Err(invalid(
             field,

@@ -268,9 +268,11 @@ fn drive(
         .collect()
 }
 
-/// The watchdog's error, saying `what` went wrong.
+/// The watchdog's error, saying `what` went wrong. Threads that miss their stop are a
+/// consequence of the options (a watchdog shorter than a spin, too few threads for the
+/// host), not a broken invariant, so the error is a configuration one.
 fn watchdog_error(what: String) -> EngineError {
-    EngineError::Invariant(format!(
+    EngineError::Config(format!(
         "race watchdog: {what}; allowed: a longer --watchdog, more --threads (fewer CPUs per thread) or a shorter --run"
     ))
 }
