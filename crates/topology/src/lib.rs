@@ -17,6 +17,7 @@ pub mod levels;
 pub mod machine;
 pub mod render;
 pub mod source;
+mod spans;
 pub mod sync;
 
 pub use attach::build_sched_domains;
