@@ -1,6 +1,6 @@
 //! One run from a specification: build the world, run it, collect the reports.
 
-use fairsim_topology::{build_sched_domains, BuildOptions, Machine};
+use fairsim_topology::{build_sched_domains, estimate_build_memory, BuildOptions, Machine};
 
 use crate::error::EngineError;
 use crate::time::SEC;
@@ -23,7 +23,9 @@ pub const DEFAULT_FINITE_CAP: u64 = 3_600 * SEC;
 /// task (~400 B plus an affinity mask of `cpus / 8` bytes), metrics and timer slots
 /// (~150 B). Per CPU: runqueue, engine CPU and metrics (~3 KiB) plus its sched domains,
 /// whose spans and groups hold a few dozen masks of `cpus / 8` bytes. The sum is doubled
-/// for allocator slack and the event heap.
+/// for allocator slack and the event heap. Building the sched domains is estimated
+/// apart, from the machine's levels and groups, by `estimate_build_memory`, which
+/// [`prepare`] adds.
 pub fn estimate_memory(tasks: u64, cpus: usize) -> u64 {
     let mask = (cpus as u64).div_ceil(64) * 8;
     let per_task = 850 + mask;
@@ -73,16 +75,27 @@ pub fn default_duration(workloads: &[WorkloadSpec]) -> u64 {
 }
 
 /// Checks the memory budget and builds the world.
+///
+/// The budget covers the run's state ([`estimate_memory`]) plus building the sched
+/// domains (`estimate_build_memory`: one NUMA level per distinct distance, their domains
+/// and groups), both estimated before anything is allocated.
 pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
     if spec.workloads.is_empty() {
         return Err(EngineError::NoWorkload);
     }
     let ncpus = spec.machine.nr_cpus();
     let tasks: u64 = spec.workloads.iter().map(|w| w.nr_tasks(ncpus)).sum();
-    let need = estimate_memory(tasks, ncpus);
+    let build = estimate_build_memory(&spec.machine, spec.build);
+    let need = estimate_memory(tasks, ncpus).saturating_add(build);
     if need > spec.memory_budget {
+        // The machine alone is too big when its domains exceed the budget by themselves.
+        let what = if build > spec.memory_budget {
+            "--machine"
+        } else {
+            "--workload"
+        };
         return Err(EngineError::TooBig {
-            what: "--workload".into(),
+            what: what.into(),
             tasks,
             cpus: ncpus,
             need_mib: need >> 20,
@@ -133,6 +146,50 @@ mod tests {
         // The target: 4096 CPUs and 65536 tasks within 4 GiB.
         assert!(estimate_memory(65_536, 4096) < DEFAULT_MEMORY_BUDGET);
         assert!(estimate_memory(10_000_000, 224) > DEFAULT_MEMORY_BUDGET);
+    }
+
+    #[test]
+    fn many_numa_distances_count_against_the_budget() {
+        // 2048 CPUs in 64 nodes with 245 distinct remote distances: the run's own
+        // estimate is under 128 MiB, building the sched domains takes about 600 MiB.
+        let nodes = 64;
+        let rows: Vec<String> = (0..nodes)
+            .map(|i: usize| {
+                let row: Vec<String> = (0..nodes)
+                    .map(|j: usize| {
+                        let d = if i == j {
+                            10
+                        } else {
+                            11 + ((i + j) * 7 + i.abs_diff(j) * 13) % 245
+                        };
+                        d.to_string()
+                    })
+                    .collect();
+                row.join(",")
+            })
+            .collect();
+        let mut o = fairsim_topology::source::SpecOptions::new(
+            "sockets=64,cores=16,threads=2",
+            fairsim_topology::Arch::X86,
+        );
+        o.numa_distance = Some(rows.join(";"));
+        let machine = fairsim_topology::source::parse_spec(&o).unwrap();
+        assert!(estimate_memory(2048, 2048) < 128 << 20);
+        let spec = RunSpec {
+            machine,
+            build: BuildOptions::default(),
+            workloads: vec![WorkloadSpec::parse("nanosleep").unwrap()],
+            config: WorldConfig::default(),
+            memory_budget: 512 << 20,
+        };
+        match prepare(&spec) {
+            Err(EngineError::TooBig { what, need_mib, .. }) => {
+                assert_eq!(what, "--machine");
+                assert!(need_mib > 512, "{need_mib}");
+            }
+            Err(other) => panic!("refused for another reason: {other}"),
+            Ok(_) => panic!("a build estimated above the budget was accepted"),
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! degenerate domains), `update_top_cache_domain`, and packing the surviving objects.
 
 use crate::build::Builder;
+use crate::cpumask::CpuMask;
 use crate::domain::{BuildOptions, CpuDomains, SchedDomains, SdId};
 use crate::error::TopologyError;
 use crate::flags::{SdFlags, SDF_SHARED_CHILD, SD_FLAG_TABLE};
@@ -173,7 +174,11 @@ fn update_top_cache_domain(b: &Builder<'_>, cpu: usize, base: Option<SdId>) -> C
 
 /// Keeps only the objects reachable from the attached hierarchies, renumbered in order of
 /// first reference (CPU by CPU, bottom-up), so ids are dense and deterministic.
-fn pack(b: Builder<'_>, base: Vec<Option<SdId>>, cluster_active: bool) -> SchedDomains {
+///
+/// Each surviving object is reached once, so its masks and group list are moved out of the
+/// builder rather than copied: on a flat machine the group lists alone hold one entry per
+/// pair of CPUs, and a copy would double the build's peak memory.
+fn pack(mut b: Builder<'_>, base: Vec<Option<SdId>>, cluster_active: bool) -> SchedDomains {
     let n = b.m.nr_cpus();
     let mut dom_map = vec![usize::MAX; b.doms.len()];
     let mut group_map = vec![usize::MAX; b.groups.len()];
@@ -222,10 +227,17 @@ fn pack(b: Builder<'_>, base: Vec<Option<SdId>>, cluster_active: bool) -> SchedD
     let domains = order
         .iter()
         .map(|&sd| {
-            let mut d = b.doms[sd].clone();
+            let src = &mut b.doms[sd];
+            let span = std::mem::replace(&mut src.span, CpuMask::new(0));
+            let mut groups = std::mem::take(&mut src.groups);
+            let mut d = src.clone();
+            for g in &mut groups {
+                *g = group_map[*g];
+            }
+            d.span = span;
+            d.groups = groups;
             d.parent = remap(d.parent);
             d.child = remap(d.child);
-            d.groups = d.groups.iter().map(|&g| group_map[g]).collect();
             d.shared = d.shared.map(|s| shared_map[s]);
             d
         })
@@ -233,16 +245,29 @@ fn pack(b: Builder<'_>, base: Vec<Option<SdId>>, cluster_active: bool) -> SchedD
     let groups = group_order
         .iter()
         .map(|&g| {
-            let mut grp = b.groups[g].clone();
+            let src = &mut b.groups[g];
+            let span = std::mem::replace(&mut src.span, CpuMask::new(0));
+            let mut grp = src.clone();
+            grp.span = span;
             grp.sgc = sgc_map[grp.sgc];
             grp
+        })
+        .collect();
+    let sgcs = sgc_order
+        .iter()
+        .map(|&s| {
+            let src = &mut b.sgcs[s];
+            let mask = std::mem::replace(&mut src.balance_mask, CpuMask::new(0));
+            let mut sgc = src.clone();
+            sgc.balance_mask = mask;
+            sgc
         })
         .collect();
     SchedDomains {
         nr_cpus: n,
         domains,
         groups,
-        sgcs: sgc_order.iter().map(|&s| b.sgcs[s].clone()).collect(),
+        sgcs,
         shared: shared_order.iter().map(|&s| b.shared[s].clone()).collect(),
         cpus,
         asym_cpucapacity: b.has_asym,

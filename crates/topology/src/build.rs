@@ -6,6 +6,11 @@
 //! indexed `[level][cpu]` that create arena entries on first use, so objects are shared
 //! exactly where the kernel shares them.
 
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use crate::spans::{SpanClasses, UncoveredWrap};
+
 use crate::sync::{AtomicI32, AtomicU64};
 
 use crate::cpumask::CpuMask;
@@ -31,7 +36,7 @@ pub(crate) struct Builder<'m> {
     /// `sdd->sd`: the domain each CPU built at each level, if it got that far.
     pub(crate) sd_of: Vec<Vec<Option<SdId>>>,
     /// `sdd->sg`: non-overlapping groups, keyed by level and first CPU.
-    sg_of: Vec<Vec<Option<GroupId>>>,
+    pub(crate) sg_of: Vec<Vec<Option<GroupId>>>,
     /// `sdd->sgc`.
     sgc_of: Vec<Vec<Option<SgcId>>>,
     /// `sdd->sds`.
@@ -42,6 +47,34 @@ pub(crate) struct Builder<'m> {
     asym_cap_list: Vec<(u32, CpuMask)>,
     pub(crate) has_asym: bool,
     pub(crate) warnings: Vec<String>,
+    /// Per domain, an id that is equal for two domains exactly when their spans are
+    /// equal, so the overlap code compares spans in constant time (filled once every
+    /// domain exists; spans never change afterwards).
+    pub(crate) span_id: Vec<u32>,
+    /// Per domain, the words of its span that hold CPUs ([`CpuMask::word_range`]).
+    pub(crate) span_words: Vec<Range<usize>>,
+    /// Per CPU, the words of its SMT siblings mask ([`CpuMask::word_range`]).
+    smt_words: Vec<Range<usize>>,
+    /// Per level and CPU, the span id of the child of the CPU's domain at that level
+    /// (`u32::MAX` without one), laid out densely for `build_balance_mask`'s scans.
+    pub(crate) child_span: Vec<Vec<u32>>,
+    /// Per domain, the first CPU of its span (`cpumask_first`), which `get_group` asks
+    /// for every CPU of every domain and which costs a scan of the mask's leading words.
+    pub(crate) span_first: Vec<Option<usize>>,
+    /// Per group, the words of its span that hold CPUs, so that covering a group costs
+    /// its own words and not the machine's.
+    group_words: Vec<Range<usize>>,
+    /// Per group, the span id of the domain whose span it copies, `None` for the
+    /// one-CPU groups of the lowest level.
+    group_span: Vec<Option<u32>>,
+    /// `group_weight` and `cores` per span id, computed by the first group with that span.
+    pub(crate) span_cores: Vec<Option<(u32, u32)>>,
+    /// `asym_prefer_cpu` per span id, computed by the first group with that span.
+    pub(crate) span_asym: Vec<Option<Option<usize>>>,
+    /// `build_balance_mask`'s answer per (level, group span id), with the capacity object
+    /// it selects: the same for every overlapping group with that span, which is built
+    /// once per CPU that sees it.
+    balance_masks: BTreeMap<(usize, u32), (SgcId, CpuMask)>,
 }
 
 impl<'m> Builder<'m> {
@@ -65,6 +98,16 @@ impl<'m> Builder<'m> {
             asym_cap_list: asym_cpu_capacity_scan(m),
             has_asym: false,
             warnings: Vec::new(),
+            span_id: Vec::new(),
+            span_words: Vec::new(),
+            span_first: Vec::new(),
+            child_span: Vec::new(),
+            smt_words: m.cpus.iter().map(|c| c.smt_siblings.word_range()).collect(),
+            group_words: Vec::new(),
+            group_span: Vec::new(),
+            span_cores: Vec::new(),
+            span_asym: Vec::new(),
+            balance_masks: BTreeMap::new(),
             lt,
         }
     }
@@ -74,10 +117,15 @@ impl<'m> Builder<'m> {
     pub(crate) fn build(&mut self) -> Result<(), TopologyError> {
         let n = self.m.nr_cpus();
         let cpu_map = CpuMask::full(n);
+        let insane: Vec<Option<SpanClasses>> = (0..self.lt.levels.len())
+            .map(|tl| self.insane_span_classes(tl))
+            .collect();
         for i in 0..n {
             let mut child: Option<SdId> = None;
-            for tl in 0..self.lt.levels.len() {
-                self.topology_span_sane(tl, i)?;
+            for (tl, classes) in insane.iter().enumerate() {
+                if let Some(classes) = classes {
+                    self.topology_span_sane(tl, i, classes)?;
+                }
                 let sd = self.build_sched_domain(tl, &cpu_map, child, i);
                 self.has_asym |= self.doms[sd].flags.contains(SdFlags::ASYM_CPUCAPACITY);
                 if self.lt.levels[tl].overlap {
@@ -90,6 +138,8 @@ impl<'m> Builder<'m> {
                 }
             }
         }
+        drop(insane);
+        self.number_spans();
         for i in 0..n {
             let mut sd = self.sd_of[0][i];
             while let Some(id) = sd {
@@ -112,26 +162,6 @@ impl<'m> Builder<'m> {
             while let Some(id) = sd {
                 self.init_sched_groups_capacity(i, id);
                 sd = self.doms[id].parent;
-            }
-        }
-        Ok(())
-    }
-
-    /// Mirrors `topology_span_sane`: non-NUMA level masks of two CPUs must be equal or
-    /// disjoint, or group lists would break. The kernel refuses to build; so do we.
-    fn topology_span_sane(&self, tl: usize, cpu: usize) -> Result<(), TopologyError> {
-        if self.lt.levels[tl].overlap {
-            return Ok(());
-        }
-        let mine = self.lt.mask(self.m, tl, cpu);
-        for i in cpu + 1..self.m.nr_cpus() {
-            let theirs = self.lt.mask(self.m, tl, i);
-            if mine != theirs && mine.intersects(theirs) {
-                return Err(TopologyError::Inconsistent(format!(
-                    "{} level: cpu{cpu} spans {mine} and cpu{i} spans {theirs}; \
-                     non-NUMA levels must be equal or disjoint (topology_span_sane)",
-                    self.lt.levels[tl].name
-                )));
             }
         }
         Ok(())
@@ -307,7 +337,7 @@ impl<'m> Builder<'m> {
         let sd = self.sd_of[tl][cpu].expect("get_group is only called for built domains");
         let child = self.doms[sd].child;
         let key = match child {
-            Some(c) => self.doms[c].span.first().unwrap_or(cpu),
+            Some(c) => self.span_first[c].unwrap_or(cpu),
             None => cpu,
         };
         if let Some(g) = self.sg_of[tl][key] {
@@ -315,25 +345,40 @@ impl<'m> Builder<'m> {
             self.sgc_refs[sgc] += 1;
             return g;
         }
-        let (span, flags) = match child {
-            Some(c) => (self.doms[c].span.clone(), self.doms[c].flags),
-            None => (CpuMask::single(self.m.nr_cpus(), key), SdFlags::EMPTY),
+        let (span, flags, span_key) = match child {
+            Some(c) => (
+                self.doms[c].span.clone(),
+                self.doms[c].flags,
+                Some(self.span_id[c]),
+            ),
+            None => (CpuMask::single(self.m.nr_cpus(), key), SdFlags::EMPTY, None),
         };
         let (sgc, _) = self.get_sgc(tl, key, &span);
         self.sgcs[sgc].balance_mask = span.clone();
         let scale = u64::from(SCHED_CAPACITY_SCALE);
         self.sgcs[sgc].set_capacities(scale * span.weight() as u64, scale, scale);
-        self.groups.push(SchedGroup {
-            span,
-            flags,
-            sgc,
-            group_weight: 0,
-            cores: 0,
-            asym_prefer_cpu: None,
-        });
-        let g = self.groups.len() - 1;
+        let g = self.push_group(
+            SchedGroup {
+                span,
+                flags,
+                sgc,
+                group_weight: 0,
+                cores: 0,
+                asym_prefer_cpu: None,
+            },
+            span_key,
+        );
         self.sg_of[tl][key] = Some(g);
         g
+    }
+
+    /// Adds a group to the arena with the bookkeeping that makes covering and
+    /// initialising it cheap.
+    fn push_group(&mut self, group: SchedGroup, span_key: Option<u32>) -> GroupId {
+        self.group_words.push(group.span.word_range());
+        self.group_span.push(span_key);
+        self.groups.push(group);
+        self.groups.len() - 1
     }
 
     /// Mirrors `build_sched_groups`: walk the span from `cpu`, wrapping, taking each
@@ -343,14 +388,15 @@ impl<'m> Builder<'m> {
         let span = self.doms[sd].span.clone();
         let mut covered = CpuMask::new(self.m.nr_cpus());
         let mut list = Vec::new();
-        for i in span.iter_wrap(cpu) {
-            if covered.test(i) {
-                continue;
-            }
+        let mut walk = UncoveredWrap::new(cpu);
+        while let Some(i) = walk.next(&span, &covered) {
             let g = self.get_group(tl, i);
-            covered.or_with(&self.groups[g].span);
+            covered.or_with_words(&self.groups[g].span, self.group_words[g].clone());
             list.push(g);
         }
+        // The list is kept for the life of the hierarchy, one per domain: without the
+        // doubling slack of its pushes it stays within what estimate_build_memory counts.
+        list.shrink_to_fit();
         self.doms[sd].groups = list;
     }
 
@@ -361,10 +407,8 @@ impl<'m> Builder<'m> {
         let span = self.doms[sd].span.clone();
         let mut covered = CpuMask::new(self.m.nr_cpus());
         let mut list = Vec::new();
-        for i in span.iter_wrap(cpu) {
-            if covered.test(i) {
-                continue;
-            }
+        let mut walk = UncoveredWrap::new(cpu);
+        while let Some(i) = walk.next(&span, &covered) {
             // A CPU whose hierarchy stopped below this level has no domain here.
             let Some(mut sibling) = self.sd_of[tl][i] else {
                 continue;
@@ -378,36 +422,59 @@ impl<'m> Builder<'m> {
                 }
             }
             // build_group_from_child_sched_domain
-            let (sg_span, flags) = match self.doms[sibling].child {
-                Some(c) => (self.doms[c].span.clone(), self.doms[c].flags),
-                None => (self.doms[sibling].span.clone(), SdFlags::EMPTY),
+            let (from, flags) = match self.doms[sibling].child {
+                Some(c) => (c, self.doms[c].flags),
+                None => (sibling, SdFlags::EMPTY),
             };
-            covered.or_with(&sg_span);
-            let sgc = self.init_overlap_sched_group(sibling, &sg_span);
-            self.groups.push(SchedGroup {
-                span: sg_span,
-                flags,
-                sgc,
-                group_weight: 0,
-                cores: 0,
-                asym_prefer_cpu: None,
-            });
-            list.push(self.groups.len() - 1);
+            let sg_span = self.doms[from].span.clone();
+            covered.or_with_words(&sg_span, self.span_words[from].clone());
+            let sgc = self.init_overlap_sched_group(sibling, &sg_span, self.span_id[from]);
+            let g = self.push_group(
+                SchedGroup {
+                    span: sg_span,
+                    flags,
+                    sgc,
+                    group_weight: 0,
+                    cores: 0,
+                    asym_prefer_cpu: None,
+                },
+                Some(self.span_id[from]),
+            );
+            list.push(g);
         }
+        // The list is kept for the life of the hierarchy, one per domain: without the
+        // doubling slack of its pushes it stays within what estimate_build_memory counts.
+        list.shrink_to_fit();
         self.doms[sd].groups = list;
     }
 
     /// Mirrors `find_descended_sibling`: go down until the child fits in `sd`, then past
     /// levels that would degenerate (same span as their child).
-    fn find_descended_sibling(&self, sd: SdId, mut sibling: SdId) -> SdId {
-        while let Some(c) = self.doms[sibling].child {
-            if self.doms[c].span.is_subset(&self.doms[sd].span) {
-                break;
+    ///
+    /// The kernel steps down one child at a time. Before attachment a CPU's domains are
+    /// one per level and each span contains its child's (`build_sched_domain` widens it
+    /// otherwise), so whether a level's span fits in `sd` only changes once going down:
+    /// the level reached is found by bisection, which matters with hundreds of NUMA
+    /// levels. Equal spans are compared by id.
+    fn find_descended_sibling(&self, sd: SdId, sibling: SdId) -> SdId {
+        let cpu = self.doms[sibling].cpu;
+        let fits = |level: usize| {
+            self.sd_of[level][cpu].is_some_and(|d| self.doms[d].span.is_subset(&self.doms[sd].span))
+        };
+        // Levels below `lo` fit and levels from `hi` up to the sibling's do not; the walk
+        // stops at the lowest level whose child fits, which is level `lo`.
+        let (mut lo, mut hi) = (0, self.doms[sibling].tl);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if fits(mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
             }
-            sibling = c;
         }
+        let mut sibling = self.sd_of[lo][cpu].unwrap_or(sibling);
         while let Some(c) = self.doms[sibling].child {
-            if self.doms[c].span != self.doms[sibling].span {
+            if self.span_id[c] != self.span_id[sibling] {
                 break;
             }
             sibling = c;
@@ -416,24 +483,44 @@ impl<'m> Builder<'m> {
     }
 
     /// Mirrors `init_overlap_sched_group` with `build_balance_mask`: the capacity object
-    /// is the one of the first CPU that can reach the group from below.
-    fn init_overlap_sched_group(&mut self, sibling: SdId, sg_span: &CpuMask) -> SgcId {
+    /// is the one of the first CPU that can reach the group from below. `sg_span_id` is
+    /// the span id of `sg_span`, compared with the children's where the kernel compares
+    /// their masks.
+    fn init_overlap_sched_group(
+        &mut self,
+        sibling: SdId,
+        sg_span: &CpuMask,
+        sg_span_id: u32,
+    ) -> SgcId {
         let tl = self.doms[sibling].tl;
-        let mut mask = CpuMask::new(self.m.nr_cpus());
-        for i in sg_span.iter() {
-            let Some(s) = self.sd_of[tl][i] else {
-                continue;
-            };
-            let Some(c) = self.doms[s].child else {
-                continue;
-            };
-            if *sg_span != self.doms[c].span {
-                continue;
+        if let Some((sgc, mask)) = self.balance_masks.get(&(tl, sg_span_id)) {
+            // Seen before: the capacity object already has a reference, so this is
+            // `get_sgc`'s later-reference path; the shared mask may have been replaced
+            // by a non-overlapping group since, so it is compared again.
+            let sgc = *sgc;
+            self.sgc_refs[sgc] += 1;
+            if self.sgcs[sgc].balance_mask != *mask {
+                self.warnings.push(format!(
+                    "overlapping group {sg_span}: balance mask {mask} differs from the shared {}",
+                    self.sgcs[sgc].balance_mask
+                ));
             }
-            mask.set(i);
+            let scale = u64::from(SCHED_CAPACITY_SCALE);
+            self.sgcs[sgc].set_capacities(scale * sg_span.weight() as u64, scale, scale);
+            return sgc;
+        }
+        let mut mask = CpuMask::new(self.m.nr_cpus());
+        // A CPU without a domain at this level, or whose domain has no child, has
+        // `u32::MAX` there, which is no span's id.
+        for i in sg_span.iter() {
+            if self.child_span[tl][i] == sg_span_id {
+                mask.set(i);
+            }
         }
         let cpu = mask.first().unwrap_or(0);
         let (sgc, first_ref) = self.get_sgc(tl, cpu, &mask);
+        self.balance_masks
+            .insert((tl, sg_span_id), (sgc, mask.clone()));
         if first_ref {
             self.sgcs[sgc].balance_mask = mask;
         } else if self.sgcs[sgc].balance_mask != mask {
@@ -485,37 +572,78 @@ impl<'m> Builder<'m> {
 
     /// Mirrors `init_sched_groups_capacity`: group weights and core counts for every group,
     /// then `update_group_capacity` if `cpu` is the balance CPU of its own group.
+    ///
+    /// The kernel recomputes a shared group's weight and cores from every CPU that holds
+    /// it; they depend on the span alone, so each span's values are computed once and
+    /// copied to every group with that span. On a flat machine of thousands of CPUs the
+    /// recomputation is what made this step cubic.
     fn init_sched_groups_capacity(&mut self, cpu: usize, sd: SdId) {
-        let groups = self.doms[sd].groups.clone();
-        for &g in &groups {
-            let span = self.groups[g].span.clone();
-            let mut rest = span.clone();
-            let mut cores = 0;
-            for c in span.iter() {
-                if !rest.test(c) {
-                    continue;
-                }
-                cores += 1;
-                rest.andnot_with(&self.m.cpus[c].smt_siblings);
-            }
-            self.groups[g].group_weight = span.weight() as u32;
-            self.groups[g].cores = cores;
-            if self.doms[sd].flags.contains(SdFlags::ASYM_PACKING) {
-                // The group's preferred CPU: the highest priority, the first on ties.
-                let mut best: Option<usize> = None;
-                for c in span.iter() {
-                    if best.is_none_or(|b| self.m.sched_asym_prefer(c, b)) {
-                        best = Some(c);
+        let asym_packing = self.doms[sd].flags.contains(SdFlags::ASYM_PACKING);
+        for k in 0..self.doms[sd].groups.len() {
+            let g = self.doms[sd].groups[k];
+            let (weight, cores) = match self.group_span[g] {
+                Some(id) => match self.span_cores[id as usize] {
+                    Some(known) => known,
+                    None => {
+                        let counted = self.weight_and_cores(&self.groups[g].span);
+                        self.span_cores[id as usize] = Some(counted);
+                        counted
                     }
-                }
+                },
+                None => self.weight_and_cores(&self.groups[g].span),
+            };
+            self.groups[g].group_weight = weight;
+            self.groups[g].cores = cores;
+            if asym_packing {
+                let best = match self.group_span[g] {
+                    Some(id) => match self.span_asym[id as usize] {
+                        Some(known) => known,
+                        None => {
+                            let best = self.asym_prefer_cpu(&self.groups[g].span);
+                            self.span_asym[id as usize] = Some(best);
+                            best
+                        }
+                    },
+                    None => self.asym_prefer_cpu(&self.groups[g].span),
+                };
                 self.groups[g].asym_prefer_cpu = best;
             }
         }
-        let head = groups[0];
+        let head = self.doms[sd].groups[0];
         if cpu != self.sgcs[self.groups[head].sgc].balance_cpu() {
             return;
         }
         self.update_group_capacity(sd, cpu);
+    }
+
+    /// `sg->group_weight` and `sg->cores` of a group spanning `span`: its CPUs, and its
+    /// CPUs once SMT siblings are folded together, as `init_sched_groups_capacity`
+    /// counts them.
+    fn weight_and_cores(&self, span: &CpuMask) -> (u32, u32) {
+        let mut rest = span.clone();
+        let mut cores = 0;
+        for c in span.iter() {
+            if !rest.test(c) {
+                continue;
+            }
+            cores += 1;
+            // Only the words holding the siblings change.
+            let siblings = &self.m.cpus[c].smt_siblings;
+            rest.andnot_with_words(siblings, self.smt_words[c].clone());
+        }
+        (span.weight() as u32, cores)
+    }
+
+    /// `sg->asym_prefer_cpu` of a group spanning `span`: the highest priority, the first
+    /// on ties.
+    fn asym_prefer_cpu(&self, span: &CpuMask) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        for c in span.iter() {
+            if best.is_none_or(|b| self.m.sched_asym_prefer(c, b)) {
+                best = Some(c);
+            }
+        }
+        best
     }
 
     /// Mirrors `update_group_capacity` (fair.c) at build time: the bottom level takes the

@@ -114,6 +114,27 @@ impl CpuMask {
         }
     }
 
+    /// Lowest CPU at or above `from` that is in `self` but not in `other`
+    /// (`cpumask_next_andnot(from - 1)`), a word at a time.
+    pub fn next_andnot_from(&self, other: &CpuMask, from: usize) -> Option<usize> {
+        if from >= self.nbits {
+            return None;
+        }
+        let word = |i: usize| self.words[i] & !other.words.get(i).copied().unwrap_or(0);
+        let mut wi = from / 64;
+        let mut w = word(wi) & (!0u64 << (from % 64));
+        loop {
+            if w != 0 {
+                return Some(wi * 64 + w.trailing_zeros() as usize);
+            }
+            wi += 1;
+            if wi >= self.words.len() {
+                return None;
+            }
+            w = word(wi);
+        }
+    }
+
     /// CPUs in increasing order (`for_each_cpu`).
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
         let mut next = self.next_from(0);
@@ -126,11 +147,60 @@ impl CpuMask {
 
     /// CPUs starting at `start` and wrapping around (`for_each_cpu_wrap`): the order in
     /// which the kernel builds a CPU's group list, so that its own group comes first.
+    ///
+    /// Each half starts its scan at its first word rather than filtering the whole mask,
+    /// so a walk costs the CPUs it returns plus the words it skips.
     pub fn iter_wrap(&self, start: usize) -> impl Iterator<Item = usize> + '_ {
         let start = if start >= self.nbits { 0 } else { start };
-        self.iter()
-            .filter(move |&c| c >= start)
-            .chain(self.iter().filter(move |&c| c < start))
+        let mut next = self.next_from(start);
+        let mut wrapped = false;
+        std::iter::from_fn(move || loop {
+            match next {
+                Some(cur) if !wrapped || cur < start => {
+                    next = self.next_from(cur + 1);
+                    return Some(cur);
+                }
+                Some(_) => return None,
+                None if !wrapped => {
+                    wrapped = true;
+                    next = self.next_from(0);
+                }
+                None => return None,
+            }
+        })
+    }
+
+    /// The range of word indices that holds every set CPU, empty for an empty mask; lets
+    /// a caller merge a small mask into a wide one without touching the other words.
+    pub(crate) fn word_range(&self) -> std::ops::Range<usize> {
+        let lo = self.words.iter().position(|&w| w != 0);
+        let hi = self.words.iter().rposition(|&w| w != 0);
+        match (lo, hi) {
+            (Some(lo), Some(hi)) => lo..hi + 1,
+            _ => 0..0,
+        }
+    }
+
+    /// `cpumask_or` into self restricted to the words `range` (from [`Self::word_range`]
+    /// of `other`): the same result as [`Self::or_with`] when `other` has no CPU outside
+    /// those words.
+    pub(crate) fn or_with_words(&mut self, other: &CpuMask, range: std::ops::Range<usize>) {
+        let hi = range.end.min(self.words.len()).min(other.words.len());
+        let lo = range.start.min(hi);
+        for (a, b) in self.words[lo..hi].iter_mut().zip(&other.words[lo..hi]) {
+            *a |= b;
+        }
+    }
+
+    /// `cpumask_andnot` into self restricted to the words `range` (from
+    /// [`Self::word_range`] of `other`): the same result as [`Self::andnot_with`] when
+    /// `other` has no CPU outside those words.
+    pub(crate) fn andnot_with_words(&mut self, other: &CpuMask, range: std::ops::Range<usize>) {
+        let hi = range.end.min(self.words.len()).min(other.words.len());
+        let lo = range.start.min(hi);
+        for (a, b) in self.words[lo..hi].iter_mut().zip(&other.words[lo..hi]) {
+            *a &= !b;
+        }
     }
 
     /// Whether every CPU of `self` is in `other` (`cpumask_subset`).
@@ -307,6 +377,20 @@ mod tests {
         let m = CpuMask::from_cpus(8, [0, 2, 4, 6]);
         let order: Vec<_> = m.iter_wrap(3).collect();
         assert_eq!(order, vec![4, 6, 0, 2]);
+        assert_eq!(m.iter_wrap(4).collect::<Vec<_>>(), vec![4, 6, 0, 2]);
+        assert_eq!(m.iter_wrap(0).collect::<Vec<_>>(), vec![0, 2, 4, 6]);
+        assert_eq!(m.iter_wrap(7).collect::<Vec<_>>(), vec![0, 2, 4, 6]);
+        assert_eq!(m.iter_wrap(99).collect::<Vec<_>>(), vec![0, 2, 4, 6]);
+        assert_eq!(CpuMask::new(8).iter_wrap(3).count(), 0);
+        // Across word boundaries, as on machines of more than 64 CPUs.
+        let w = CpuMask::from_cpus(200, [1, 63, 64, 130, 199]);
+        assert_eq!(
+            w.iter_wrap(64).collect::<Vec<_>>(),
+            vec![64, 130, 199, 1, 63]
+        );
+        assert_eq!(w.word_range(), 0..4);
+        assert_eq!(CpuMask::from_cpus(200, [130]).word_range(), 2..3);
+        assert_eq!(CpuMask::new(200).word_range(), 0..0);
     }
 
     #[test]
@@ -325,6 +409,10 @@ mod tests {
         assert!(a.intersects(&b));
         assert_eq!(a.first(), Some(1));
         assert_eq!(b.next_from(3), Some(65));
+        assert_eq!(b.next_andnot_from(&a, 0), Some(2));
+        assert_eq!(b.next_andnot_from(&a, 3), Some(66));
+        assert_eq!(b.next_andnot_from(&b, 0), None);
+        assert_eq!(b.next_andnot_from(&a, 70), None);
         assert_eq!(b.weight(), 4);
     }
 }

@@ -27,6 +27,25 @@ pub enum TopologyError {
         /// The operating system's reason.
         reason: String,
     },
+    /// Building the machine's sched domains would need more memory than allowed.
+    #[error(
+        "--machine: the sched domains of {cpus} CPUs in {nodes} NUMA node(s) with {levels} \
+         topology levels need about {need_mib} MiB, more than the {budget_mib} MiB budget; \
+         allowed: fewer CPUs, nodes or distinct NUMA distances (or raise --memory-budget)"
+    )]
+    TooBig {
+        /// CPUs of the machine.
+        cpus: usize,
+        /// NUMA nodes of the machine.
+        nodes: usize,
+        /// Levels before degenerate removal: the architecture's, NODE and one NUMA level
+        /// per distinct distance.
+        levels: usize,
+        /// Estimated need, in MiB, rounded up.
+        need_mib: u64,
+        /// The budget, in MiB.
+        budget_mib: u64,
+    },
     /// A file could not be parsed.
     #[error("{path}: {reason}")]
     Parse {

@@ -87,48 +87,7 @@ impl LevelTable {
     pub fn new(m: &Machine) -> LevelTable {
         let numa_in_package = has_numa_in_package(m);
         let arch_masks = arch_masks(m);
-        let smt = SdFlags::SHARE_CPUCAPACITY | SdFlags::SHARE_LLC;
-        // x86_sched_itmt_flags(): with ITMT, CLS, MC and PKG pack onto high-priority
-        // CPUs (SMT no longer does since 6.6).
-        let itmt = if m.arch == Arch::X86 && m.itmt_prio.is_some() {
-            SdFlags::ASYM_PACKING
-        } else {
-            SdFlags::EMPTY
-        };
-        let mut levels = vec![TopologyLevel {
-            name: "SMT",
-            mask: LevelMask::Smt,
-            sd_flags: smt,
-            overlap: false,
-            numa_level: 0,
-        }];
-        if m.arch == Arch::X86 {
-            levels.push(TopologyLevel {
-                name: "CLS",
-                mask: LevelMask::Cluster,
-                sd_flags: SdFlags::CLUSTER | SdFlags::SHARE_LLC | itmt,
-                overlap: false,
-                numa_level: 0,
-            });
-        }
-        levels.push(TopologyLevel {
-            name: "MC",
-            mask: LevelMask::Core,
-            sd_flags: SdFlags::SHARE_LLC | itmt,
-            overlap: false,
-            numa_level: 0,
-        });
-        // x86 skips PKG when NUMA nodes live inside a package; the NUMA levels then
-        // build the spanning domains from the distance table.
-        if !(m.arch == Arch::X86 && numa_in_package) {
-            levels.push(TopologyLevel {
-                name: "PKG",
-                mask: LevelMask::Cpu,
-                sd_flags: itmt,
-                overlap: false,
-                numa_level: 0,
-            });
-        }
+        let mut levels = arch_levels(m, numa_in_package);
         let numa = sched_init_numa(m);
         levels.push(TopologyLevel {
             name: "NODE",
@@ -157,17 +116,73 @@ impl LevelTable {
     /// `tl->mask(cpu)`: the CPUs the level spans for `cpu`, before the `cpu_map` AND.
     pub fn mask(&self, m: &Machine, level: usize, cpu: usize) -> &CpuMask {
         match self.levels[level].mask {
-            LevelMask::Smt => &self.arch_masks[0][cpu],
-            LevelMask::Cluster => &self.arch_masks[1][cpu],
-            LevelMask::Core => &self.arch_masks[2][cpu],
-            LevelMask::Cpu => &self.arch_masks[3][cpu],
             LevelMask::Numa(l) => &self.numa.masks[l][m.cpus[cpu].node],
+            arch => &self.arch_masks[arch_mask_index(arch)][cpu],
         }
     }
 }
 
+/// Where [`arch_masks`] keeps the masks of a non-NUMA level.
+pub(crate) fn arch_mask_index(mask: LevelMask) -> usize {
+    match mask {
+        LevelMask::Smt => 0,
+        LevelMask::Cluster => 1,
+        LevelMask::Core => 2,
+        LevelMask::Cpu | LevelMask::Numa(_) => 3,
+    }
+}
+
+/// The architecture's levels below NODE: `build_sched_topology`'s table on x86 (SMT,
+/// CLS, MC, and PKG unless a package holds several nodes), `default_topology` without
+/// CLS on arm64.
+pub(crate) fn arch_levels(m: &Machine, numa_in_package: bool) -> Vec<TopologyLevel> {
+    let smt = SdFlags::SHARE_CPUCAPACITY | SdFlags::SHARE_LLC;
+    // x86_sched_itmt_flags(): with ITMT, CLS, MC and PKG pack onto high-priority
+    // CPUs (SMT no longer does since 6.6).
+    let itmt = if m.arch == Arch::X86 && m.itmt_prio.is_some() {
+        SdFlags::ASYM_PACKING
+    } else {
+        SdFlags::EMPTY
+    };
+    let mut levels = vec![TopologyLevel {
+        name: "SMT",
+        mask: LevelMask::Smt,
+        sd_flags: smt,
+        overlap: false,
+        numa_level: 0,
+    }];
+    if m.arch == Arch::X86 {
+        levels.push(TopologyLevel {
+            name: "CLS",
+            mask: LevelMask::Cluster,
+            sd_flags: SdFlags::CLUSTER | SdFlags::SHARE_LLC | itmt,
+            overlap: false,
+            numa_level: 0,
+        });
+    }
+    levels.push(TopologyLevel {
+        name: "MC",
+        mask: LevelMask::Core,
+        sd_flags: SdFlags::SHARE_LLC | itmt,
+        overlap: false,
+        numa_level: 0,
+    });
+    // x86 skips PKG when NUMA nodes live inside a package; the NUMA levels then
+    // build the spanning domains from the distance table.
+    if !(m.arch == Arch::X86 && numa_in_package) {
+        levels.push(TopologyLevel {
+            name: "PKG",
+            mask: LevelMask::Cpu,
+            sd_flags: itmt,
+            overlap: false,
+            numa_level: 0,
+        });
+    }
+    levels
+}
+
 /// `x86_has_numa_in_package`: two CPUs of one package on different nodes.
-fn has_numa_in_package(m: &Machine) -> bool {
+pub(crate) fn has_numa_in_package(m: &Machine) -> bool {
     m.cpus
         .iter()
         .any(|c| c.package_siblings.iter().any(|o| m.cpus[o].node != c.node))
@@ -180,7 +195,7 @@ fn has_numa_in_package(m: &Machine) -> bool {
 /// them, and Intel SNC parts do not share the LLC across nodes).
 /// arm64 (`cpu_coregroup_mask`): start from the node, narrow to the package if it fits,
 /// then to the LLC if it fits.
-fn arch_masks(m: &Machine) -> [Vec<CpuMask>; 4] {
+pub(crate) fn arch_masks(m: &Machine) -> [Vec<CpuMask>; 4] {
     let n = m.nr_cpus();
     let node_of = |cpu: usize| &m.node_cpus[m.cpus[cpu].node];
     let mut smt = Vec::with_capacity(n);
@@ -242,22 +257,30 @@ pub fn sched_init_numa(m: &Machine) -> NumaInfo {
     if distances.is_empty() {
         distances.push(LOCAL_DISTANCE);
     }
-    let masks = distances
+    // The kernel fills each level's mask of node j with every node within that level's
+    // distance. The same masks come from walking j's nodes once, nearest first, and
+    // carrying each level's mask up to the next, which keeps the work linear in the
+    // number of levels instead of levels times nodes.
+    let mut masks: Vec<Vec<CpuMask>> = distances
         .iter()
-        .map(|&d| {
-            (0..nodes)
-                .map(|j| {
-                    let mut mask = CpuMask::new(m.nr_cpus());
-                    for k in 0..nodes {
-                        if m.node_distance(j, k) <= d {
-                            mask.or_with(&m.node_cpus[k]);
-                        }
-                    }
-                    mask
-                })
-                .collect()
-        })
+        .map(|_| Vec::with_capacity(nodes))
         .collect();
+    for j in 0..nodes {
+        let mut nearest: Vec<usize> = (0..nodes).collect();
+        nearest.sort_by_key(|&k| m.node_distance(j, k));
+        let mut mask = CpuMask::new(m.nr_cpus());
+        let mut next = 0;
+        for (level, &d) in distances.iter().enumerate() {
+            while let Some(&k) = nearest.get(next) {
+                if m.node_distance(j, k) > d {
+                    break;
+                }
+                mask.or_with(&m.node_cpus[k]);
+                next += 1;
+            }
+            masks[level].push(mask.clone());
+        }
+    }
     let max_distance = *distances.last().unwrap_or(&LOCAL_DISTANCE);
     let topology_type = numa_topology_type(m, distances.len(), max_distance);
     NumaInfo {

@@ -12,11 +12,13 @@ mod build;
 pub mod cpumask;
 pub mod domain;
 pub mod error;
+mod estimate;
 pub mod flags;
 pub mod levels;
 pub mod machine;
 pub mod render;
 pub mod source;
+mod spans;
 pub mod sync;
 
 pub use attach::build_sched_domains;
@@ -26,6 +28,7 @@ pub use domain::{
     SchedGroupCapacity, SdId, SgcId, SharedId,
 };
 pub use error::TopologyError;
+pub use estimate::{check_build_memory, estimate_build_memory};
 pub use flags::SdFlags;
 pub use levels::{LevelTable, NumaInfo, NumaTopologyType, TopologyLevel};
 pub use machine::{

@@ -2,8 +2,9 @@
 
 use std::io::Write;
 
+use fairsim_engine::run::DEFAULT_MEMORY_BUDGET;
 use fairsim_topology::render::{render_debugfs, render_dmesg, render_json, render_summary};
-use fairsim_topology::{build_sched_domains, BuildOptions};
+use fairsim_topology::{build_sched_domains, check_build_memory, BuildOptions};
 
 use super::machine_args::{preset_listing, MachineArgs};
 use crate::error::{invalid, CliError};
@@ -51,6 +52,12 @@ pub struct TopologyArgs {
     #[arg(long, value_name = "LEVEL")]
     relax_domain_level: Option<u32>,
 
+    /// Largest estimated memory for building the sched domains, in MiB (default 4096,
+    /// as for `fairsim run`): a machine whose hierarchy would need more is refused
+    /// before anything is built.
+    #[arg(long, value_name = "MIB")]
+    memory_budget: Option<u64>,
+
     /// List the preset machines and exit.
     #[arg(long)]
     list_presets: bool,
@@ -74,6 +81,12 @@ pub fn run(args: &TopologyArgs, out: &mut dyn Write) -> Result<(), CliError> {
         shared_all_non_numa: args.ilb_sd_share,
         relax_domain_level: args.relax_domain_level,
     };
+    let budget = match args.memory_budget {
+        Some(0) => return Err(invalid("--memory-budget", 0, "a size in MiB above 0")),
+        Some(mib) => mib.saturating_mul(1 << 20),
+        None => DEFAULT_MEMORY_BUDGET,
+    };
+    check_build_memory(&machine, opts, budget)?;
     let sds = build_sched_domains(&machine, opts)?;
     let text = match args.format {
         TopologyFormat::Summary => render_summary(&machine, &sds, args.cpu),

@@ -1,0 +1,123 @@
+//! The memory budget covers building the sched domains, for `fairsim topology` and
+//! `fairsim run`: a machine whose hierarchy would not fit (hundreds of NUMA levels from
+//! a distance table with many distinct values) is refused before anything is built, with
+//! one line on stderr and a non-zero exit.
+
+use std::process::{Command, Output};
+
+fn fairsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fairsim"))
+        .args(args)
+        .output()
+        .expect("run fairsim")
+}
+
+/// An `n`-node distance table with many distinct distances, in `--numa-distance` form:
+/// 10 on the diagonal, 11..=255 elsewhere, symmetric. From 64 nodes on it uses all 245
+/// remote distances the kernel accepts, so `sched_init_numa` makes 245 NUMA levels.
+/// (The same table as `numa_matrix` in the topology crate's `build_memory` test.)
+fn numa_matrix(nodes: usize) -> String {
+    let d = |i: usize, j: usize| {
+        if i == j {
+            10
+        } else {
+            11 + ((i + j) * 7 + i.abs_diff(j) * 13) % 245
+        }
+    };
+    (0..nodes)
+        .map(|i| {
+            (0..nodes)
+                .map(|j| d(i, j).to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// Asserts a refusal for the memory budget: exit status 2, nothing on stdout, and one
+/// line on stderr naming the machine's size and both figures.
+fn assert_refused(o: &Output, cpus: &str, budget_mib: &str) -> String {
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "fairsim: error: --machine: the sched domains of {cpus} CPUs in 128 NUMA node(s) \
+             with 249 topology levels need about "
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "MiB, more than the {budget_mib} MiB budget; allowed: "
+        )),
+        "{err}"
+    );
+    err
+}
+
+#[test]
+fn topology_refuses_a_128_node_machine_over_its_budget() {
+    let matrix = numa_matrix(128);
+    // 2048 CPUs in 128 nodes: about 700 MiB to build, estimated above 1 GiB.
+    let o = fairsim(&[
+        "topology",
+        "--smp",
+        "2048",
+        "--numa-distance",
+        &matrix,
+        "--memory-budget",
+        "1000",
+    ]);
+    assert_refused(&o, "2048", "1000");
+    // 8192 CPUs: more than the default budget; building it would take minutes and
+    // gigabytes, the refusal comes first.
+    let o = fairsim(&["topology", "--smp", "8192", "--numa-distance", &matrix]);
+    assert_refused(&o, "8192", "4096");
+}
+
+#[test]
+fn run_counts_the_sched_domains_against_its_budget() {
+    let matrix = numa_matrix(128);
+    let o = fairsim(&[
+        "run",
+        "--smp",
+        "2048",
+        "--numa-distance",
+        &matrix,
+        "--workload",
+        "nanosleep",
+        "--memory-budget",
+        "1000",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("fairsim: error: --machine: ") && err.contains("1000 MiB budget"),
+        "{err}"
+    );
+}
+
+#[test]
+fn topology_within_its_budget_builds() {
+    let o = fairsim(&[
+        "topology",
+        "--smp",
+        "64",
+        "--numa-distance",
+        &numa_matrix(8),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A budget of 0 MiB is an invalid value, named as such.
+    let o = fairsim(&["topology", "--smp", "64", "--memory-budget", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--memory-budget: invalid value '0'"), "{err}");
+}
