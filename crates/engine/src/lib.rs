@@ -30,7 +30,9 @@ pub use error::EngineError;
 pub use fairsim_balance as balance;
 pub use noise::NoiseModel;
 pub use profile::Profile;
-pub use run::{default_duration, estimate_memory, prepare, run, RunResult, RunSpec};
+pub use run::{
+    default_duration, estimate_memory, estimate_run_memory, prepare, run, RunResult, RunSpec,
+};
 pub use time::{parse_duration, Time};
 pub use workloads::WorkloadSpec;
 pub use world::{Cpuidle, TimerExpiry, World, WorldConfig};

@@ -1,11 +1,13 @@
 //! One run from a specification: build the world, run it, collect the reports.
 
+use std::collections::BTreeSet;
+
 use fairsim_topology::{build_sched_domains, estimate_build_memory, BuildOptions, Machine};
 
 use crate::error::EngineError;
 use crate::time::SEC;
 use crate::workloads::{WorkloadReport, WorkloadSpec};
-use crate::world::{Blueprint, World, WorldConfig};
+use crate::world::{guard_memory, Blueprint, World, WorldConfig};
 
 /// Default memory budget for a run's state: 4 GiB.
 pub const DEFAULT_MEMORY_BUDGET: u64 = 4 << 30;
@@ -21,16 +23,49 @@ pub const DEFAULT_FINITE_CAP: u64 = 3_600 * SEC;
 ///
 /// Per task: the engine's task (~300 B with its name and loop stack), the scheduler's
 /// task (~400 B plus an affinity mask of `cpus / 8` bytes), metrics and timer slots
-/// (~150 B). Per CPU: runqueue, engine CPU and metrics (~3 KiB) plus its sched domains,
-/// whose spans and groups hold a few dozen masks of `cpus / 8` bytes. The sum is doubled
-/// for allocator slack and the event heap. Building the sched domains is estimated
-/// apart, from the machine's levels and groups, by `estimate_build_memory`, which
-/// [`prepare`] adds.
+/// (~150 B). Per CPU: runqueue, engine CPU, idle device and metrics (~4 KiB) plus the
+/// per-CPU masks the balancer and the machine keep (eight of `cpus / 8` bytes). The sum
+/// is doubled for allocator slack and the event heap. The sched domains are estimated
+/// apart, from the machine's levels and groups, by `estimate_build_memory`, and the
+/// results by [`estimate_output_memory`]; [`estimate_run_memory`] adds all three.
 pub fn estimate_memory(tasks: u64, cpus: usize) -> u64 {
     let mask = (cpus as u64).div_ceil(64) * 8;
     let per_task = 850 + mask;
-    let per_cpu = 3 * 1024 + 48 * mask;
+    let per_cpu = 4 * 1024 + 8 * mask;
     2 * (tasks * per_task + cpus as u64 * per_cpu)
+}
+
+/// Estimated peak bytes of a run's results as they are rendered: the JSON document is
+/// built as a tree before it is written (about ten times the bytes of its text), and each
+/// CPU's entry carries its counters, its idle states and one schedstat block per domain
+/// level. Measured on this build host: 76 KiB per CPU on spr-2s56c2t (three levels) at
+/// the peak of `run --json`; the bound takes 16 KiB per CPU plus 32 KiB per CPU and
+/// level, and 2 KiB per task.
+pub fn estimate_output_memory(tasks: u64, cpus: usize, levels: u64) -> u64 {
+    cpus as u64 * (16 * 1024 + 32 * 1024 * levels) + tasks * 2 * 1024
+}
+
+/// The most domain levels a CPU of `m` can have: the architecture's (SMT, CLS, MC, PKG)
+/// and NODE, plus one NUMA level per distinct distance (`sched_init_numa`).
+fn max_levels(m: &Machine) -> u64 {
+    let distances: BTreeSet<u32> = m.distance.iter().flatten().copied().collect();
+    5 + distances.len() as u64
+}
+
+/// Estimated peak bytes of the whole run `spec` describes: its state, what the progress
+/// guard lets a stuck world take before it stops it, the sched-domain build and the
+/// rendered results. [`prepare`] refuses a run above its budget.
+pub fn estimate_run_memory(spec: &RunSpec) -> u64 {
+    let ncpus = spec.machine.nr_cpus();
+    let tasks: u64 = spec.workloads.iter().map(|w| w.nr_tasks(ncpus)).sum();
+    estimate_memory(tasks, ncpus)
+        .saturating_add(guard_memory(tasks as usize, ncpus))
+        .saturating_add(estimate_build_memory(&spec.machine, spec.build))
+        .saturating_add(estimate_output_memory(
+            tasks,
+            ncpus,
+            max_levels(&spec.machine),
+        ))
 }
 
 /// Everything that defines a run.
@@ -86,7 +121,7 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
     let ncpus = spec.machine.nr_cpus();
     let tasks: u64 = spec.workloads.iter().map(|w| w.nr_tasks(ncpus)).sum();
     let build = estimate_build_memory(&spec.machine, spec.build);
-    let need = estimate_memory(tasks, ncpus).saturating_add(build);
+    let need = estimate_run_memory(spec);
     if need > spec.memory_budget {
         // The machine alone is too big when its domains exceed the budget by themselves.
         let what = if build > spec.memory_budget {

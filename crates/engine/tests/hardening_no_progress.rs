@@ -14,7 +14,12 @@ fn stuck_spec() -> fairsim_engine::RunSpec {
     let mut s = common::spec("numa-2s4c2t", &["nanosleep:tasks=1,sleep=0,run=0"], 50, 42);
     s.config.noise = NoiseModel::DEFAULT;
     s.config.timer_slack = 0;
-    for o in ["context_switch=0ns", "wakeup=0ns", "timer_irq=0ns", "idle_exit=0ns"] {
+    for o in [
+        "context_switch=0ns",
+        "wakeup=0ns",
+        "timer_irq=0ns",
+        "idle_exit=0ns",
+    ] {
         s.config.cost.apply(o).unwrap();
     }
     s
@@ -72,7 +77,10 @@ fn the_run_api_returns_the_error() {
 fn heavy_runs_that_make_progress_are_unaffected() {
     // Seed 000's machine and task count, and the densest instants measured (every cost
     // 0, all timers expiring together): each runs to its end.
-    let all_zero: Vec<String> = CostTable::NAMES.iter().map(|n| format!("{n}=0ns")).collect();
+    let all_zero: Vec<String> = CostTable::NAMES
+        .iter()
+        .map(|n| format!("{n}=0ns"))
+        .collect();
     for (w, zero) in [
         ("nanosleep:tasks=224", false),
         ("nanosleep:tasks=448,sleep=1us,run=0", true),

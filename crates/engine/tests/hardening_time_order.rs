@@ -47,7 +47,10 @@ fn a_one_ns_cost_that_the_noise_draws_as_zero_keeps_time_in_order() {
 
 #[test]
 fn every_cost_zero_runs_every_workload_with_invariants_checked() {
-    let all_zero: Vec<String> = CostTable::NAMES.iter().map(|n| format!("{n}=0ns")).collect();
+    let all_zero: Vec<String> = CostTable::NAMES
+        .iter()
+        .map(|n| format!("{n}=0ns"))
+        .collect();
     for w in [
         "schbench:m=2,t=4,c=1ms,s=1ms",
         "hackbench:g=1,l=20,pipe",

@@ -30,7 +30,10 @@ use crate::program::Program;
 use crate::time::{Time, US};
 
 pub use cpu::{CpuRt, Overhead, Seg, SegKind};
-pub use progress::{events_per_instant_limit, EVENTS_PER_ENTITY, MIN_EVENTS};
+pub use progress::{
+    events_per_instant_limit, guard_memory, queue_growth_limit, EVENTS_PER_ENTITY, MIN_EVENTS,
+    MIN_QUEUE_GROWTH, QUEUE_PER_ENTITY,
+};
 
 /// Where in [d, d + slack] an hrtimer armed for d with a slack fires when no earlier
 /// interrupt on its CPU runs it first.
@@ -488,7 +491,8 @@ impl World {
                 t, self.now
             )));
         }
-        self.instant.observe(t, &self.config.cost)?;
+        self.instant
+            .observe(t, self.queue.len(), &self.config.cost)?;
         self.now = t;
         self.events += 1;
         let now = t.0;

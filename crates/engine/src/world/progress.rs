@@ -17,9 +17,17 @@
 //! timers of all tasks expiring together), about 4 per task and CPU. The bound,
 //! [`EVENTS_PER_ENTITY`] per task and CPU and at least [`MIN_EVENTS`], is over 250 times
 //! that, and a stuck world reaches it in well under a second: 1 million events at some
-//! 10 million a second. Memory stays bounded meanwhile because the bound is: the queue
-//! does not grow in such a loop, and what does (the scheduler's list of CPUs to
-//! reschedule, drained only by balancing) grows by at most one entry per event.
+//! 10 million a second.
+//!
+//! Memory. Some stuck loops also push an event for a later instant on every round (a
+//! timer re-armed behind a zero-cost path, measured at about one per two events with
+//! teo on 2s24c2t), so the queue would grow with the event count. The guard therefore
+//! also bounds the queue's growth within one instant, [`QUEUE_PER_ENTITY`] events per
+//! task and CPU and at least [`MIN_QUEUE_GROWTH`]: a legitimate instant adds a few
+//! events per task and CPU (each task's next timer, each CPU's next tick). What else
+//! grows (the scheduler's list of CPUs to reschedule, drained only by balancing) grows
+//! by at most one entry per event, and [`guard_memory`] bounds both for the run's
+//! memory estimate.
 
 use crate::cost::CostTable;
 use crate::error::EngineError;
@@ -31,6 +39,17 @@ pub const EVENTS_PER_ENTITY: u64 = 1024;
 /// Events always allowed at one instant, however small the world.
 pub const MIN_EVENTS: u64 = 1_000_000;
 
+/// Events the queue may gain during one instant for each task and each CPU.
+pub const QUEUE_PER_ENTITY: u64 = 64;
+
+/// Queue growth always allowed during one instant, however small the world.
+pub const MIN_QUEUE_GROWTH: u64 = 65_536;
+
+/// Bytes one queued event takes (its heap entry and its slot) and one entry of the
+/// reschedule list, rounded up.
+const QUEUED_EVENT_BYTES: u64 = 64;
+const RESCHED_ENTRY_BYTES: u64 = 8;
+
 /// Counts the events processed at the current virtual instant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct InstantGuard {
@@ -40,6 +59,27 @@ pub(super) struct InstantGuard {
     events: u64,
     /// The most events allowed at one instant.
     limit: u64,
+    /// Queue length when the instant began.
+    queue_at_start: u64,
+    /// The most events the queue may gain during one instant.
+    queue_limit: u64,
+}
+
+/// The most events the queue of a world of `tasks` tasks on `cpus` CPUs may gain during
+/// one instant.
+pub fn queue_growth_limit(tasks: usize, cpus: usize) -> u64 {
+    let entities = (tasks as u64).saturating_add(cpus as u64);
+    entities
+        .saturating_mul(QUEUE_PER_ENTITY)
+        .max(MIN_QUEUE_GROWTH)
+}
+
+/// Bytes the guard lets a stuck world take before it stops it: the queue's growth and one
+/// reschedule-list entry per event. The run's memory estimate adds this.
+pub fn guard_memory(tasks: usize, cpus: usize) -> u64 {
+    queue_growth_limit(tasks, cpus)
+        .saturating_mul(QUEUED_EVENT_BYTES)
+        .saturating_add(events_per_instant_limit(tasks, cpus).saturating_mul(RESCHED_ENTRY_BYTES))
 }
 
 /// The most events a world of `tasks` tasks on `cpus` CPUs may process at one instant.
@@ -55,24 +95,36 @@ impl InstantGuard {
             at: Time::ZERO,
             events: 0,
             limit: events_per_instant_limit(tasks, cpus),
+            queue_at_start: 0,
+            queue_limit: queue_growth_limit(tasks, cpus),
         }
     }
 
-    /// Counts one event processed at `t`; past the limit, the error that stops the run.
-    /// `cost` names the costs set to 0 in the error, as the likely reason.
-    pub(super) fn observe(&mut self, t: Time, cost: &CostTable) -> Result<(), EngineError> {
+    /// Counts one event processed at `t`, with `queued` events pending after it; past
+    /// either limit, the error that stops the run. `cost` names the costs set to 0 in the
+    /// error, as the likely reason.
+    pub(super) fn observe(
+        &mut self,
+        t: Time,
+        queued: usize,
+        cost: &CostTable,
+    ) -> Result<(), EngineError> {
+        let queued = queued as u64;
         if t != self.at {
             self.at = t;
             self.events = 0;
+            self.queue_at_start = queued;
         }
         self.events += 1;
-        if self.events <= self.limit {
+        let grown = queued.saturating_sub(self.queue_at_start);
+        if self.events <= self.limit && grown <= self.queue_limit {
             return Ok(());
         }
         Err(EngineError::NoProgress {
             events: self.events,
             at: t,
             limit: self.limit,
+            queued: grown,
             hint: hint(cost),
         })
     }
@@ -120,14 +172,14 @@ mod tests {
         let cost = CostTable::default();
         let mut g = InstantGuard::new(1, 1);
         for _ in 0..MIN_EVENTS {
-            g.observe(Time(5), &cost).unwrap();
+            g.observe(Time(5), 0, &cost).unwrap();
         }
         // A new instant: the count starts from 1 again.
-        g.observe(Time(6), &cost).unwrap();
+        g.observe(Time(6), 0, &cost).unwrap();
         for _ in 1..MIN_EVENTS {
-            g.observe(Time(6), &cost).unwrap();
+            g.observe(Time(6), 0, &cost).unwrap();
         }
-        let e = g.observe(Time(6), &cost).unwrap_err();
+        let e = g.observe(Time(6), 0, &cost).unwrap_err();
         assert!(matches!(
             e,
             EngineError::NoProgress {
@@ -142,18 +194,19 @@ mod tests {
     #[test]
     fn the_error_is_one_line_naming_the_zero_costs() {
         let mut cost = CostTable::default();
-        cost.apply("wakeup=0").unwrap();
-        cost.apply("context_switch=0").unwrap();
+        cost.apply("wakeup=0ns").unwrap();
+        cost.apply("context_switch=0ns").unwrap();
         let msg = EngineError::NoProgress {
             events: 7,
             at: Time(1_500),
             limit: 6,
+            queued: 0,
             hint: hint(&cost),
         }
         .to_string();
         assert!(!msg.contains('\n'), "{msg}");
         assert!(
-            msg.starts_with("no progress: 7 events at t=0.000001500 without virtual time"),
+            msg.starts_with("no progress: 7 events at t=0.000001500 without virtual time advancing, 0 more queued"),
             "{msg}"
         );
         assert!(msg.contains("allowed: at most 6 events"), "{msg}");
@@ -164,5 +217,18 @@ mod tests {
         // tick_restart is 0 by default and says nothing about this run.
         assert!(!msg.contains("tick_restart"), "{msg}");
         assert!(!hint(&CostTable::default()).contains("cost of 0"));
+    }
+
+    #[test]
+    fn a_queue_that_keeps_growing_at_one_instant_stops_the_run() {
+        let cost = CostTable::default();
+        let mut g = InstantGuard::new(1, 1);
+        let limit = queue_growth_limit(1, 1);
+        g.observe(Time(9), 10, &cost).unwrap();
+        g.observe(Time(9), 10 + limit as usize, &cost).unwrap();
+        let e = g.observe(Time(9), 11 + limit as usize, &cost).unwrap_err();
+        assert!(matches!(e, EngineError::NoProgress { queued, .. } if queued == limit + 1));
+        // Growth is measured within an instant: a new instant starts from its own length.
+        g.observe(Time(10), 11 + limit as usize, &cost).unwrap();
     }
 }
