@@ -105,3 +105,66 @@ fn seed000_scenario_for_minutes_keeps_invariants_tasks_and_memory() {
         "event queue grew: {queue0} at 1s, {peak_queue} later"
     );
 }
+
+/// Race mode's pairs pattern on spr-2s56c2t (224 tokens, each waking its partner wherever
+/// it sleeps) for a minute of wall time on real threads: every token must survive, no
+/// thread may hold two runqueue locks, and the resident memory, sampled every second by
+/// a thread of its own, must stay flat after the first tenth of the run.
+#[test]
+#[ignore]
+fn race_pairs_for_minutes_conserve_tokens_with_flat_memory() {
+    use fairsim_engine::balance::{Features, SchedParams};
+    use fairsim_engine::race::control::default_threads;
+    use fairsim_engine::race::{run_race, Placement, RaceSpec, TokenProgram};
+    use fairsim_topology::source::preset;
+    use fairsim_topology::BuildOptions;
+
+    let secs = soak_secs(60);
+    let host = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let spec = RaceSpec {
+        machine: preset("spr-2s56c2t").expect("preset"),
+        build: BuildOptions::default(),
+        params: SchedParams {
+            features: Features::default(),
+            ..SchedParams::default()
+        },
+        tasks: 224,
+        threads: default_threads(224, host),
+        duration_ns: secs * SEC,
+        program: TokenProgram {
+            spin_ns: 2_000,
+            sleep_ns: 50_000,
+            wake_partner: true,
+        },
+        placement: Placement::Cpu0,
+        watchdog_ns: 60 * SEC,
+    };
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (report, samples) = std::thread::scope(|s| {
+        let sampler = s.spawn(|| {
+            let mut v = Vec::new();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                v.push(rss_kib());
+                std::thread::sleep(std::time::Duration::from_secs(1));
+            }
+            v
+        });
+        let r = run_race(&spec);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        (r, sampler.join().expect("sampler"))
+    });
+    let r = report.expect("race run");
+    assert!(r.conserved(), "{}", r.render());
+    assert_eq!(r.totals.nested_locks, 0, "{}", r.render());
+    let settled = samples.len() / 10;
+    let base = samples[settled.max(1).min(samples.len() - 1)];
+    let peak = samples[settled..].iter().copied().max().unwrap_or(0);
+    eprintln!(
+        "race soak: {secs}s on {} threads: {} loops, {} migrations, rss {base} KiB after {settled}s, peak {peak} KiB",
+        r.threads, r.totals.loops, r.migrations
+    );
+    assert!(
+        peak <= base + base / 10 + 16 * 1024,
+        "memory grew: {base} KiB settled, {peak} KiB later"
+    );
+}
