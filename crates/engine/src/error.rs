@@ -48,9 +48,10 @@ pub enum EngineError {
     Config(String),
     /// Virtual time stopped: the world processed more events at one instant than any
     /// run that makes progress does (see `world::progress`).
-    #[error("no progress: {events} events at t={at} without virtual time advancing, {queued} more queued; allowed: at most {limit} events at one instant ({per} per task and CPU, at least {min}) and a queue that grows by at most {qper} per task and CPU (at least {qmin}); {hint}",
+    #[error("no progress: {events} events at t={at} without virtual time advancing, {queued} events queued; allowed: at most {limit} events at one instant ({per} per task and CPU, at least {min}) and {queue_limit} queued ({qtask} per task and {qcpu} per CPU, at least {qmin}); {hint}",
         per = crate::world::EVENTS_PER_ENTITY, min = crate::world::MIN_EVENTS,
-        qper = crate::world::QUEUE_PER_ENTITY, qmin = crate::world::MIN_QUEUE_GROWTH)]
+        qtask = crate::world::QUEUE_PER_TASK, qcpu = crate::world::QUEUE_PER_CPU,
+        qmin = crate::world::MIN_QUEUE)]
     NoProgress {
         /// Events processed at the instant.
         events: u64,
@@ -58,8 +59,10 @@ pub enum EngineError {
         at: crate::time::Time,
         /// The most events allowed at one instant.
         limit: u64,
-        /// Events the queue gained during the instant.
+        /// Events queued.
         queued: u64,
+        /// The most events the queue may hold.
+        queue_limit: u64,
         /// What probably stopped time (the costs the run set to 0).
         hint: String,
     },

@@ -22,6 +22,17 @@ use fairsim_topology::source::{load_machine_file, parse_spec, SpecOptions};
 use fairsim_topology::{build_sched_domains, Arch, BuildOptions, CpuMask};
 use proptest::prelude::*;
 
+/// The generator's seed: `FAIRSIM_FUZZ_SEED`, else a fixed one, so that CI's pass is the
+/// same every time and a long pass can explore new ground with a seed of its own.
+fn seed() -> proptest::test_runner::RngSeed {
+    proptest::test_runner::RngSeed::Fixed(
+        std::env::var("FAIRSIM_FUZZ_SEED")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(16),
+    )
+}
+
 /// Cases per property: `FAIRSIM_FUZZ_CASES`, else a pass short enough for CI.
 fn cases() -> u32 {
     std::env::var("FAIRSIM_FUZZ_CASES")
@@ -36,6 +47,7 @@ fn config() -> ProptestConfig {
         // Shrinking a parser failure to its smallest input is what makes it readable.
         max_shrink_iters: 2_000,
         failure_persistence: None,
+        rng_seed: seed(),
         ..ProptestConfig::default()
     }
 }

@@ -31,8 +31,8 @@ use crate::time::{Time, US};
 
 pub use cpu::{CpuRt, Overhead, Seg, SegKind};
 pub use progress::{
-    events_per_instant_limit, guard_memory, queue_growth_limit, EVENTS_PER_ENTITY, MIN_EVENTS,
-    MIN_QUEUE_GROWTH, QUEUE_PER_ENTITY,
+    events_per_instant_limit, guard_memory, queue_limit, EVENTS_PER_ENTITY, MIN_EVENTS, MIN_QUEUE,
+    QUEUE_PER_CPU, QUEUE_PER_TASK,
 };
 
 /// Where in [d, d + slack] an hrtimer armed for d with a slack fires when no earlier
