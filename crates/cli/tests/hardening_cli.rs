@@ -253,3 +253,41 @@ fn run_shows_the_topology_warnings() {
         "{err}"
     );
 }
+
+/// An N-node distance matrix with many distinct distances, as `--numa-distance` takes it.
+fn many_distances(nodes: usize) -> String {
+    (0..nodes)
+        .map(|i| {
+            (0..nodes)
+                .map(|j| {
+                    if i == j {
+                        "10".to_string()
+                    } else {
+                        (11 + ((i + j) * 7 + i.abs_diff(j) * 13) % 245).to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+#[test]
+fn race_counts_its_sched_domains_against_the_budget() {
+    let matrix = many_distances(128);
+    assert_refused(
+        &[
+            "race",
+            "--smp",
+            "2048",
+            "--numa-distance",
+            &matrix,
+            "--memory-budget",
+            "1000",
+            "--duration",
+            "10ms",
+        ],
+        "more than the 1000 MiB budget",
+    );
+}

@@ -11,8 +11,9 @@ use fairsim_engine::balance::{Feature, Features, SchedParams};
 use fairsim_engine::race::control::{default_threads, host_cpus, THREADS_PER_HOST_CPU};
 use fairsim_engine::race::report::RaceReport;
 use fairsim_engine::race::{run_race, Placement, RaceSpec, TokenProgram};
+use fairsim_engine::run::{estimate_memory, DEFAULT_MEMORY_BUDGET};
 use fairsim_engine::time::{parse_duration_with_unit, SEC};
-use fairsim_topology::BuildOptions;
+use fairsim_topology::{estimate_build_memory, BuildOptions, Machine};
 
 use super::machine_args::MachineArgs;
 use crate::error::{invalid, CliError};
@@ -105,6 +106,12 @@ pub struct RaceArgs {
     /// Write every run's figures to FILE as a JSON array, one object per run.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+
+    /// Largest estimated memory of a run (its sched domains, runqueues and tokens), in
+    /// MiB (default 4096, as for `fairsim run`): a bigger one is refused before anything
+    /// is built.
+    #[arg(long, value_name = "MIB")]
+    memory_budget: Option<u64>,
 }
 
 /// Parses one `--features` occurrence, turning ILB_SNAPSHOT on under ILB_UTIL or ILB_FAST
@@ -171,6 +178,39 @@ fn parse_ns(field: &str, text: &str, max: u64, min: u64) -> Result<u64, CliError
     Ok(ns)
 }
 
+/// Refuses a race whose state would not fit `--memory-budget`: the runs go one after the
+/// other, so the largest of them (its sched domains, with seed 000's extra shared objects
+/// when a set uses ILB features, plus the runqueues and tokens) must fit.
+fn check_budget(
+    budget_mib: Option<u64>,
+    machine: &Machine,
+    tasks: usize,
+    sets: &[Features],
+) -> Result<(), CliError> {
+    let budget = match budget_mib {
+        Some(0) => return Err(invalid("--memory-budget", 0, "a size in MiB above 0")),
+        Some(mib) => mib.saturating_mul(1 << 20),
+        None => DEFAULT_MEMORY_BUDGET,
+    };
+    let ncpus = machine.nr_cpus();
+    for f in sets {
+        let build = BuildOptions {
+            shared_all_non_numa: f.uses_ilb(),
+            ..BuildOptions::default()
+        };
+        let need = estimate_memory(tasks as u64, ncpus)
+            .saturating_add(estimate_build_memory(machine, build));
+        if need > budget {
+            return Err(CliError::msg(format!(
+                "--machine: a race of {tasks} tokens on {ncpus} CPUs needs about {} MiB, more than the {} MiB budget; allowed: fewer CPUs, nodes or distinct NUMA distances (or raise --memory-budget)",
+                need >> 20,
+                budget >> 20
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Runs `fairsim race`.
 pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let machine = args.machine.load()?;
@@ -178,7 +218,6 @@ pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if ![100, 250, 300, 1000].contains(&args.hz) {
         return Err(invalid("--hz", args.hz, "100, 250, 300 or 1000"));
     }
-    let threads = parse_threads(args.threads.as_ref(), ncpus)?;
     let duration_ns = parse_ns("--duration", &args.duration, 3600 * SEC, 1)?;
     let spin_ns = parse_ns("--run", &args.run_for, SEC, 1)?;
     let sleep_ns = parse_ns("--sleep", &args.sleep, SEC, 0)?;
@@ -214,6 +253,8 @@ pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
         )
     })?;
     let tasks = args.tasks.unwrap_or(ncpus);
+    check_budget(args.memory_budget, &machine, tasks, &sets)?;
+    let threads = parse_threads(args.threads.as_ref(), ncpus)?;
     let runs = sets.len() * threads.len();
     let mut reports: Vec<RaceReport> = Vec::new();
     for &features in &sets {

@@ -2,7 +2,7 @@
 //! `fairsim run --schedstat`.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use fairsim_engine::balance::schedstat_read::{
     diff_schedstat, parse_schedstat, render_listing, Schedstat,
@@ -47,7 +47,7 @@ enum SchedstatAction {
 /// 12 MiB of `/proc/schedstat` text, so 64 MiB refuses only what cannot be one.
 const MAX_SCHEDSTAT_BYTES: u64 = 64 << 20;
 
-fn read(path: &PathBuf) -> Result<String, CliError> {
+fn read(path: &Path) -> Result<String, CliError> {
     read_bounded(path, MAX_SCHEDSTAT_BYTES)
         .map_err(|e| CliError::msg(format!("{}: {e}", path.display())))
 }
