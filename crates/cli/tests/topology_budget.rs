@@ -121,3 +121,26 @@ fn topology_within_its_budget_builds() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("--memory-budget: invalid value '0'"), "{err}");
 }
+
+#[test]
+fn race_counts_its_sched_domains_against_the_budget() {
+    let matrix = numa_matrix(128);
+    let o = fairsim(&[
+        "race",
+        "--smp",
+        "2048",
+        "--numa-distance",
+        &matrix,
+        "--memory-budget",
+        "1000",
+        "--duration",
+        "10ms",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("2048 CPUs") && err.contains("more than the 1000 MiB budget"),
+        "{err}"
+    );
+}

@@ -159,17 +159,25 @@ pub struct RunResult {
     pub reports: Vec<WorkloadReport>,
 }
 
+impl RunResult {
+    /// The result of `spec` from its world at the end: one report per workload. For
+    /// callers that step the world themselves ([`prepare`], then [`World::step`]).
+    pub fn from_world(spec: &RunSpec, world: World) -> RunResult {
+        let reports = spec
+            .workloads
+            .iter()
+            .enumerate()
+            .map(|(i, w)| w.report(i, &world))
+            .collect();
+        RunResult { world, reports }
+    }
+}
+
 /// Builds and runs `spec`; `progress` sees (now, end) every few thousand events.
 pub fn run(spec: &RunSpec, progress: &mut dyn FnMut(u64, u64)) -> Result<RunResult, EngineError> {
     let mut world = prepare(spec)?;
     world.run(progress)?;
-    let reports = spec
-        .workloads
-        .iter()
-        .enumerate()
-        .map(|(i, w)| w.report(i, &world))
-        .collect();
-    Ok(RunResult { world, reports })
+    Ok(RunResult::from_world(spec, world))
 }
 
 #[cfg(test)]

@@ -15,6 +15,8 @@
 //! This file holds one test so that the resident set belongs to one run at a time. CI
 //! runs a short pass; `FAIRSIM_FUZZ_CASES=2000` runs a long one (see the README).
 
+mod common;
+
 use fairsim_engine::balance::features::Feature;
 use fairsim_engine::balance::Features;
 use fairsim_engine::cost::CostTable;
@@ -27,25 +29,6 @@ use fairsim_engine::{Cpuidle, EngineError, TimerExpiry, WorkloadSpec, WorldConfi
 use fairsim_topology::source::{parse_spec, preset, SpecOptions};
 use fairsim_topology::{Arch, BuildOptions, Machine};
 use proptest::prelude::*;
-
-/// The generator's seed: `FAIRSIM_FUZZ_SEED`, else a fixed one, so that CI's pass is the
-/// same every time and a long pass can explore new ground with a seed of its own.
-fn seed() -> proptest::test_runner::RngSeed {
-    proptest::test_runner::RngSeed::Fixed(
-        std::env::var("FAIRSIM_FUZZ_SEED")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(16),
-    )
-}
-
-/// Cases: `FAIRSIM_FUZZ_CASES`, else a pass short enough for CI.
-fn cases() -> u32 {
-    std::env::var("FAIRSIM_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200)
-}
 
 /// A field of `/proc/self/status` in KiB, if the system has one.
 fn status_kib(field: &str) -> Option<u64> {
@@ -305,13 +288,7 @@ fn run_bounded(spec: &RunSpec) -> Result<Option<usize>, EngineError> {
             return Ok(None);
         }
     }
-    let reports = spec
-        .workloads
-        .iter()
-        .enumerate()
-        .map(|(i, w)| w.report(i, &world))
-        .collect();
-    let result = fairsim_engine::RunResult { world, reports };
+    let result = fairsim_engine::RunResult::from_world(spec, world);
     let json = serde_json::to_string(&to_json(spec, &result)).expect("JSON");
     assert!(!json.is_empty());
     assert!(!summary(spec, &result).is_empty());
@@ -319,13 +296,7 @@ fn run_bounded(spec: &RunSpec) -> Result<Option<usize>, EngineError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: cases(),
-        max_shrink_iters: 200,
-        failure_persistence: None,
-        rng_seed: seed(),
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(common::fuzz_config(200, 200))]
 
     #[test]
     fn extreme_but_valid_runs_end_within_their_memory_estimate(c in case()) {

@@ -10,6 +10,8 @@
 //! README, sets `FAIRSIM_FUZZ_CASES`:
 //! `FAIRSIM_FUZZ_CASES=20000 cargo test --release -p fairsim-engine --test fuzz_parsers`.
 
+mod common;
+
 use std::path::PathBuf;
 
 use fairsim_engine::balance::schedstat_read::parse_schedstat;
@@ -21,36 +23,6 @@ use fairsim_engine::{NoiseModel, WorkloadSpec};
 use fairsim_topology::source::{load_machine_file, parse_spec, SpecOptions};
 use fairsim_topology::{build_sched_domains, Arch, BuildOptions, CpuMask};
 use proptest::prelude::*;
-
-/// The generator's seed: `FAIRSIM_FUZZ_SEED`, else a fixed one, so that CI's pass is the
-/// same every time and a long pass can explore new ground with a seed of its own.
-fn seed() -> proptest::test_runner::RngSeed {
-    proptest::test_runner::RngSeed::Fixed(
-        std::env::var("FAIRSIM_FUZZ_SEED")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(16),
-    )
-}
-
-/// Cases per property: `FAIRSIM_FUZZ_CASES`, else a pass short enough for CI.
-fn cases() -> u32 {
-    std::env::var("FAIRSIM_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256)
-}
-
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        cases: cases(),
-        // Shrinking a parser failure to its smallest input is what makes it readable.
-        max_shrink_iters: 2_000,
-        failure_persistence: None,
-        rng_seed: seed(),
-        ..ProptestConfig::default()
-    }
-}
 
 /// An error a user sees must be one non-empty line.
 fn one_line(what: &str, input: &str, err: &str) -> Result<(), TestCaseError> {
@@ -410,7 +382,7 @@ fn build_if_small(m: &fairsim_topology::Machine, input: &str) -> Result<(), Test
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(common::fuzz_config(256, 2_000))]
 
     #[test]
     fn smp_specs(o in spec_options()) {

@@ -488,13 +488,7 @@ fn execute(spec: &RunSpec) -> Result<fairsim_engine::RunResult, CliError> {
         b.finish_and_clear();
     }
     ran?;
-    let reports = spec
-        .workloads
-        .iter()
-        .enumerate()
-        .map(|(i, w)| w.report(i, &world))
-        .collect();
-    Ok(fairsim_engine::RunResult { world, reports })
+    Ok(fairsim_engine::RunResult::from_world(spec, world))
 }
 
 pub(crate) fn write_file(path: &Path, what: &str, text: &str) -> Result<(), CliError> {
