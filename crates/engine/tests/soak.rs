@@ -95,9 +95,9 @@ fn seed000_scenario_for_minutes_keeps_invariants_tasks_and_memory() {
         world.events()
     );
     // Flat: what the first second allocated carries the rest, give or take the allocator's
-    // slack and a histogram bucket or two.
+    // slack. (A per-event record would grow by megabytes a minute; race mode's was one.)
     assert!(
-        peak_rss <= rss0 + rss0 / 10 + 16 * 1024,
+        peak_rss <= rss0 + rss0 / 10 + 2 * 1024,
         "memory grew: {rss0} KiB at 1s, {peak_rss} KiB later"
     );
     assert!(
@@ -159,12 +159,19 @@ fn race_pairs_for_minutes_conserve_tokens_with_flat_memory() {
     let settled = samples.len() / 10;
     let base = samples[settled.max(1).min(samples.len() - 1)];
     let peak = samples[settled..].iter().copied().max().unwrap_or(0);
+    let every_tenth: Vec<u64> = samples
+        .iter()
+        .step_by(samples.len() / 10 + 1)
+        .copied()
+        .collect();
     eprintln!(
-        "race soak: {secs}s on {} threads: {} loops, {} migrations, rss {base} KiB after {settled}s, peak {peak} KiB",
+        "race soak: {secs}s on {} threads: {} loops, {} migrations, rss {base} KiB after {settled}s, peak {peak} KiB (rss every tenth of the run: {every_tenth:?})",
         r.threads, r.totals.loops, r.migrations
     );
+    // Race mode once kept every update_sd_lb_stats timing: 8.7 MB after 6 s, 16.8 MB
+    // after 60 s. Flat means within the allocator's slack.
     assert!(
-        peak <= base + base / 10 + 16 * 1024,
+        peak <= base + base / 10 + 2 * 1024,
         "memory grew: {base} KiB settled, {peak} KiB later"
     );
 }

@@ -198,7 +198,9 @@ fn check_budget(
             shared_all_non_numa: f.uses_ilb(),
             ..BuildOptions::default()
         };
+        // Each CPU also keeps two duration histograms of 3.5 KiB (race/hist.rs).
         let need = estimate_memory(tasks as u64, ncpus)
+            .saturating_add(ncpus as u64 * 8 * 1024)
             .saturating_add(estimate_build_memory(machine, build));
         if need > budget {
             return Err(CliError::msg(format!(

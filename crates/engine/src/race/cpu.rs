@@ -20,6 +20,7 @@ use fairsim_balance::{
 };
 use fairsim_topology::{Machine, SchedDomains, SdId};
 
+use super::hist::DurHist;
 use super::rq::{Locked, RaceRq, Token};
 use super::sync::{AtomicBool, AtomicU64, AtomicUsize};
 
@@ -92,10 +93,10 @@ pub struct CpuStats {
     pub newidle_pulled: u64,
     /// Wall ns spent inside `sched_balance_newidle` (all calls).
     pub newidle_ns: u64,
-    /// Wall ns of each `update_sd_lb_stats` call of a newidle balance.
-    pub sd_lb_stats_newidle_ns: Vec<u32>,
-    /// Wall ns of each `update_sd_lb_stats` call of a periodic balance.
-    pub sd_lb_stats_periodic_ns: Vec<u32>,
+    /// Wall ns of the `update_sd_lb_stats` calls of newidle balances.
+    pub sd_lb_stats_newidle_ns: DurHist,
+    /// Wall ns of the `update_sd_lb_stats` calls of periodic balances.
+    pub sd_lb_stats_periodic_ns: DurHist,
     /// Periodic `sched_balance_domains` runs.
     pub periodic_runs: u64,
     /// Active balances the balancer wanted (race mode has no stopper to run them).
@@ -382,7 +383,7 @@ impl BalanceHost for CpuCtx<'_> {
             } else {
                 &mut self.stats.sd_lb_stats_periodic_ns
             };
-            v.push(ns);
+            v.record(ns);
         }
     }
     fn nr_migrate(&self) -> u32 {

@@ -16,6 +16,7 @@
 
 pub mod control;
 pub mod cpu;
+pub mod hist;
 pub mod report;
 pub mod rq;
 pub mod step;

@@ -9,6 +9,7 @@ use fairsim_balance::{CpuIdleType, RqSchedstat, SdSchedstat, TaskId};
 use fairsim_topology::{SchedDomains, SdId};
 
 use super::cpu::{CpuCtx, CpuStats};
+use super::hist::DurHist;
 use super::rq::Token;
 use super::{Placement, RaceSpec};
 
@@ -62,19 +63,16 @@ pub struct Dist {
 }
 
 impl Dist {
-    fn of(mut v: Vec<u32>) -> Dist {
-        if v.is_empty() {
+    fn of(h: &DurHist) -> Dist {
+        if h.is_empty() {
             return Dist::default();
         }
-        v.sort_unstable();
-        let n = v.len();
-        let pct = |q: usize| v[((n * q).div_ceil(100)).clamp(1, n) - 1];
         Dist {
-            n: n as u64,
-            mean: v.iter().map(|&x| f64::from(x)).sum::<f64>() / n as f64,
-            p50: pct(50),
-            p99: pct(99),
-            max: v[n - 1],
+            n: h.len(),
+            mean: h.mean(),
+            p50: h.percentile(50),
+            p99: h.percentile(99),
+            max: h.max(),
         }
     }
 }
@@ -183,8 +181,8 @@ impl RaceReport {
         let newidle = by_level(&topo, &cpus, &[CpuIdleType::NewlyIdle]);
         let periodic = by_level(&topo, &cpus, &[CpuIdleType::Idle, CpuIdleType::NotIdle]);
         let mut totals = CpuStats::default();
-        let mut ni = Vec::new();
-        let mut pe = Vec::new();
+        let mut ni = DurHist::default();
+        let mut pe = DurHist::default();
         let mut sd_stats = vec![SdSchedstat::default(); topo.domains.len()];
         let mut rq_stats = vec![RqSchedstat::default(); spec.machine.nr_cpus()];
         for c in cpus {
@@ -219,8 +217,8 @@ impl RaceReport {
             totals.wakeups_local += s.wakeups_local;
             totals.picks += s.picks;
             totals.goidle += s.goidle;
-            ni.extend(s.sd_lb_stats_newidle_ns);
-            pe.extend(s.sd_lb_stats_periodic_ns);
+            ni.merge(&s.sd_lb_stats_newidle_ns);
+            pe.merge(&s.sd_lb_stats_periodic_ns);
         }
         RaceReport {
             machine: spec.machine.name.clone(),
@@ -232,8 +230,8 @@ impl RaceReport {
             newidle,
             periodic,
             totals,
-            sd_lb_stats_newidle: Dist::of(ni),
-            sd_lb_stats_periodic: Dist::of(pe),
+            sd_lb_stats_newidle: Dist::of(&ni),
+            sd_lb_stats_periodic: Dist::of(&pe),
             rq_lock_contended,
             serialize_failed,
             migrations: tokens.iter().map(|t| t.migrations).sum(),

@@ -119,7 +119,7 @@ impl NewidleStorm {
                             }
                         }
                         ctxs.iter()
-                            .map(|c| c.stats.sd_lb_stats_newidle_ns.len() as u64)
+                            .map(|c| c.stats.sd_lb_stats_newidle_ns.len())
                             .sum::<u64>()
                     })
                 })
