@@ -120,11 +120,14 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
     }
     let ncpus = spec.machine.nr_cpus();
     let tasks: u64 = spec.workloads.iter().map(|w| w.nr_tasks(ncpus)).sum();
-    let build = estimate_build_memory(&spec.machine, spec.build);
     let need = estimate_run_memory(spec);
     if need > spec.memory_budget {
-        // The machine alone is too big when its domains exceed the budget by themselves.
-        let what = if build > spec.memory_budget {
+        // The machine is to blame when it is too big without a single task: its domains,
+        // its per-CPU state and its per-CPU results exceed the budget by themselves.
+        let machine_only = estimate_memory(0, ncpus)
+            .saturating_add(estimate_build_memory(&spec.machine, spec.build))
+            .saturating_add(estimate_output_memory(0, ncpus, max_levels(&spec.machine)));
+        let what = if machine_only > spec.memory_budget {
             "--machine"
         } else {
             "--workload"
