@@ -144,3 +144,30 @@ fn race_counts_its_sched_domains_against_the_budget() {
         "{err}"
     );
 }
+
+#[test]
+fn run_counts_its_json_results_against_the_budget() {
+    // 2048 CPUs in 64 nodes keep about 51 domain levels each: the run fits in about
+    // 600 MiB, its JSON document takes gigabytes more, so --json is what gets refused.
+    let matrix = numa_matrix(64);
+    let o = fairsim(&[
+        "run",
+        "--smp",
+        "sockets=64,cores=16,threads=2",
+        "--numa-distance",
+        &matrix,
+        "--duration",
+        "10ms",
+        "--json",
+        "never-written.json",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("fairsim: error: --json: the run and its JSON results need about")
+            && err.contains("more than the 4096 MiB budget"),
+        "{err}"
+    );
+    assert!(!std::path::Path::new("never-written.json").exists());
+}

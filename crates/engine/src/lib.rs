@@ -31,7 +31,8 @@ pub use fairsim_balance as balance;
 pub use noise::NoiseModel;
 pub use profile::Profile;
 pub use run::{
-    default_duration, estimate_memory, estimate_run_memory, prepare, run, RunResult, RunSpec,
+    default_duration, estimate_json_memory, estimate_memory, estimate_run_memory, prepare, run,
+    RunResult, RunSpec,
 };
 pub use time::{parse_duration, Time};
 pub use workloads::WorkloadSpec;

@@ -35,37 +35,44 @@ pub fn estimate_memory(tasks: u64, cpus: usize) -> u64 {
     2 * (tasks * per_task + cpus as u64 * per_cpu)
 }
 
-/// Estimated peak bytes of a run's results as they are rendered: the JSON document is
+/// Estimated peak bytes of a run's JSON results as they are rendered: the document is
 /// built as a tree before it is written (about ten times the bytes of its text), and each
 /// CPU's entry carries its counters, its idle states and one schedstat block per domain
-/// level. Measured on this build host: 76 KiB per CPU on spr-2s56c2t (three levels) at
-/// the peak of `run --json`; the bound takes 16 KiB per CPU plus 32 KiB per CPU and
-/// level, and 2 KiB per task.
+/// level. Measured on this build host: 76 KiB per CPU on spr-2s56c2t (three levels) and
+/// about 23 KiB per CPU and level on a 64-node machine (51 levels) at the peak of
+/// `run --json`; the bound takes 16 KiB per CPU plus 32 KiB per CPU and level, and 2 KiB
+/// per task. The summary text is small beside it (a few KiB) and is not counted.
 pub fn estimate_output_memory(tasks: u64, cpus: usize, levels: u64) -> u64 {
     cpus as u64 * (16 * 1024 + 32 * 1024 * levels) + tasks * 2 * 1024
 }
 
-/// The most domain levels a CPU of `m` can have: the architecture's (SMT, CLS, MC, PKG)
-/// and NODE, plus one NUMA level per distinct distance (`sched_init_numa`).
-fn max_levels(m: &Machine) -> u64 {
-    let distances: BTreeSet<u32> = m.distance.iter().flatten().copied().collect();
-    5 + distances.len() as u64
+/// [`estimate_output_memory`] for the run `spec` describes: what rendering its JSON adds
+/// to [`estimate_run_memory`]. Callers that render it (`run --json`) check the sum.
+pub fn estimate_json_memory(spec: &RunSpec) -> u64 {
+    let ncpus = spec.machine.nr_cpus();
+    let tasks: u64 = spec.workloads.iter().map(|w| w.nr_tasks(ncpus)).sum();
+    estimate_output_memory(tasks, ncpus, max_levels(&spec.machine))
 }
 
-/// Estimated peak bytes of the whole run `spec` describes: its state, what the progress
-/// guard lets a stuck world take before it stops it, the sched-domain build and the
-/// rendered results. [`prepare`] refuses a run above its budget.
+/// The most domain levels a CPU of `m` keeps: the architecture's (SMT, CLS, MC, PKG) and
+/// NODE, plus the NUMA levels, one per distinct distance (`sched_init_numa`) but no more
+/// than there are nodes, since `cpu_attach_domain` removes a level whose span does not
+/// grow and each NUMA level that stays adds at least one node.
+fn max_levels(m: &Machine) -> u64 {
+    let distances: BTreeSet<u32> = m.distance.iter().flatten().copied().collect();
+    5 + (distances.len() as u64).min(m.node_cpus.len() as u64)
+}
+
+/// Estimated peak bytes of the run `spec` describes, up to its text summary: its state,
+/// what the progress guard lets a stuck world take before it stops it, and the
+/// sched-domain build. [`prepare`] refuses a run above its budget; rendering the JSON
+/// results adds [`estimate_json_memory`].
 pub fn estimate_run_memory(spec: &RunSpec) -> u64 {
     let ncpus = spec.machine.nr_cpus();
     let tasks: u64 = spec.workloads.iter().map(|w| w.nr_tasks(ncpus)).sum();
     estimate_memory(tasks, ncpus)
         .saturating_add(guard_memory(tasks as usize, ncpus))
         .saturating_add(estimate_build_memory(&spec.machine, spec.build))
-        .saturating_add(estimate_output_memory(
-            tasks,
-            ncpus,
-            max_levels(&spec.machine),
-        ))
 }
 
 /// Everything that defines a run.
@@ -125,8 +132,7 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
         // The machine is to blame when it is too big without a single task: its domains,
         // its per-CPU state and its per-CPU results exceed the budget by themselves.
         let machine_only = estimate_memory(0, ncpus)
-            .saturating_add(estimate_build_memory(&spec.machine, spec.build))
-            .saturating_add(estimate_output_memory(0, ncpus, max_levels(&spec.machine)));
+            .saturating_add(estimate_build_memory(&spec.machine, spec.build));
         let what = if machine_only > spec.memory_budget {
             "--machine"
         } else {

@@ -23,7 +23,9 @@ use fairsim_engine::cost::CostTable;
 use fairsim_engine::noise::NoiseModel;
 use fairsim_engine::output::{summary, to_json};
 use fairsim_engine::prepare;
-use fairsim_engine::run::{estimate_run_memory, RunSpec, DEFAULT_MEMORY_BUDGET};
+use fairsim_engine::run::{
+    estimate_json_memory, estimate_run_memory, RunSpec, DEFAULT_MEMORY_BUDGET,
+};
 use fairsim_engine::time::{MS, US};
 use fairsim_engine::{Cpuidle, EngineError, TimerExpiry, WorkloadSpec, WorldConfig};
 use fairsim_topology::source::{parse_spec, preset, SpecOptions};
@@ -309,7 +311,8 @@ proptest! {
         };
         let ncpus = spec.machine.nr_cpus();
         let tasks: u64 = spec.workloads.iter().map(|w| w.nr_tasks(ncpus)).sum();
-        let estimate_kib = estimate_run_memory(&spec) / 1024;
+        // The run renders its JSON too (see run_bounded).
+        let estimate_kib = (estimate_run_memory(&spec) + estimate_json_memory(&spec)) / 1024;
         let measured = reset_peak();
         let before = status_kib("VmRSS:").unwrap_or(0);
         let result = run_bounded(&spec);

@@ -12,7 +12,9 @@ use fairsim_engine::balance::pelt::UtilEstMode;
 use fairsim_engine::balance::schedstat::{show_schedstat_with, SchedstatVersion};
 use fairsim_engine::balance::{Features, SchedParams};
 use fairsim_engine::output::{summary, to_json};
-use fairsim_engine::run::{default_duration, RunSpec, DEFAULT_MEMORY_BUDGET};
+use fairsim_engine::run::{
+    default_duration, estimate_json_memory, estimate_run_memory, RunSpec, DEFAULT_MEMORY_BUDGET,
+};
 use fairsim_engine::scenario::Scenario;
 use fairsim_engine::time::{parse_duration_with_unit, SEC};
 use fairsim_engine::world::DEFAULT_TIMER_SLACK;
@@ -496,16 +498,47 @@ pub(crate) fn write_file(path: &Path, what: &str, text: &str) -> Result<(), CliE
         .map_err(|e| CliError::output(format!("{what} {}: {e}", path.display())))
 }
 
+/// Refuses `--json` (or `--check-determinism`, which renders the JSON of two runs and
+/// keeps both) when the rendered document would take the run past its memory budget;
+/// the run itself is checked by `prepare`.
+fn check_json_budget(plan: &Plan, twice: bool) -> Result<(), CliError> {
+    if plan.json.is_none() && !twice {
+        return Ok(());
+    }
+    let one = estimate_run_memory(&plan.spec).saturating_add(estimate_json_memory(&plan.spec));
+    let need = if twice { one.saturating_mul(2) } else { one };
+    if need > plan.spec.memory_budget {
+        let field = if twice {
+            "--check-determinism"
+        } else {
+            "--json"
+        };
+        return Err(CliError::msg(format!(
+            "{field}: the run and its JSON results need about {} MiB, more than the {} MiB budget; allowed: a run without {field}, a smaller machine, or a larger --memory-budget",
+            need >> 20,
+            plan.spec.memory_budget >> 20
+        )));
+    }
+    Ok(())
+}
+
 /// Runs `fairsim run`.
 pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let (plan, builtin) = resolve(args)?;
     if builtin {
         writeln!(out, "{BUILTIN_EXPLANATION}")?;
     }
+    check_json_budget(&plan, args.check_determinism)?;
     let started = std::time::Instant::now();
     let result = execute(&plan.spec)?;
     let wall = started.elapsed();
-    let json_text = serde_json::to_string_pretty(&to_json(&plan.spec, &result))?;
+    // The JSON document is built only when something reads it: on a machine with many
+    // NUMA levels it is gigabytes.
+    let json_text = if args.check_determinism || plan.json.is_some() {
+        serde_json::to_string_pretty(&to_json(&plan.spec, &result))?
+    } else {
+        String::new()
+    };
     if args.check_determinism {
         let again = execute(&plan.spec)?;
         let second = serde_json::to_string_pretty(&to_json(&plan.spec, &again))?;
