@@ -48,7 +48,7 @@ pub enum EngineError {
     Config(String),
     /// Virtual time stopped: the world processed more events at one instant than any
     /// run that makes progress does (see `world::progress`).
-    #[error("no progress: {events} events at t={at} without virtual time advancing, {queued} events queued; allowed: at most {limit} events at one instant ({per} per task and CPU, at least {min}) and {queue_limit} queued ({qtask} per task and {qcpu} per CPU, at least {qmin}); {hint}",
+    #[error("no progress: {events} events at t={at} without virtual time advancing, {queued} events queued; allowed: at most {limit} events at one instant ({per} per task and CPU, at least {min}) and {queue_limit} queued ({qtask} per task and {qcpu} per CPU within what --memory-budget leaves, at least {qmin}); {hint}",
         per = crate::world::EVENTS_PER_ENTITY, min = crate::world::MIN_EVENTS,
         qtask = crate::world::QUEUE_PER_TASK, qcpu = crate::world::QUEUE_PER_CPU,
         qmin = crate::world::MIN_QUEUE)]

@@ -25,9 +25,9 @@ pub const DEFAULT_FINITE_CAP: u64 = 3_600 * SEC;
 /// task (~400 B plus an affinity mask of `cpus / 8` bytes), metrics and timer slots
 /// (~150 B). Per CPU: runqueue, engine CPU, idle device and metrics (~4 KiB) plus the
 /// per-CPU masks the balancer and the machine keep (eight of `cpus / 8` bytes). The sum
-/// is doubled for allocator slack and the event heap. The sched domains are estimated
-/// apart, from the machine's levels and groups, by `estimate_build_memory`, and the
-/// results by [`estimate_output_memory`]; [`estimate_run_memory`] adds all three.
+/// is doubled for allocator slack and the event heap. [`estimate_run_memory`] adds the
+/// sched domains (`estimate_build_memory`) and the progress guard's allowance;
+/// [`estimate_json_memory`] is what rendering the JSON results adds.
 pub fn estimate_memory(tasks: u64, cpus: usize) -> u64 {
     let mask = (cpus as u64).div_ceil(64) * 8;
     let per_task = 850 + mask;
@@ -118,9 +118,10 @@ pub fn default_duration(workloads: &[WorkloadSpec]) -> u64 {
 
 /// Checks the memory budget and builds the world.
 ///
-/// The budget covers the run's state ([`estimate_memory`]) plus building the sched
-/// domains (`estimate_build_memory`: one NUMA level per distinct distance, their domains
-/// and groups), both estimated before anything is allocated.
+/// The budget covers [`estimate_run_memory`]: the run's state, building the sched domains
+/// (one NUMA level per distinct distance, their domains and groups) and the progress
+/// guard's allowance, estimated before anything is allocated. What the budget leaves
+/// above that bounds the event queue of a world that stops making progress.
 pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
     if spec.workloads.is_empty() {
         return Err(EngineError::NoWorkload);
@@ -129,8 +130,8 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
     let tasks: u64 = spec.workloads.iter().map(|w| w.nr_tasks(ncpus)).sum();
     let need = estimate_run_memory(spec);
     if need > spec.memory_budget {
-        // The machine is to blame when it is too big without a single task: its domains,
-        // its per-CPU state and its per-CPU results exceed the budget by themselves.
+        // The machine is to blame when it is too big without a single task: its domains
+        // and its per-CPU state exceed the budget by themselves.
         let machine_only = estimate_memory(0, ncpus)
             .saturating_add(estimate_build_memory(&spec.machine, spec.build));
         let what = if machine_only > spec.memory_budget {
@@ -156,7 +157,9 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
     for (i, w) in spec.workloads.iter().enumerate() {
         w.build(i, spec.config.seed, &mut bp, ncpus);
     }
-    World::new(spec.machine.clone(), topo, spec.config.clone(), bp)
+    let mut world = World::new(spec.machine.clone(), topo, spec.config.clone(), bp)?;
+    world.cap_queue_memory(spec.memory_budget - need);
+    Ok(world)
 }
 
 /// A finished run.

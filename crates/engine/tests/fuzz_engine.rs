@@ -302,7 +302,7 @@ proptest! {
 
     #[test]
     fn extreme_but_valid_runs_end_within_their_memory_estimate(c in case()) {
-        let spec = match spec_of(&c) {
+        let mut spec = match spec_of(&c) {
             Ok(s) => s,
             Err(e) => {
                 prop_assert!(!e.contains('\n') && !e.is_empty(), "setup error: {e}");
@@ -311,8 +311,11 @@ proptest! {
         };
         let ncpus = spec.machine.nr_cpus();
         let tasks: u64 = spec.workloads.iter().map(|w| w.nr_tasks(ncpus)).sum();
-        // The run renders its JSON too (see run_bounded).
-        let estimate_kib = (estimate_run_memory(&spec) + estimate_json_memory(&spec)) / 1024;
+        // The budget is the estimate (the run renders its JSON too, see run_bounded) plus
+        // 8 MiB: a world that stops making progress must fail inside it, since what the
+        // budget leaves above the estimate is all its event queue may take.
+        spec.memory_budget = estimate_run_memory(&spec) + estimate_json_memory(&spec) + (8 << 20);
+        let budget_kib = spec.memory_budget / 1024;
         let measured = reset_peak();
         let before = status_kib("VmRSS:").unwrap_or(0);
         let result = run_bounded(&spec);
@@ -333,14 +336,14 @@ proptest! {
         }
         if measured {
             // The allocator keeps what earlier cases freed, so the growth of the resident
-            // set is at most what this run allocated: it must fit the estimate, plus 4 MiB
-            // for what the estimate leaves out on purpose (the rendered JSON and summary,
-            // the allocator's own padding of a fresh heap). The under-estimates this
-            // catches are of another order: 6 MiB estimated against 744 MiB used.
+            // set is at most what this run allocated: it must fit the budget, plus 4 MiB
+            // for what the estimate leaves out on purpose (the summary text, the
+            // allocator's own padding of a fresh heap). The under-estimates this catches
+            // are of another order: 6 MiB estimated against 744 MiB used.
             let grew = peak.saturating_sub(before);
             prop_assert!(
-                grew <= estimate_kib + 4 * 1024,
-                "resident set grew {grew} KiB, estimate {estimate_kib} KiB: {c:?}"
+                grew <= budget_kib + 4 * 1024,
+                "resident set grew {grew} KiB, budget {budget_kib} KiB: {c:?}"
             );
         }
     }

@@ -101,3 +101,44 @@ fn heavy_runs_that_make_progress_are_unaffected() {
         );
     }
 }
+
+#[test]
+fn a_stuck_world_whose_queue_grows_stops_inside_its_memory_budget() {
+    // Zero costs with haltpoll on 2s24c2t: CPUs go idle and are woken again and again
+    // while time creeps on, and each idle entry leaves a stale poll-limit event queued.
+    // The per-CPU allowance (96 CPUs x 4096 events) would take tens of MiB; with a budget
+    // 1 MiB above the run's estimate, the queue stops at the guard's floor instead.
+    let mut s = common::spec("2s24c2t", &["nanosleep:tasks=5,sleep=0us,run=0us"], 5, 0);
+    s.config.timer_slack = 0;
+    s.config.cpuidle = fairsim_engine::Cpuidle::Haltpoll;
+    for n in CostTable::NAMES {
+        s.config.cost.apply(&format!("{n}=0ns")).unwrap();
+    }
+    let allowance = fairsim_engine::world::queue_limit(5, 96);
+    assert!(allowance > fairsim_engine::world::MIN_QUEUE);
+    s.memory_budget = fairsim_engine::estimate_run_memory(&s) + (1 << 20);
+    match run(&s, &mut |_, _| {}) {
+        Err(EngineError::NoProgress {
+            queued,
+            queue_limit,
+            ..
+        }) => {
+            assert_eq!(queue_limit, fairsim_engine::world::MIN_QUEUE);
+            // One event may queue a few more before the guard sees it.
+            assert!(
+                queued > queue_limit && queued <= queue_limit + 16,
+                "{queued}"
+            );
+        }
+        other => panic!("expected the progress guard, got {other:?}"),
+    }
+    // With the default budget the allowance is the per-CPU one.
+    s.memory_budget = fairsim_engine::run::DEFAULT_MEMORY_BUDGET;
+    match run(&s, &mut |_, _| {}) {
+        // (The workload's launcher is a task too.)
+        Err(EngineError::NoProgress { queue_limit, .. }) => {
+            assert!(queue_limit >= allowance, "{queue_limit}")
+        }
+        other => panic!("expected the progress guard, got {other:?}"),
+    }
+}

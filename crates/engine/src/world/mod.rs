@@ -463,6 +463,13 @@ impl World {
         self.ended
     }
 
+    /// Holds the event queue of a world that stops making progress to `bytes` of memory
+    /// (the run's budget minus its estimate, as [`crate::run::prepare`] computes it), so
+    /// that such a world fails inside its budget; never below the guard's floor.
+    pub fn cap_queue_memory(&mut self, bytes: u64) {
+        self.instant.cap_queue_bytes(bytes);
+    }
+
     /// Runs to the end. `progress` is called every few thousand events with the current
     /// and the final virtual time.
     pub fn run(&mut self, progress: &mut dyn FnMut(u64, u64)) -> Result<(), EngineError> {

@@ -29,9 +29,11 @@
 //! per pair of context switches, so with the cost table's switch of 1.5 us its stale
 //! poll limits within the longest poll window (a tick of 10 ms at HZ=100) stay under
 //! 4096; live events are a few per task and CPU (seed 000's scenario queues about 470 for
-//! 224 tasks on 224 CPUs). What else grows in a stuck loop (the scheduler's list of CPUs
-//! to reschedule, drained only by balancing) grows by at most one entry per event, and
-//! [`guard_memory`] bounds both for the run's memory estimate.
+//! 224 tasks on 224 CPUs). Above [`MIN_QUEUE`], the queue is also held to what the run's
+//! memory budget leaves after its estimate, so a stuck world stops inside the budget.
+//! What else grows in a stuck loop (the scheduler's list of CPUs to reschedule, drained
+//! only by balancing) grows by at most one entry per event; [`guard_memory`] counts it and
+//! the queue's floor for the run's memory estimate.
 
 use crate::cost::CostTable;
 use crate::error::EngineError;
@@ -78,11 +80,13 @@ pub fn queue_limit(tasks: usize, cpus: usize) -> u64 {
         .max(MIN_QUEUE)
 }
 
-/// Bytes the guard lets a stuck world take before it stops it: the queue's growth and one
-/// reschedule-list entry per event. The run's memory estimate adds this.
+/// Bytes the guard lets a stuck world take before it stops it, beyond the queue: one
+/// reschedule-list entry per event, and the queue's floor of [`MIN_QUEUE`] events. The
+/// run's memory estimate adds this. The queue above its floor is held to what the memory
+/// budget leaves ([`InstantGuard::cap_queue_bytes`]), so that the per-CPU allowance
+/// a stuck world may fill does not cost every legitimate run its share of the budget.
 pub fn guard_memory(tasks: usize, cpus: usize) -> u64 {
-    queue_limit(tasks, cpus)
-        .saturating_mul(QUEUED_EVENT_BYTES)
+    (MIN_QUEUE * QUEUED_EVENT_BYTES)
         .saturating_add(events_per_instant_limit(tasks, cpus).saturating_mul(RESCHED_ENTRY_BYTES))
 }
 
@@ -101,6 +105,13 @@ impl InstantGuard {
             limit: events_per_instant_limit(tasks, cpus),
             queue_limit: queue_limit(tasks, cpus),
         }
+    }
+
+    /// Holds the queue to `bytes` of memory (never below [`MIN_QUEUE`] events): the run's
+    /// budget minus its estimate, so that a stuck world stops before it exceeds the budget.
+    pub(super) fn cap_queue_bytes(&mut self, bytes: u64) {
+        let events = (bytes / QUEUED_EVENT_BYTES).max(MIN_QUEUE);
+        self.queue_limit = self.queue_limit.min(events);
     }
 
     /// Counts one event processed at `t`, with `queued` events pending after it; past
@@ -236,5 +247,16 @@ mod tests {
         g.observe(Time(10), limit as usize, &cost).unwrap();
         let e = g.observe(Time(11), 1 + limit as usize, &cost).unwrap_err();
         assert!(matches!(e, EngineError::NoProgress { queued, .. } if queued == limit + 1));
+    }
+
+    #[test]
+    fn the_budget_caps_the_queue_but_not_below_its_floor() {
+        let mut g = InstantGuard::new(10, 100);
+        g.cap_queue_bytes(u64::MAX);
+        assert_eq!(g.queue_limit, queue_limit(10, 100));
+        g.cap_queue_bytes(200_000 * QUEUED_EVENT_BYTES);
+        assert_eq!(g.queue_limit, 200_000);
+        g.cap_queue_bytes(0);
+        assert_eq!(g.queue_limit, MIN_QUEUE);
     }
 }
