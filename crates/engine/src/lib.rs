@@ -22,6 +22,7 @@ pub mod rng;
 pub mod run;
 pub mod scenario;
 pub mod time;
+pub mod trace;
 pub mod workloads;
 pub mod world;
 

@@ -1,0 +1,225 @@
+//! What a trace holds: the tasks that appear in it and the events in time order, each
+//! stamped with the CPU that logged it, as the kernel's per-CPU ftrace buffers do.
+//!
+//! The scheduler events carry the fields of the 6.12 tracepoints of the same name
+//! (`include/trace/events/sched.h`, `include/trace/events/power.h`); fairsim's own
+//! balancing events have no kernel tracepoint and become Perfetto track events and
+//! `fairsim_*` lines in the text format.
+
+/// A task's `prev_state` as `sched_switch` reports it (`__trace_sched_switch_state`):
+/// the state the task left the CPU in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrevState {
+    /// Preempted or yielded while runnable (`R`, 0).
+    Running,
+    /// Blocked in an interruptible sleep (`S`, `TASK_INTERRUPTIBLE` = 1).
+    Sleeping,
+    /// Exited and reaped at once (`X`: a thread, whose `exit_state` is `EXIT_DEAD`; the
+    /// tracepoint reports `1 << 4` = 16).
+    Dead,
+    /// Exited and left for its parent's `wait` (`Z`: a process, `EXIT_ZOMBIE`; the
+    /// tracepoint reports `1 << 5` = 32).
+    Zombie,
+}
+
+impl PrevState {
+    /// The value of the tracepoint's `prev_state` field.
+    pub fn bits(self) -> i64 {
+        match self {
+            PrevState::Running => 0,
+            PrevState::Sleeping => 1,
+            PrevState::Dead => 16,
+            PrevState::Zombie => 32,
+        }
+    }
+
+    /// The letter `sched_switch`'s text format prints.
+    pub fn letter(self) -> &'static str {
+        match self {
+            PrevState::Running => "R",
+            PrevState::Sleeping => "S",
+            PrevState::Dead => "X",
+            PrevState::Zombie => "Z",
+        }
+    }
+}
+
+/// Which balance a [`TraceEvent::Balance`] was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BalanceKind {
+    /// `sched_balance_newidle` inside `schedule()`, one domain level.
+    Newidle,
+    /// `sched_balance_domains` from the balance softirq, one domain level, busy or idle.
+    Periodic,
+    /// A nohz idle balance run on behalf of an idle CPU.
+    NohzIdle,
+}
+
+impl BalanceKind {
+    /// Name in outputs.
+    pub fn name(self) -> &'static str {
+        match self {
+            BalanceKind::Newidle => "newidle",
+            BalanceKind::Periodic => "periodic",
+            BalanceKind::NohzIdle => "nohz_idle",
+        }
+    }
+}
+
+/// One traced event. Task fields are pids (see [`TaskInfo`]); pid 0 is the CPU's idle
+/// task (`swapper/N`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TraceEvent {
+    /// `sched_switch`: the CPU stops running `prev` and starts `next`.
+    Switch {
+        /// The task leaving the CPU (0: idle).
+        prev: u32,
+        /// Its state.
+        prev_state: PrevState,
+        /// The task taking the CPU (0: idle).
+        next: u32,
+    },
+    /// `sched_waking`, on the waker's CPU, when `try_to_wake_up` has chosen the CPU.
+    Waking {
+        /// The woken task.
+        pid: u32,
+        /// The CPU it will run on.
+        target_cpu: u32,
+    },
+    /// `sched_wakeup`, on the target CPU, when the task is enqueued there.
+    Wakeup {
+        /// The woken task.
+        pid: u32,
+        /// The CPU it was enqueued on.
+        target_cpu: u32,
+    },
+    /// `sched_wakeup_new`: a forked task's first enqueue (`wake_up_new_task`).
+    WakeupNew {
+        /// The new task.
+        pid: u32,
+        /// The CPU the fork balance chose.
+        target_cpu: u32,
+    },
+    /// `sched_migrate_task`: `set_task_cpu` moved the task to another CPU.
+    Migrate {
+        /// The task.
+        pid: u32,
+        /// Its CPU before.
+        orig_cpu: u32,
+        /// Its CPU after.
+        dest_cpu: u32,
+    },
+    /// `sched_process_fork`.
+    Fork {
+        /// The forking task (0 for a workload's first task, which the launcher forks).
+        parent: u32,
+        /// The child.
+        child: u32,
+    },
+    /// `sched_process_exit`.
+    Exit {
+        /// The exiting task.
+        pid: u32,
+    },
+    /// `cpu_idle`: the CPU enters idle state `state` (an index into its idle states), or
+    /// leaves idle with `state` = [`CPU_IDLE_EXIT`].
+    CpuIdle {
+        /// The state index, or [`CPU_IDLE_EXIT`].
+        state: u32,
+    },
+    /// `cpu_frequency`: the CPU's clock changed (kHz).
+    CpuFrequency {
+        /// The new frequency in kHz.
+        khz: u32,
+    },
+    /// A load balance at one domain level (no kernel tracepoint: fairsim's own), lasting
+    /// `dur` ns from the record's time.
+    Balance {
+        /// Newidle, periodic or nohz idle.
+        kind: BalanceKind,
+        /// Index into [`Trace::levels`].
+        level: u32,
+        /// Groups whose statistics the balance read.
+        groups: u32,
+        /// Tasks it moved to this CPU.
+        pulled: u32,
+        /// How long it took, ns.
+        dur: u64,
+    },
+    /// Spinning on another CPU's runqueue lock (fairsim's own), `dur` ns from the
+    /// record's time.
+    LockSpin {
+        /// The CPU whose runqueue lock was contended.
+        rq: u32,
+        /// How long the spin lasted, ns.
+        dur: u64,
+    },
+}
+
+/// `PWR_EVENT_EXIT`: the `state` of a `cpu_idle` event that leaves idle.
+pub const CPU_IDLE_EXIT: u32 = u32::MAX;
+
+/// One event at `ts` ns, logged on `cpu`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// Emulated time, ns.
+    pub ts: u64,
+    /// The CPU whose buffer holds the event.
+    pub cpu: u32,
+    /// The event.
+    pub event: TraceEvent,
+}
+
+/// A task as traces name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskInfo {
+    /// Its pid (thread id); pids start at 1, 0 is the idle task.
+    pub pid: u32,
+    /// Its process (thread group leader's pid); equal to `pid` for a process.
+    pub tgid: u32,
+    /// Its parent process's pid (0: the launcher).
+    pub ppid: u32,
+    /// `comm`, at most 15 bytes as the kernel keeps it.
+    pub comm: String,
+    /// `prio` as the tracepoints report it (120 + nice for a fair task).
+    pub prio: i32,
+}
+
+/// A finished trace: every task that appears, the domain level names the balance events
+/// refer to, and the records sorted by time (ties in the order they were logged).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trace {
+    /// CPUs of the machine.
+    pub cpus: u32,
+    /// The traced window `[start, end)` in ns.
+    pub window: (u64, u64),
+    /// Tasks by increasing pid (only those forked before the window's end).
+    pub tasks: Vec<TaskInfo>,
+    /// Domain level names (`SMT`, `MC`, `PKG`, `NUMA`, ...), by level index.
+    pub levels: Vec<String>,
+    /// Events.
+    pub records: Vec<Record>,
+}
+
+impl Trace {
+    /// The task with `pid`, if any (pids are dense from 1).
+    pub fn task(&self, pid: u32) -> Option<&TaskInfo> {
+        let i = self.tasks.partition_point(|t| t.pid < pid);
+        self.tasks.get(i).filter(|t| t.pid == pid)
+    }
+
+    /// `comm` of `pid` as the tracepoints print it, `swapper/N` for the idle task of CPU N.
+    pub fn comm(&self, pid: u32, cpu: u32) -> String {
+        if pid == 0 {
+            return format!("swapper/{cpu}");
+        }
+        self.task(pid)
+            .map(|t| t.comm.clone())
+            .unwrap_or_else(|| format!("<{pid}>"))
+    }
+
+    /// `prio` of `pid` (120 for the idle task, as the tracepoints report it).
+    pub fn prio(&self, pid: u32) -> i32 {
+        self.task(pid).map(|t| t.prio).unwrap_or(120)
+    }
+}
