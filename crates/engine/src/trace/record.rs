@@ -197,6 +197,9 @@ pub struct Trace {
     pub tasks: Vec<TaskInfo>,
     /// Domain level names (`SMT`, `MC`, `PKG`, `NUMA`, ...), by level index.
     pub levels: Vec<String>,
+    /// The pid running on each CPU when the window opened (0: idle), so that events
+    /// before a CPU's first switch know their current task.
+    pub initial: Vec<u32>,
     /// Events.
     pub records: Vec<Record>,
 }
