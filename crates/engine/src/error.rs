@@ -66,6 +66,14 @@ pub enum EngineError {
         /// What probably stopped time (the costs the run set to 0).
         hint: String,
     },
+    /// The trace outgrew what the memory budget leaves for it.
+    #[error("--trace: {records} events recorded by t={at} fill what the memory budget leaves for the trace; allowed: a shorter --trace-window (e.g. 1s..1.01s) or a larger --memory-budget")]
+    TraceTooBig {
+        /// Records kept.
+        records: u64,
+        /// When the budget ran out.
+        at: crate::time::Time,
+    },
     /// The scheduler or the engine broke an invariant (a bug, reported by checks).
     #[error("invariant violated: {0}")]
     Invariant(String),

@@ -172,6 +172,10 @@ pub struct Sched {
     pub pending_active_balance: Vec<usize>,
     /// CPUs asked to reschedule since the engine last looked ([`Sched::take_resched`]).
     pub resched_list: Vec<usize>,
+    /// When `Some`, every `set_task_cpu` that moves a task appends `(task, from, to)`
+    /// here for a tracer to drain (`sched_migrate_task`); `None` (the default) records
+    /// nothing.
+    pub migration_log: Option<Vec<(TaskId, usize, usize)>>,
     /// CPUs and groups read by code that only borrows the state (the wakeup path); folded
     /// into [`SchedWork`] by [`Sched::take_work`].
     visits: std::cell::Cell<(u64, u64)>,
@@ -225,6 +229,7 @@ impl Sched {
             now: 0,
             pending_active_balance: Vec::new(),
             resched_list: Vec::new(),
+            migration_log: None,
             visits: std::cell::Cell::new((0, 0)),
         };
         // Every CPU starts in the idle loop with its tick stopped.

@@ -139,6 +139,9 @@ impl Sched {
         if old == new_cpu {
             return;
         }
+        if let Some(log) = &mut self.migration_log {
+            log.push((p, old, new_cpu));
+        }
         if !self.tasks[p].on_rq_migrating() {
             let weight = scale_load_down(self.tasks[p].se.load.weight);
             let se_avg: &mut SchedAvg = &mut self.tasks[p].se.avg;

@@ -2,6 +2,10 @@
 //! recorded inside a time window and written as a Perfetto protobuf trace or as ftrace
 //! text.
 
+pub mod config;
 pub mod record;
 
-pub use record::{BalanceKind, PrevState, Record, TaskInfo, Trace, TraceEvent, CPU_IDLE_EXIT};
+pub use config::{parse_window, TraceConfig, RECORD_BYTES};
+pub use record::{
+    BalanceKind, NewidleSeries, PrevState, Record, TaskInfo, Trace, TraceEvent, CPU_IDLE_EXIT,
+};

@@ -226,3 +226,21 @@ impl Trace {
         self.task(pid).map(|t| t.prio).unwrap_or(120)
     }
 }
+
+/// Newidle balancing over time per domain level, counted in buckets of `bucket_ns` from
+/// `start_ns` (the plots' newidle series): `balances[level][bucket]` is the number of
+/// newidle balances at that level that began in the bucket (`lb_count` growth), and
+/// `groups[level][bucket]` the groups they scanned (`lb_sg_scan` growth).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewidleSeries {
+    /// Start of the first bucket, ns.
+    pub start_ns: u64,
+    /// Bucket width, ns.
+    pub bucket_ns: u64,
+    /// Domain level names, by level index.
+    pub levels: Vec<String>,
+    /// Balances per level and bucket.
+    pub balances: Vec<Vec<u64>>,
+    /// Groups scanned per level and bucket.
+    pub groups: Vec<Vec<u64>>,
+}

@@ -188,6 +188,7 @@ impl Hackbench {
                     w,
                 );
                 t.pipe_base = pipe0 + r;
+                t.thread = self.threads;
                 bp.tasks.push(t);
             }
             for s in 0..fds {
@@ -200,6 +201,7 @@ impl Hackbench {
                     w,
                 );
                 t.pipe_base = pipe0;
+                t.thread = self.threads;
                 bp.tasks.push(t);
             }
         }

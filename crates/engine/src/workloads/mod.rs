@@ -320,6 +320,7 @@ pub(crate) fn new_task(
         woken_at: None,
         marks: [None, None],
         last_cpu: None,
+        thread: false,
     }
 }
 

@@ -207,24 +207,29 @@ impl Schbench {
                     .end_loop(),
             );
             let first = worker0 + i * t;
-            bp.tasks.push(new_task(
+            let mut task = new_task(
                 format!("schbench-msg{i}"),
                 prog,
                 Some(main),
                 (first, first + t),
                 w,
-            ));
+            );
+            // schbench creates its message threads and workers with pthread_create.
+            task.thread = true;
+            bp.tasks.push(task);
         }
         for i in 0..m {
             for j in 0..t {
                 let me = worker0 + i * t + j;
-                bp.tasks.push(new_task(
+                let mut task = new_task(
                     format!("schbench-w{i}.{j}"),
                     worker_prog,
                     Some(msg0 + i),
                     (me, me),
                     w,
-                ));
+                );
+                task.thread = true;
+                bp.tasks.push(task);
             }
         }
     }

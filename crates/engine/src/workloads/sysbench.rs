@@ -97,13 +97,10 @@ impl SysbenchCpu {
         ));
         for i in 0..n {
             let me = first + i;
-            bp.tasks.push(new_task(
-                format!("sysbench{i}"),
-                prog,
-                Some(main),
-                (me, me),
-                w,
-            ));
+            let mut task = new_task(format!("sysbench{i}"), prog, Some(main), (me, me), w);
+            // sysbench's workers are pthreads of one process.
+            task.thread = true;
+            bp.tasks.push(task);
         }
     }
 

@@ -29,8 +29,14 @@ impl World {
     /// `sched_balance_softirq` on `cpu`, its work charged to it in `ctx` (the CPU's own
     /// periodic balance, or the idle load balancer's for the nohz CPUs).
     fn balance_softirq(&mut self, cpu: usize, now: u64, ctx: Ctx) {
+        let t0 = now.max(self.cpus[cpu].kernel_until);
+        let before = self.trace_softirq_before(cpu, t0, ctx == Ctx::NohzBalance);
         self.sched.sched_balance_softirq(cpu, now);
         self.charge_sched_work(cpu, now, ctx);
+        if let Some(before) = before {
+            let t1 = self.cpus[cpu].kernel_until.max(t0);
+            self.trace_softirq_after(cpu, t0, t1, before);
+        }
         self.deliver_balance_effects(cpu, now);
     }
 
@@ -104,6 +110,7 @@ impl World {
     /// The stopper took `cpu` from its current task: the switch to the stopper is paid,
     /// and the task no longer runs here.
     fn stopper_took_cpu(&mut self, cpu: usize, now: u64) {
+        self.trace_stopper(cpu, now.max(self.cpus[cpu].kernel_until));
         self.cpus[cpu].curr = None;
         self.charge(
             cpu,
@@ -131,13 +138,16 @@ impl World {
 
     /// `schedule()` found nothing to run: begin the newidle balance.
     pub(super) fn start_newidle(&mut self, cpu: usize, prev: Option<Tid>, now: u64) {
+        let t0 = now.max(self.cpus[cpu].kernel_until);
         match self.sched.newidle_start(cpu, now) {
             Err(pulled) => {
                 self.charge_sched_work(cpu, now, Ctx::Newidle);
+                self.trace_newidle_progress(cpu, t0, self.cpus[cpu].kernel_until.max(t0));
                 self.finish_newidle(cpu, prev, pulled, now, now);
             }
             Ok(nb) => {
                 self.charge_sched_work(cpu, now, Ctx::Newidle);
+                self.trace_newidle_progress(cpu, t0, self.cpus[cpu].kernel_until.max(t0));
                 self.cpus[cpu].act_lock = None;
                 self.metrics.cpus[cpu].newidle_balances += 1;
                 self.cpus[cpu].newidle = Some((nb, prev, now));
@@ -153,9 +163,11 @@ impl World {
             return;
         };
         if self.cpus[cpu].act_lock.is_none() {
+            let t0 = now.max(self.cpus[cpu].kernel_until);
             let lock = nb.pending_lock(&mut self.sched, now);
             // The runqueue search just run read the busiest group's CPUs.
             self.charge_sched_work(cpu, now, Ctx::Newidle);
+            self.trace_newidle_progress(cpu, t0, self.cpus[cpu].kernel_until.max(t0));
             if let Some(rq) = lock {
                 // rq_lock_irqsave(busiest) before detach_tasks: when another CPU holds it,
                 // spin, and act on the state as it is once the lock is ours.
@@ -170,8 +182,10 @@ impl World {
                 }
             }
         }
+        let t0 = now.max(self.cpus[cpu].kernel_until);
         let step = self.sched.newidle_step(&mut nb, now);
         self.charge_sched_work(cpu, now, Ctx::Newidle);
+        self.trace_newidle_progress(cpu, t0, self.cpus[cpu].kernel_until.max(t0));
         self.cpus[cpu].act_lock = None;
         self.deliver_balance_effects(cpu, now);
         match step {
@@ -196,6 +210,7 @@ impl World {
         now: u64,
     ) {
         self.metrics.cpus[cpu].newidle_ns += self.cpus[cpu].kernel_until.max(now) - started;
+        self.trace_newidle_end(cpu);
         let next = self.sched.schedule_after_newidle(cpu, pulled, now);
         self.charge_sched_work(cpu, now, Ctx::Pick);
         self.complete_switch(cpu, prev, next, now);

@@ -380,6 +380,9 @@ impl World {
                 Site::fixed(Ctx::TickRestart),
             );
         }
+        // A stopper that moved the CPU's task away and leaves it idle switches to idle
+        // in the trace, though the engine counts no switch (idle to idle).
+        self.trace_switch(cpu, now.max(self.cpus[cpu].kernel_until), prev, next);
         if prev != next {
             // __schedule holds the rq lock from the pick until finish_task_switch, after
             // switch_to, so the whole switch is under it.

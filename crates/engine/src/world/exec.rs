@@ -268,6 +268,8 @@ impl World {
     /// The current task exits: its parent is posted (a `wait()`ing parent wakes), the
     /// scheduler forgets it and the CPU picks another task.
     fn exit_current(&mut self, cpu: usize, now: u64, t: Tid) {
+        // do_exit's trace_sched_process_exit comes before exit_notify wakes the parent.
+        self.trace_exit(cpu, now, t);
         if let Some(p) = self.tasks[t].parent {
             self.post(p, cpu, now);
         }

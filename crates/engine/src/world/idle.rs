@@ -111,7 +111,9 @@ impl World {
     /// decision, then entry into the state. Returns whether the tick stops.
     pub(super) fn cpuidle_enter(&mut self, cpu: usize, now: u64) -> bool {
         if self.idle.devices.is_empty() {
-            // cpuidle_not_available: tick_nohz_idle_stop_tick, then default_idle_call.
+            // cpuidle_not_available: tick_nohz_idle_stop_tick, then default_idle_call,
+            // which traces cpu_idle(1).
+            self.trace_idle_enter(cpu, now.max(self.cpus[cpu].kernel_until), 1);
             return true;
         }
         // The CPU reaches the idle loop once the kernel work in progress (the switch to
@@ -157,6 +159,7 @@ impl World {
             None
         };
         self.idle.devices[cpu].enter(sel.idx, now);
+        self.trace_idle_enter(cpu, now, sel.idx as u32);
         self.idle.cstate[cpu] = Some(CState {
             idx: sel.idx,
             since: now,
@@ -176,6 +179,7 @@ impl World {
     /// the governor.
     pub(super) fn cpuidle_exit(&mut self, cpu: usize, now: u64, tick_wakeup: bool) {
         if self.idle.devices.is_empty() {
+            self.trace_idle_exit(cpu, now);
             self.charge(
                 cpu,
                 now,
@@ -188,6 +192,8 @@ impl World {
             // Awake between two rounds of the idle loop: nothing to leave.
             return;
         };
+        // A state never entered (see below) is left the instant it would have begun.
+        self.trace_idle_exit(cpu, now.max(cs.since));
         if now < cs.since {
             // The interrupt came before the CPU got into the state: call_cpuidle sees
             // need_resched (or the pending interrupt) and does not enter it.
@@ -240,6 +246,7 @@ impl World {
         let Some(cs) = self.idle.cstate[cpu].take() else {
             return;
         };
+        self.trace_idle_exit(cpu, now);
         let states = &self.idle.states.table_of(cpu).states;
         self.idle.devices[cpu].exit(states, now, false, true);
         debug_assert!(states[cs.idx].polling);

@@ -74,6 +74,7 @@ impl World {
         let want = now.max(self.cpus[cpu].kernel_until);
         let got = self.rq_locks[rq].acquire(cpu, want, hold);
         if got > want {
+            self.trace_spin(cpu, want, rq, got - want);
             self.metrics.cpus[cpu].lock_spins += 1;
             self.charge(cpu, now, got - want, Site::new(ctx, Leaf::Spin));
         }

@@ -15,6 +15,7 @@ mod exec;
 mod idle;
 mod locks;
 mod progress;
+mod tracing;
 mod wake;
 
 use fairsim_balance::{Sched, SchedParams, TaskId};
@@ -34,6 +35,7 @@ pub use progress::{
     events_per_instant_limit, guard_memory, queue_limit, EVENTS_PER_ENTITY, MIN_EVENTS, MIN_QUEUE,
     QUEUE_PER_CPU, QUEUE_PER_TASK,
 };
+pub use tracing::pid_of;
 
 /// Where in [d, d + slack] an hrtimer armed for d with a slack fires when no earlier
 /// interrupt on its CPU runs it first.
@@ -160,6 +162,8 @@ pub struct WorldConfig {
     /// Start of the measurement window (ns): every counter, latency and overhead share
     /// covers `[warmup, end)`, as a `schedstat.py -i` delta started after launch does.
     pub warmup: u64,
+    /// What the run traces (`--trace`, `--plot`); `None` records nothing.
+    pub trace: Option<crate::trace::TraceConfig>,
 }
 
 impl Default for WorldConfig {
@@ -176,6 +180,7 @@ impl Default for WorldConfig {
             check_invariants: false,
             noise: NoiseModel::OFF,
             warmup: 0,
+            trace: None,
         }
     }
 }
@@ -244,6 +249,9 @@ pub struct TaskRt {
     pub marks: [Option<u64>; 2],
     /// CPU the task last ran on (for migration costs).
     pub last_cpu: Option<usize>,
+    /// A thread of its parent's process (`CLONE_THREAD`), not a process of its own: traces
+    /// give it the parent's thread group, and it is reaped at exit (`X`, not `Z`).
+    pub thread: bool,
 }
 
 /// A pipe or a stream socket with a bounded buffer.
@@ -310,6 +318,8 @@ pub struct World {
     window_base: Vec<TaskMetrics>,
     /// Events at the current instant, against the bound of a world that makes progress.
     instant: progress::InstantGuard,
+    /// The tracer, when the run traces.
+    tracer: Option<Box<tracing::Recorder>>,
     now: Time,
     ended: bool,
     events: u64,
@@ -400,6 +410,7 @@ impl World {
             window_start: 0,
             window_base: Vec::new(),
             instant,
+            tracer: None,
             now: Time::ZERO,
             ended: false,
             events: 0,
@@ -415,6 +426,12 @@ impl World {
                 gen: 0,
             })
             .collect();
+        if let Some(cfg) = world.config.trace.clone() {
+            world.tracer = Some(Box::new(tracing::Recorder::new(&cfg, &world)));
+            if cfg.events {
+                world.sched.migration_log = Some(Vec::new());
+            }
+        }
         world.queue.push(Time(world.config.duration), Event::End);
         if world.config.warmup > 0 && world.config.warmup < world.config.duration {
             world
@@ -468,6 +485,9 @@ impl World {
     /// that such a world fails inside its budget; never below the guard's floor.
     pub fn cap_queue_memory(&mut self, bytes: u64) {
         self.instant.cap_queue_bytes(bytes);
+        if let Some(tr) = self.tracer.as_deref_mut() {
+            tr.cap_memory(bytes);
+        }
     }
 
     /// Runs to the end. `progress` is called every few thousand events with the current
@@ -571,6 +591,17 @@ impl World {
                         Site::fixed(Ctx::ReschedIpi),
                     );
                     self.schedule_cpu(cpu, now);
+                }
+            }
+        }
+        if self.tracer.is_some() {
+            self.trace_migrations(now);
+            if let Some(tr) = self.tracer.as_deref() {
+                if let Some(at) = tr.overflow_at() {
+                    return Err(EngineError::TraceTooBig {
+                        records: tr.len() as u64,
+                        at: Time(at),
+                    });
                 }
             }
         }
@@ -700,6 +731,7 @@ impl World {
             })
             .collect();
         self.sched.reset_schedstat();
+        self.trace_window_reset();
         self.open_idle_window(now);
         for w in &mut self.workloads {
             for h in &mut w.hists {

@@ -41,12 +41,17 @@ impl World {
             self.config.cost.wakeup,
             Site::fixed(Ctx::Wakeup),
         );
+        let prev_cpu = self.sched.tasks[sid].cpu;
         let decision = self.sched.try_to_wake_up(sid, this_cpu, wake_flags, now);
         self.charge_sched_work(this_cpu, now, Ctx::Wakeup);
         match decision {
             WakeDecision::Runnable { cpu, preempt } => {
                 self.tasks[x].state = RtState::Runnable;
                 self.count_wakeup(cpu, this_cpu);
+                // ttwu_runnable: the still-queued task is woken in place, and
+                // ttwu_do_wakeup traces sched_wakeup at once.
+                self.trace_waking(this_cpu, now, x, prev_cpu);
+                self.trace_wakeup(this_cpu, now, x, cpu, false);
                 if preempt {
                     self.kick(cpu, this_cpu, now);
                 }
@@ -57,6 +62,7 @@ impl World {
                 via_wakelist,
             } => {
                 self.count_wakeup(cpu, this_cpu);
+                self.trace_waking(this_cpu, now, x, prev_cpu);
                 let cost = self.config.cost;
                 let mut at = now.max(self.cpus[this_cpu].kernel_until);
                 if via_wakelist {
@@ -146,6 +152,7 @@ impl World {
         }
         self.sched
             .ttwu_do_activate(sid, wake_flags, via_wakelist, now);
+        self.trace_wakeup(locker, now, x, cpu, false);
         self.charge_sched_work(cpu, now, ctx);
         self.tasks[x].state = RtState::Runnable;
         if self.sched.rqs[cpu].need_resched {
@@ -178,6 +185,7 @@ impl World {
             return;
         }
         self.charge(cpu, now, self.config.cost.fork, Site::fixed(Ctx::Fork));
+        self.trace_fork(cpu, now, x);
         let name = self.tasks[x].name.clone();
         let sid = self.sched.create_task(
             &name,
@@ -215,6 +223,7 @@ impl World {
         self.charge_sched_work(from_cpu, now, Ctx::WakeUpNewTask);
         let cpu = self.sched.tasks[sid].cpu;
         self.sched.wake_up_new_task_activate(sid, now);
+        self.trace_wakeup(from_cpu, now, x, cpu, true);
         self.charge_sched_work(cpu, now, Ctx::WakeUpNewTask);
         self.tasks[x].state = RtState::Runnable;
         if self.sched.rqs[cpu].need_resched {
