@@ -5,6 +5,10 @@
 //! holds the runqueues and tasks of the whole machine and exposes the fair class's entry
 //! points as kernel/sched/core.c calls them.
 
+/// The kernel release whose fair class this crate ports; older kernels' functions come
+/// in as feature toggles (`LEGACY_SIS`, ...) beside it.
+pub const KERNEL_VERSION: &str = "6.12.117";
+
 pub mod cfs_rq;
 pub mod cpu_util;
 pub mod features;

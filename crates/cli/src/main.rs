@@ -12,11 +12,19 @@ use clap::Parser;
 
 use crate::error::CliError;
 
+/// `fairsim --version`: the package version and the kernel whose fair class it emulates.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (emulates the fair class of Linux ",
+    "6.12.117",
+    ")"
+);
+
 /// High-fidelity emulator of the Linux fair-class scheduler's SMP machinery.
 #[derive(Debug, Parser)]
 #[command(
     name = "fairsim",
-    version,
+    version = VERSION,
     about = "fairsim: an emulator of the Linux 6.12 fair-class scheduler's SMP machinery",
     long_about = None
 )]

@@ -83,7 +83,11 @@ fn workload_metrics(name: &str, json: &serde_json::Value, out: &mut RunMetrics, 
     }
 }
 
-fn run_one(spec: &RunSpec, cpu: Option<usize>) -> Result<RunMetrics, CliError> {
+/// One run's metrics and its wakeup-latency histogram (for `--plot`'s CDF).
+fn run_one(
+    spec: &RunSpec,
+    cpu: Option<usize>,
+) -> Result<(RunMetrics, hdrhistogram::Histogram<u64>), CliError> {
     let result = fairsim_engine::run(spec, &mut |_, _| {})?;
     let w = &result.world;
     let elapsed = w.window_ns().max(1);
@@ -157,7 +161,7 @@ fn run_one(spec: &RunSpec, cpu: Option<usize>) -> Result<RunMetrics, CliError> {
             m.push((format!("d{level}-newidle-lb/s"), false, count as f64 / secs));
         }
     }
-    Ok(m)
+    Ok((m, w.metrics.wakeup_latency.clone()))
 }
 
 /// Runs `fairsim compare`.
@@ -204,11 +208,20 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     // Each run is single-threaded and deterministic; runs go in parallel and their results
     // are put back in job order, so the table does not depend on thread timing.
-    let results: Vec<Result<RunMetrics, CliError>> =
+    let results: Vec<Result<_, CliError>> =
         jobs.par_iter().map(|(_, s)| run_one(s, args.cpu)).collect();
     let mut metrics: Vec<MetricSamples> = Vec::new();
+    // Each side's wakeup latencies over all its seeds, for --plot's CDF.
+    let mut latency: Vec<Option<hdrhistogram::Histogram<u64>>> = vec![None, None];
     for ((side, _), r) in jobs.iter().zip(results) {
-        for (name, higher, v) in r? {
+        let (run_metrics, hist) = r?;
+        match &mut latency[*side] {
+            Some(h) => h.add(&hist).map_err(|e| {
+                CliError::internal(format!("merging the wakeup-latency histograms: {e}"))
+            })?,
+            slot => *slot = Some(hist),
+        }
+        for (name, higher, v) in run_metrics {
             let idx = match metrics.iter().position(|m| m.name == name) {
                 Some(i) => i,
                 None => {
@@ -258,6 +271,26 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
         fairsim_engine::time::format_duration(spec.config.duration)
     )?;
     out.write_all(render_compare(&metrics, "base", "new").as_bytes())?;
+    if let Some(dir) = &args.run.plot {
+        let label = |side: &str, feats: &str| {
+            if feats.is_empty() {
+                format!("{side} (defaults)")
+            } else {
+                format!("{side} {feats}")
+            }
+        };
+        let labels = [label("base", &args.base), label("new", &args.new)];
+        let mut data = fairsim_plot::PlotData::new(super::plots::title(&spec));
+        for (l, h) in labels.iter().zip(&latency) {
+            if let Some(h) = h {
+                data.latency.push(super::plots::latency_cdf(l, h));
+            }
+        }
+        data.metrics = super::plots::metric_bars(&metrics, &labels[0], &labels[1]);
+        for p in super::plots::write(dir, &data)? {
+            eprintln!("fairsim: wrote {}", p.display());
+        }
+    }
     let same = |v: &[f64]| v.windows(2).all(|w| w[0] == w[1]);
     if args.seeds > 1 && metrics.iter().all(|m| same(&m.base) && same(&m.new)) {
         writeln!(

@@ -164,6 +164,29 @@ pub struct RunArgs {
     /// Largest estimated state accepted, in MiB (default 4096).
     #[arg(long, value_name = "MIB")]
     memory_budget: Option<u64>,
+
+    /// Write a Perfetto trace (protobuf, opens in ui.perfetto.dev and trace_processor) of
+    /// the scheduler's tracepoints (sched_switch, sched_waking, sched_wakeup(_new),
+    /// sched_migrate_task, sched_process_fork/exit, cpu_idle) and fairsim's balance and
+    /// runqueue-lock tracks, over --trace-window (default: the measurement window).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+
+    /// Write the same events as ftrace text, in /sys/kernel/tracing/trace's layout.
+    #[arg(long, value_name = "FILE")]
+    trace_text: Option<PathBuf>,
+
+    /// The traced window, `START..END` with units (e.g. `1s..1.2s`, `..10ms`, `500ms..`);
+    /// also the timeline of --plot (default: its first 2 ms).
+    #[arg(long, value_name = "START..END")]
+    trace_window: Option<String>,
+
+    /// Write SVG plots into DIR (the wakeup-latency CDF, the per-CPU timeline, newidle
+    /// balances and groups scanned per domain over time) with their data
+    /// (plot-data.json, which `fairsim plot` draws again). With compare: the CDF per
+    /// feature set and the metrics as bars with error bars.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) plot: Option<PathBuf>,
 }
 
 /// The run specification `args` describe (for `fairsim compare`, which varies its
@@ -177,6 +200,9 @@ pub(crate) fn resolve_spec(args: &RunArgs) -> Result<RunSpec, CliError> {
         (args.schedstat_sg_scan, "--schedstat-sg-scan"),
         (args.schedstat_version.is_some(), "--schedstat-version"),
         (args.check_determinism, "--check-determinism"),
+        (args.trace.is_some(), "--trace"),
+        (args.trace_text.is_some(), "--trace-text"),
+        (args.trace_window.is_some(), "--trace-window"),
     ] {
         if given {
             return Err(CliError::msg(format!(
@@ -189,7 +215,9 @@ pub(crate) fn resolve_spec(args: &RunArgs) -> Result<RunSpec, CliError> {
             "--features: not available with compare, whose sides have their own; allowed: --base LIST and --new LIST",
         ));
     }
-    let plan = resolve(args)?.0;
+    let mut plan = resolve(args)?.0;
+    // compare's --plot draws from the runs' counters; it traces no events.
+    plan.spec.config.trace = None;
     // A scenario's per-run keys would be dropped just as the options would.
     for (given, key) in [
         (plan.json.is_some(), "json"),
@@ -393,8 +421,9 @@ fn resolve(args: &RunArgs) -> Result<(Plan, bool), CliError> {
         check_invariants: args.check_invariants,
         noise,
         warmup,
+        trace: None,
     };
-    let spec = RunSpec {
+    let mut spec = RunSpec {
         machine,
         build: BuildOptions {
             shared_all_non_numa: args.ilb_sd_share,
@@ -404,6 +433,31 @@ fn resolve(args: &RunArgs) -> Result<(Plan, bool), CliError> {
         config,
         memory_budget,
     };
+    let window = match &args.trace_window {
+        Some(w) => {
+            let (a, b) = fairsim_engine::trace::parse_window(w).map_err(CliError::msg)?;
+            if a >= duration {
+                return Err(invalid(
+                    "--trace-window",
+                    w,
+                    &format!(
+                        "a window that starts before the run's end ({})",
+                        fairsim_engine::time::format_duration(duration)
+                    ),
+                ));
+            }
+            Some((a, b.min(duration)))
+        }
+        None => None,
+    };
+    if window.is_some() && args.trace.is_none() && args.trace_text.is_none() && args.plot.is_none()
+    {
+        return Err(CliError::msg(
+            "--trace-window: nothing to trace; allowed: with --trace FILE, --trace-text FILE or --plot DIR",
+        ));
+    }
+    let tracing = args.trace.is_some() || args.trace_text.is_some();
+    spec.config.trace = super::plots::trace_config(&spec, window, tracing, args.plot.is_some());
     Ok((
         Plan {
             spec,
@@ -522,6 +576,38 @@ fn check_json_budget(plan: &Plan, twice: bool) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Writes `--trace` (Perfetto) and `--trace-text` (ftrace text) from the run's trace.
+fn write_traces(args: &RunArgs, world: &fairsim_engine::World) -> Result<(), CliError> {
+    if args.trace.is_none() && args.trace_text.is_none() {
+        return Ok(());
+    }
+    let Some(trace) = world.trace() else {
+        return Ok(());
+    };
+    type Writer = fn(&fairsim_engine::trace::Trace, &mut dyn Write) -> std::io::Result<()>;
+    let outputs: [(&Option<PathBuf>, &str, Writer); 2] = [
+        (
+            &args.trace,
+            "--trace",
+            fairsim_engine::trace::perfetto::write_perfetto,
+        ),
+        (
+            &args.trace_text,
+            "--trace-text",
+            fairsim_engine::trace::ftrace::write_ftrace_text,
+        ),
+    ];
+    for (path, what, write) in outputs {
+        let Some(path) = path else { continue };
+        let fail = |e: std::io::Error| CliError::output(format!("{what} {}: {e}", path.display()));
+        let file = std::fs::File::create(path).map_err(fail)?;
+        let mut w = std::io::BufWriter::new(file);
+        write(&trace, &mut w).map_err(fail)?;
+        w.flush().map_err(fail)?;
+    }
+    Ok(())
+}
+
 /// Runs `fairsim run`.
 pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let (plan, builtin) = resolve(args)?;
@@ -576,6 +662,13 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     if let Some(path) = &plan.json {
         write_file(path, "--json", &(json_text + "\n"))?;
+    }
+    write_traces(args, &result.world)?;
+    if let Some(dir) = &args.plot {
+        let data = super::plots::run_plot(&plan.spec, &result.world);
+        for p in super::plots::write(dir, &data)? {
+            eprintln!("fairsim: wrote {}", p.display());
+        }
     }
     let secs = wall.as_secs_f64().max(1e-9);
     let emulated = result.world.now().0 as f64 / 1e9;
