@@ -3,6 +3,7 @@
 pub mod compare;
 pub mod machine_args;
 pub mod pelt;
+pub mod plot;
 pub mod race;
 pub mod run;
 pub mod schedstat;
