@@ -7,7 +7,7 @@ use std::path::Path;
 
 use fairsim_plot::data::{Bar, LatencyCdf, MetricBars, NewidleSeries, Slice, SliceKind};
 use fairsim_plot::{write_all, PlotData, PlotError};
-use fixtures::{sample, temp_dir};
+use fixtures::{sample, temp_dir, temp_path};
 
 /// What the tests look at in one SVG.
 struct Svg {
@@ -163,6 +163,7 @@ fn every_plot_carries_its_series() {
     assert_eq!(m.count("rect", "fill", BLUE), 3);
     assert_eq!(m.count("rect", "fill", ORANGE), 3);
     assert!(m.texts().iter().filter(|t| *t == "ILB_FAST").count() >= 3);
+    let _ = std::fs::remove_dir_all(temp_path("series"));
 }
 
 #[test]
@@ -179,6 +180,7 @@ fn only_what_the_data_holds_is_drawn() {
     assert!(!dir.join("timeline.svg").exists());
     let empty = write_all(&PlotData::new("nothing"), &dir.join("empty")).expect("empty");
     assert!(empty.is_empty());
+    let _ = std::fs::remove_dir_all(temp_path("partial"));
 }
 
 #[test]
@@ -206,6 +208,9 @@ fn the_timeline_fits_224_cpus_and_4() {
     let (h224, h4) = (height(&tl), height(&small));
     assert!((1.0..=6.0).contains(&h224), "{h224}");
     assert!(h4 > 100.0, "{h4}");
+    for name in ["big", "small"] {
+        let _ = std::fs::remove_dir_all(temp_path(name));
+    }
 }
 
 #[test]
@@ -220,6 +225,9 @@ fn the_same_data_gives_the_same_bytes() {
             std::fs::read(y).unwrap(),
             "{x:?}"
         );
+    }
+    for name in ["same-a", "same-b"] {
+        let _ = std::fs::remove_dir_all(temp_path(name));
     }
 }
 
@@ -257,6 +265,7 @@ fn edge_cases_draw() {
     for p in &paths {
         Svg::read(p);
     }
+    let _ = std::fs::remove_dir_all(temp_path("edges"));
 }
 
 /// Asserts `err` is one line naming `field`.
@@ -325,6 +334,7 @@ fn bad_data_is_refused_naming_the_field() {
     );
     // Nothing was written for refused data.
     assert!(!dir.exists());
+    let _ = std::fs::remove_dir_all(temp_path("bad"));
 }
 
 #[test]
@@ -382,4 +392,5 @@ fn the_data_file_round_trips_and_is_checked() {
     let e = fairsim_plot::write_data(&d, &dir.join("no/such/dir/x.json")).unwrap_err();
     assert!(e.is_output());
     assert_names(e, "cannot write");
+    let _ = std::fs::remove_dir_all(temp_path("file"));
 }
