@@ -116,6 +116,24 @@ impl From<serde_json::Error> for CliError {
     }
 }
 
+/// A plot that could not be written is an output error, one plotters could not draw is
+/// fairsim's fault, and everything else (a missing file, a bad field) is about the input.
+impl From<fairsim_plot::PlotError> for CliError {
+    fn from(err: fairsim_plot::PlotError) -> Self {
+        let class = if err.is_output() {
+            Class::Output
+        } else if err.is_internal() {
+            Class::Internal
+        } else {
+            Class::Input
+        };
+        CliError {
+            text: err.to_string(),
+            class,
+        }
+    }
+}
+
 /// Errors about the input from the library crates.
 macro_rules! input_error {
     ($($t:ty),*) => {$(

@@ -49,6 +49,8 @@ enum Command {
     Race(Box<cmd::race::RaceArgs>),
     /// Read /proc/schedstat files: per-CPU, per-domain deltas in seed 000's listing layout.
     Schedstat(cmd::schedstat::SchedstatArgs),
+    /// Draw SVG plots from a plot data file and from criterion's lb_scan results.
+    Plot(cmd::plot::PlotArgs),
 }
 
 /// Lets every option value start with `-`, in every subcommand, so that `--seed -1` or
@@ -83,6 +85,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => cmd::compare::run(&args, &mut out),
         Command::Schedstat(args) => cmd::schedstat::run(&args, &mut out),
         Command::Race(args) => cmd::race::run(&args, &mut out),
+        Command::Plot(args) => cmd::plot::run(&args, &mut out),
     };
     let result = result.and_then(|()| out.flush().map_err(CliError::from));
     match result {

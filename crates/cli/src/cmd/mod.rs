@@ -3,6 +3,7 @@
 pub mod compare;
 pub mod machine_args;
 pub mod pelt;
+pub mod plot;
 pub(crate) mod plots;
 pub mod race;
 pub mod run;

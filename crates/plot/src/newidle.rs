@@ -1,0 +1,89 @@
+//! `newidle.svg`: newidle balances per bucket (top panel) and the groups they scanned
+//! (bottom panel), one line per domain level, over time in milliseconds.
+
+use plotters::prelude::*;
+
+use crate::data::{DomainSeries, NewidleSeries, PlotData};
+use crate::error::PlotError;
+use crate::style::{fmt_num, linear_range, render, series_color, Area, DrawResult, FONT};
+
+/// The file name.
+pub(crate) const FILE: &str = "newidle.svg";
+
+/// Draws `data.newidle` (validated).
+pub(crate) fn draw(data: &PlotData, n: &NewidleSeries) -> Result<String, PlotError> {
+    render(FILE, (1000, 760), |root| {
+        let (top, bottom) = root.split_vertically(380);
+        panel(
+            &top,
+            n,
+            &format!("{}: newidle balances", data.title),
+            "balances per bucket",
+            |d| &d.balances,
+        )?;
+        panel(
+            &bottom,
+            n,
+            &format!("{}: groups scanned by newidle", data.title),
+            "groups scanned per bucket",
+            |d| &d.groups,
+        )
+    })
+}
+
+/// One panel: a line per domain of the values `pick` chooses.
+fn panel(
+    area: &Area,
+    n: &NewidleSeries,
+    caption: &str,
+    y_desc: &str,
+    pick: impl Fn(&DomainSeries) -> &Vec<u64>,
+) -> DrawResult {
+    let ms = |i: f64| (n.start_ns as f64 + i * n.bucket_ns as f64) / 1e6;
+    let buckets = n.domains.iter().map(|d| pick(d).len()).max().unwrap_or(0);
+    // At least one bucket wide, so that the axis has a width even with no data.
+    let (x0, x1) = (ms(0.0), ms(buckets.max(1) as f64));
+    let (y0, y1) = linear_range(
+        n.domains
+            .iter()
+            .flat_map(|d| pick(d).iter().map(|&v| v as f64)),
+    );
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, (FONT, 18).into_font())
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0..x1, y0..y1)?;
+    chart
+        .configure_mesh()
+        .max_light_lines(1)
+        .x_desc("time (ms)")
+        .y_desc(y_desc)
+        .x_label_formatter(&|v| fmt_num(*v))
+        .y_label_formatter(&|v| fmt_num(*v))
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 15))
+        .draw()?;
+    for (i, d) in n.domains.iter().enumerate() {
+        let color = series_color(i);
+        // Each bucket's count is drawn at the bucket's middle.
+        let points = pick(d)
+            .iter()
+            .enumerate()
+            .map(|(b, &v)| (ms(b as f64 + 0.5), v as f64));
+        chart
+            .draw_series(LineSeries::new(points, color.stroke_width(2)))?
+            .label(d.name.clone())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+    }
+    if !n.domains.is_empty() {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .label_font((FONT, 13))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()?;
+    }
+    Ok(())
+}
