@@ -2,6 +2,12 @@
 //! recorded inside a time window and written as a Perfetto protobuf trace or as ftrace
 //! text.
 
+pub mod current;
+pub mod ftrace;
+pub mod perfetto;
+pub mod proto;
 pub mod record;
 
+pub use ftrace::write_ftrace_text;
+pub use perfetto::write_perfetto;
 pub use record::{BalanceKind, PrevState, Record, TaskInfo, Trace, TraceEvent, CPU_IDLE_EXIT};
