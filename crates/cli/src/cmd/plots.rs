@@ -78,7 +78,7 @@ pub fn timeline(trace: &Trace) -> Timeline {
     let n = trace.cpus as usize;
     let mut slices = Vec::new();
     let mut curr: Vec<(u32, u64)> = trace.initial.iter().map(|&p| (p, start)).collect();
-    let mut push = |slices: &mut Vec<Slice>, cpu: usize, a: u64, b: u64, kind, pid| {
+    let push = |slices: &mut Vec<Slice>, cpu: usize, a: u64, b: u64, kind, pid| {
         let (a, b) = (a.max(start), b.min(end));
         if b > a {
             slices.push(Slice {

@@ -1,0 +1,220 @@
+//! A run's trace as the text of `/sys/kernel/tracing/trace` of Linux 6.12 with the `nop`
+//! tracer and the default options (`irq-info` on, `record-tgid` off).
+//!
+//! # Layout, from the kernel sources
+//!
+//! - Header: `s_show` prints `# tracer: nop` and `#`; `trace_default_header` calls
+//!   `print_func_help_header_irq` (kernel/trace/trace.c), which starts with
+//!   `print_event_info` (`# entries-in-buffer/entries-written: %lu/%lu   #P:%d` and `#`)
+//!   and prints the 5-column legend of 5.18 to 6.12 (irqs-off/BH-disabled, need-resched,
+//!   hardirq/softirq, preempt-depth, migrate-disable; 6.13 added the lazy columns).
+//! - Each line: `trace_print_context` (kernel/trace/trace_output.c) prints
+//!   `"%16s-%-7d "` with the comm of the task current on the CPU (`<idle>` for pid 0, as
+//!   `trace_find_cmdline` names it), `"[%03d] "`, the five flag characters of
+//!   `trace_print_lat_fmt`, then `trace_print_time`'s `" %5llu.%06lu"` and `": "`; the
+//!   event's output function adds `"%s: "` with its name and its `TP_printk` text.
+//! - Time: `ns2usecs` rounds to the nearest microsecond (`(ns + 500) / 1000`), so two
+//!   events less than a microsecond apart may print the same time; lines keep the records'
+//!   order, so ties within a microsecond keep their logging order.
+//! - Fields: the `TP_printk` formats of include/trace/events/sched.h (`sched_switch`,
+//!   `sched_wakeup_template` for `sched_waking`/`sched_wakeup`/`sched_wakeup_new`,
+//!   `sched_migrate_task`, `sched_process_template` for `sched_process_exit`,
+//!   `sched_process_fork`) and include/trace/events/power.h (the `cpu` class of
+//!   `cpu_idle` and `cpu_frequency`, `state=%lu cpu_id=%lu`, so leaving idle prints
+//!   `state=4294967295`). `prev_state` is `__print_flags` of the low bits
+//!   (`S D T t X Z P I`) or `R`, with `+` when `TASK_REPORT_MAX` (0x100) is set.
+//!
+//! The flag characters are not emulated (fairsim has no irq or preempt counts); each
+//! event prints the flags its kernel call site typically shows: `d..2.` for
+//! `sched_switch`, `sched_waking` and `sched_migrate_task` (irqs off under a lock),
+//! `d..3.` for `sched_wakeup` and `sched_wakeup_new` (the runqueue lock on top),
+//! `d..1.` for `cpu_idle` and `cpu_frequency` (the idle loop), `.....` for fork and exit
+//! (preemptible process context) and for fairsim's own lines.
+//!
+//! fairsim's own events, which have no tracepoint, print as
+//! `fairsim_balance: kind=newidle domain=MC groups=4 pulled=1 dur_ns=1234` and
+//! `fairsim_lock_spin: rq=3 dur_ns=250`.
+
+use std::fmt::Write as _;
+use std::io::{self, BufWriter, Write};
+
+use super::current::CurrentTasks;
+use super::perfetto::level_name;
+use super::record::{Record, Trace, TraceEvent};
+
+/// `TASK_REPORT_MAX` of 6.12: the `prev_state` bit of a preempted task (printed `+`).
+const TASK_REPORT_MAX: i64 = 0x100;
+
+/// The header legend lines of `print_func_help_header_irq` without `record-tgid`.
+const LEGEND: &str = "\
+#                                _-----=> irqs-off/BH-disabled
+#                               / _----=> need-resched
+#                              | / _---=> hardirq/softirq
+#                              || / _--=> preempt-depth
+#                              ||| / _-=> migrate-disable
+#                              |||| /     delay
+#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION
+#              | |         |   |||||     |         |
+";
+
+/// Writes `trace` as ftrace text (see the module doc). The same trace always gives the
+/// same bytes.
+pub fn write_ftrace_text(trace: &Trace, out: &mut dyn Write) -> io::Result<()> {
+    let mut out = BufWriter::new(out);
+    let n = trace.records.len();
+    write!(
+        out,
+        "# tracer: nop\n#\n# entries-in-buffer/entries-written: {n}/{n}   #P:{}\n#\n{LEGEND}",
+        trace.cpus
+    )?;
+    let mut cur = CurrentTasks::new(trace);
+    let mut line = String::new();
+    for rec in &trace.records {
+        let pid = cur.observe(rec);
+        line.clear();
+        format_line(&mut line, trace, rec, pid);
+        out.write_all(line.as_bytes())?;
+    }
+    out.flush()
+}
+
+/// Appends the line of `rec`, logged while `pid` was current, ending in a newline.
+pub fn format_line(line: &mut String, trace: &Trace, rec: &Record, pid: u32) {
+    let comm = match pid {
+        0 => "<idle>".to_string(),
+        p => trace
+            .task(p)
+            .map_or_else(|| "<...>".to_string(), |t| t.comm.clone()),
+    };
+    let us = rec.ts.saturating_add(500) / 1000;
+    let (name, flags) = name_and_flags(&rec.event);
+    // Writing to a String cannot fail.
+    let _ = write!(
+        line,
+        "{comm:>16}-{pid:<7} [{:03}] {flags} {:>5}.{:06}: {name}: ",
+        rec.cpu,
+        us / 1_000_000,
+        us % 1_000_000
+    );
+    fields(line, trace, rec);
+    line.push('\n');
+}
+
+/// The event name and the flag columns its line shows.
+fn name_and_flags(e: &TraceEvent) -> (&'static str, &'static str) {
+    match e {
+        TraceEvent::Switch { .. } => ("sched_switch", "d..2."),
+        TraceEvent::Waking { .. } => ("sched_waking", "d..2."),
+        TraceEvent::Wakeup { .. } => ("sched_wakeup", "d..3."),
+        TraceEvent::WakeupNew { .. } => ("sched_wakeup_new", "d..3."),
+        TraceEvent::Migrate { .. } => ("sched_migrate_task", "d..2."),
+        TraceEvent::Fork { .. } => ("sched_process_fork", "....."),
+        TraceEvent::Exit { .. } => ("sched_process_exit", "....."),
+        TraceEvent::CpuIdle { .. } => ("cpu_idle", "d..1."),
+        TraceEvent::CpuFrequency { .. } => ("cpu_frequency", "d..1."),
+        TraceEvent::Balance { .. } => ("fairsim_balance", "....."),
+        TraceEvent::LockSpin { .. } => ("fairsim_lock_spin", "....."),
+    }
+}
+
+/// Appends the `TP_printk` text of the record's event.
+fn fields(s: &mut String, trace: &Trace, rec: &Record) {
+    let cpu = rec.cpu;
+    let comm = |pid: u32| trace.comm(pid, cpu);
+    let prio = |pid: u32| trace.prio(pid);
+    // Writing to a String cannot fail.
+    let _ = match rec.event {
+        TraceEvent::Switch { prev, prev_state, next } => write!(
+            s,
+            "prev_comm={} prev_pid={prev} prev_prio={} prev_state={} ==> next_comm={} next_pid={next} next_prio={}",
+            comm(prev),
+            prio(prev),
+            prev_state_text(prev_state.bits()),
+            comm(next),
+            prio(next)
+        ),
+        TraceEvent::Waking { pid, target_cpu }
+        | TraceEvent::Wakeup { pid, target_cpu }
+        | TraceEvent::WakeupNew { pid, target_cpu } => write!(
+            s,
+            "comm={} pid={pid} prio={} target_cpu={target_cpu:03}",
+            comm(pid),
+            prio(pid)
+        ),
+        TraceEvent::Migrate { pid, orig_cpu, dest_cpu } => write!(
+            s,
+            "comm={} pid={pid} prio={} orig_cpu={orig_cpu} dest_cpu={dest_cpu}",
+            comm(pid),
+            prio(pid)
+        ),
+        TraceEvent::Fork { parent, child } => write!(
+            s,
+            "comm={} pid={parent} child_comm={} child_pid={child}",
+            comm(parent),
+            comm(child)
+        ),
+        TraceEvent::Exit { pid } => write!(s, "comm={} pid={pid} prio={}", comm(pid), prio(pid)),
+        TraceEvent::CpuIdle { state } => write!(s, "state={state} cpu_id={cpu}"),
+        TraceEvent::CpuFrequency { khz } => write!(s, "state={khz} cpu_id={cpu}"),
+        TraceEvent::Balance { kind, level, groups, pulled, dur } => write!(
+            s,
+            "kind={} domain={} groups={groups} pulled={pulled} dur_ns={dur}",
+            kind.name(),
+            level_name(trace, level)
+        ),
+        TraceEvent::LockSpin { rq, dur } => write!(s, "rq={rq} dur_ns={dur}"),
+    };
+}
+
+/// `prev_state` as 6.12's `sched_switch` prints it: `__print_flags` of the bits below
+/// `TASK_REPORT_MAX` joined by `|`, or `R` when none, then `+` for `TASK_REPORT_MAX`.
+pub fn prev_state_text(bits: i64) -> String {
+    const NAMES: [(i64, &str); 8] = [
+        (0x01, "S"),
+        (0x02, "D"),
+        (0x04, "T"),
+        (0x08, "t"),
+        (0x10, "X"),
+        (0x20, "Z"),
+        (0x40, "P"),
+        (0x80, "I"),
+    ];
+    let low = bits & (TASK_REPORT_MAX - 1);
+    let mut s = String::new();
+    if low == 0 {
+        s.push('R');
+    } else {
+        for (bit, name) in NAMES {
+            if low & bit != 0 {
+                if !s.is_empty() {
+                    s.push('|');
+                }
+                s.push_str(name);
+            }
+        }
+    }
+    if bits & TASK_REPORT_MAX != 0 {
+        s.push('+');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::PrevState;
+
+    #[test]
+    fn trace_prev_state_letters_follow_the_tracepoint() {
+        for st in [
+            PrevState::Running,
+            PrevState::Sleeping,
+            PrevState::Dead,
+            PrevState::Zombie,
+        ] {
+            assert_eq!(prev_state_text(st.bits()), st.letter());
+        }
+        assert_eq!(prev_state_text(TASK_REPORT_MAX), "R+");
+        assert_eq!(prev_state_text(3), "S|D");
+    }
+}

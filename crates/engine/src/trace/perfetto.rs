@@ -1,0 +1,500 @@
+//! A run's trace as a Perfetto protobuf trace (`perfetto.protos.Trace`), readable by
+//! ui.perfetto.dev and trace_processor with their scheduler views.
+//!
+//! # Messages and field numbers
+//!
+//! Field numbers come from the official protos as the PyPI `perfetto` package (0.59.1)
+//! ships them compiled (`perfetto.protos.perfetto.trace.perfetto_trace_pb2`), which are
+//! generated from `protos/perfetto/trace/` of the Perfetto repository:
+//!
+//! - `Trace` (`trace.proto`): `packet` = 1.
+//! - `TracePacket` (`trace_packet.proto`): `ftrace_events` = 1, `process_tree` = 2,
+//!   `timestamp` = 8, `trusted_packet_sequence_id` = 10, `track_event` = 11,
+//!   `sequence_flags` = 13, `track_descriptor` = 60; `SequenceFlags`
+//!   `SEQ_INCREMENTAL_STATE_CLEARED` = 1, `SEQ_NEEDS_INCREMENTAL_STATE` = 2.
+//! - `ProcessTree` (`ps/process_tree.proto`): `processes` = 1, `threads` = 2;
+//!   `Process`: `pid` = 1, `ppid` = 2, `cmdline` = 3, `cmdline_is_comm` = 9;
+//!   `Thread`: `tid` = 1, `name` = 2, `tgid` = 3.
+//! - `FtraceEventBundle` (`ftrace/ftrace_event_bundle.proto`): `cpu` = 1, `event` = 2.
+//! - `FtraceEvent` (`ftrace/ftrace_event.proto`): `timestamp` = 1, `pid` = 2,
+//!   `sched_switch` = 4, `cpu_frequency` = 11, `cpu_idle` = 13, `sched_wakeup` = 17,
+//!   `sched_waking` = 20, `sched_wakeup_new` = 114, `sched_process_exit` = 238,
+//!   `sched_process_fork` = 239, `sched_migrate_task` = 491.
+//! - `SchedSwitchFtraceEvent` (`ftrace/sched.proto`): `prev_comm` 1, `prev_pid` 2,
+//!   `prev_prio` 3, `prev_state` 4 (int64), `next_comm` 5, `next_pid` 6, `next_prio` 7.
+//! - `SchedWaking`/`SchedWakeup`/`SchedWakeupNewFtraceEvent`: `comm` 1, `pid` 2, `prio` 3,
+//!   `success` 4, `target_cpu` 5.
+//! - `SchedMigrateTaskFtraceEvent`: `comm` 1, `pid` 2, `prio` 3, `orig_cpu` 4,
+//!   `dest_cpu` 5.
+//! - `SchedProcessForkFtraceEvent`: `parent_comm` 1, `parent_pid` 2, `child_comm` 3,
+//!   `child_pid` 4. `SchedProcessExitFtraceEvent`: `comm` 1, `pid` 2, `tgid` 3, `prio` 4.
+//! - `CpuIdleFtraceEvent`, `CpuFrequencyFtraceEvent` (`ftrace/power.proto`): `state` 1,
+//!   `cpu_id` 2.
+//! - `TrackDescriptor` (`track_event/track_descriptor.proto`): `uuid` 1, `name` 2,
+//!   `parent_uuid` 5, `child_ordering` 11 (`EXPLICIT` = 3), `sibling_order_rank` 12.
+//! - `TrackEvent` (`track_event/track_event.proto`): `debug_annotations` 4, `type` 9
+//!   (`TYPE_SLICE_BEGIN` = 1, `TYPE_SLICE_END` = 2), `track_uuid` 11, `name` 23.
+//! - `DebugAnnotation` (`track_event/debug_annotation.proto`): `uint_value` 3,
+//!   `string_value` 6, `name` 10.
+//!
+//! # Layout of the stream
+//!
+//! Two packet sequences. Sequence 1 holds the `process_tree` packet first (every task of
+//! [`Trace::tasks`] as a thread, and the thread group leaders as processes with
+//! `cmdline = [comm]`), then the ftrace bundles. Sequence 2 holds fairsim's own events as
+//! track events: the first packet (the parent track "fairsim") carries
+//! `SEQ_INCREMENTAL_STATE_CLEARED`, every later one `SEQ_NEEDS_INCREMENTAL_STATE`, since
+//! trace_processor drops track events of a sequence whose state was never cleared. The
+//! sequence is absent when the trace has no balance or spin record.
+//!
+//! The records are cut into chunks in their time order; a chunk ends when one CPU has
+//! [`BUNDLE_MAX`] events in it or the chunk has [`CHUNK_MAX`]. Each chunk becomes one
+//! bundle per CPU that has events in it (in CPU order), followed by the track events whose
+//! time falls up to the chunk's last record. So the file is in time order chunk by chunk,
+//! which keeps trace_processor's sorting window small.
+//!
+//! # Slices and their tracks
+//!
+//! A balance record becomes a slice from `ts` to `ts + dur` on the CPU's
+//! "cpu N balancing" track, a lock spin a slice on "cpu N rq lock spins". Slices on one
+//! track must nest. A record that starts inside an open slice of its track but would end
+//! after it is not clipped (its times stay true): it goes to the first overflow track,
+//! "cpu N balancing (overlap 1)", where it nests, or to a further one
+//! ("(overlap 2)", ...). Each track is a child of the "fairsim" track, ordered by CPU.
+
+use std::io::{self, BufWriter, Write};
+
+use super::current::{cpu_slots, CurrentTasks};
+use super::proto::{put_varint, ProtoBuf};
+use super::record::{Record, Trace, TraceEvent};
+
+/// Most events in one `FtraceEventBundle`.
+pub const BUNDLE_MAX: usize = 1000;
+/// Most ftrace events in one chunk of bundles (all CPUs together).
+pub const CHUNK_MAX: usize = 8192;
+/// `trusted_packet_sequence_id` of the process tree and the ftrace bundles.
+pub const FTRACE_SEQUENCE: u32 = 1;
+/// `trusted_packet_sequence_id` of fairsim's track events.
+pub const TRACK_SEQUENCE: u32 = 2;
+/// The uuid of the "fairsim" parent track ("fairsim" in ASCII); its children follow it.
+pub const FAIRSIM_TRACK_UUID: u64 = 0x0066_6169_7273_696d;
+
+const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
+const SEQ_NEEDS_INCREMENTAL_STATE: u64 = 2;
+const TYPE_SLICE_BEGIN: u64 = 1;
+const TYPE_SLICE_END: u64 = 2;
+const CHILD_ORDERING_EXPLICIT: u64 = 3;
+
+/// Writes `trace` as a Perfetto `Trace` protobuf to `out` (see the module doc for the
+/// layout). The same trace always gives the same bytes.
+pub fn write_perfetto(trace: &Trace, out: &mut dyn Write) -> io::Result<()> {
+    let mut w = PacketWriter {
+        out: BufWriter::new(out),
+        pkt: ProtoBuf::new(),
+        track_packets: 0,
+    };
+    w.process_tree(trace)?;
+    let plan = SlicePlan::new(trace);
+    w.track_descriptors(&plan)?;
+
+    let slots = cpu_slots(trace);
+    let mut cur = CurrentTasks::new(trace);
+    let mut bundles: Vec<Vec<(&Record, u32)>> = vec![Vec::new(); slots];
+    let mut pending = 0usize;
+    let mut next_slice = 0usize;
+    for rec in &trace.records {
+        let pid = cur.observe(rec);
+        if is_fairsim(&rec.event) {
+            continue;
+        }
+        let bundle = &mut bundles[rec.cpu as usize];
+        bundle.push((rec, pid));
+        pending += 1;
+        if bundle.len() >= BUNDLE_MAX || pending >= CHUNK_MAX {
+            w.bundles(trace, &mut bundles)?;
+            pending = 0;
+            next_slice = w.slices(trace, &plan, next_slice, rec.ts)?;
+        }
+    }
+    w.bundles(trace, &mut bundles)?;
+    w.slices(trace, &plan, next_slice, u64::MAX)?;
+    w.out.flush()
+}
+
+/// Whether the event is fairsim's own (a track event, not an ftrace event).
+fn is_fairsim(e: &TraceEvent) -> bool {
+    matches!(e, TraceEvent::Balance { .. } | TraceEvent::LockSpin { .. })
+}
+
+/// Frames packets as `Trace.packet` fields onto the output.
+struct PacketWriter<'a> {
+    out: BufWriter<&'a mut dyn Write>,
+    pkt: ProtoBuf,
+    track_packets: u64,
+}
+
+impl PacketWriter<'_> {
+    /// Writes the packet built in `self.pkt` and clears it.
+    fn emit(&mut self) -> io::Result<()> {
+        let mut head = Vec::with_capacity(11);
+        put_varint(&mut head, (1 << 3) | 2);
+        put_varint(&mut head, self.pkt.len() as u64);
+        self.out.write_all(&head)?;
+        self.out.write_all(self.pkt.bytes())?;
+        self.pkt.clear();
+        Ok(())
+    }
+
+    /// Starts a packet of the track event sequence with its sequence fields.
+    fn track_packet_head(&mut self) {
+        self.pkt.uint(10, u64::from(TRACK_SEQUENCE));
+        let flags = if self.track_packets == 0 {
+            SEQ_INCREMENTAL_STATE_CLEARED
+        } else {
+            SEQ_NEEDS_INCREMENTAL_STATE
+        };
+        self.pkt.uint(13, flags);
+        self.track_packets += 1;
+    }
+
+    /// The `process_tree` packet: every task as a thread, leaders (and the leader of a
+    /// group whose leader is not in the trace, from its first thread) as processes.
+    fn process_tree(&mut self, trace: &Trace) -> io::Result<()> {
+        self.pkt.uint(8, trace.window.0);
+        self.pkt.uint(10, u64::from(FTRACE_SEQUENCE));
+        self.pkt.message(2, |tree| {
+            let mut seen_tgids: Vec<u32> = Vec::new();
+            for t in &trace.tasks {
+                let leader = trace.task(t.tgid).unwrap_or(t);
+                if seen_tgids.binary_search(&t.tgid).is_ok() {
+                    continue;
+                }
+                let at = seen_tgids.partition_point(|&g| g < t.tgid);
+                seen_tgids.insert(at, t.tgid);
+                tree.message(1, |p| {
+                    p.int(1, i64::from(t.tgid));
+                    p.int(2, i64::from(leader.ppid));
+                    p.string(3, &leader.comm);
+                    p.boolean(9, true);
+                });
+            }
+            for t in &trace.tasks {
+                tree.message(2, |th| {
+                    th.int(1, i64::from(t.pid));
+                    th.string(2, &t.comm);
+                    th.int(3, i64::from(t.tgid));
+                });
+            }
+        });
+        self.emit()
+    }
+
+    /// The "fairsim" parent track and one child per slice track.
+    fn track_descriptors(&mut self, plan: &SlicePlan) -> io::Result<()> {
+        if plan.tracks.is_empty() {
+            return Ok(());
+        }
+        self.track_packet_head();
+        self.pkt.message(60, |d| {
+            d.uint(1, FAIRSIM_TRACK_UUID);
+            d.string(2, "fairsim");
+            d.uint(11, CHILD_ORDERING_EXPLICIT);
+        });
+        self.emit()?;
+        for (i, t) in plan.tracks.iter().enumerate() {
+            self.track_packet_head();
+            self.pkt.message(60, |d| {
+                d.uint(1, track_uuid(i));
+                d.string(2, &t.name());
+                d.uint(5, FAIRSIM_TRACK_UUID);
+                d.int(12, i as i64);
+            });
+            self.emit()?;
+        }
+        Ok(())
+    }
+
+    /// One bundle per CPU with pending events, in CPU order; empties them.
+    fn bundles(&mut self, trace: &Trace, bundles: &mut [Vec<(&Record, u32)>]) -> io::Result<()> {
+        for (cpu, events) in bundles.iter_mut().enumerate() {
+            if events.is_empty() {
+                continue;
+            }
+            self.pkt.uint(10, u64::from(FTRACE_SEQUENCE));
+            self.pkt.message(1, |b| {
+                b.uint(1, cpu as u64);
+                for &(rec, pid) in events.iter() {
+                    b.message(2, |e| ftrace_event(e, trace, rec, pid));
+                }
+            });
+            self.emit()?;
+            events.clear();
+        }
+        Ok(())
+    }
+
+    /// The planned slice events from index `from` whose time is at most `until`; returns
+    /// the index of the first one left.
+    fn slices(
+        &mut self,
+        trace: &Trace,
+        plan: &SlicePlan,
+        from: usize,
+        until: u64,
+    ) -> io::Result<usize> {
+        let mut i = from;
+        while let Some(ev) = plan.events.get(i).filter(|e| e.ts <= until) {
+            self.track_packet_head();
+            self.pkt.uint(8, ev.ts);
+            self.pkt.message(11, |te| slice_event(te, trace, ev));
+            self.emit()?;
+            i += 1;
+        }
+        Ok(i)
+    }
+}
+
+/// Encodes one `FtraceEvent` of a scheduler or power record, logged while `pid` was
+/// current on the record's CPU.
+fn ftrace_event(e: &mut ProtoBuf, trace: &Trace, rec: &Record, pid: u32) {
+    let cpu = rec.cpu;
+    e.uint(1, rec.ts);
+    e.uint(2, u64::from(pid));
+    let task = |m: &mut ProtoBuf, pid: u32| {
+        m.string(1, &trace.comm(pid, cpu));
+        m.int(2, i64::from(pid));
+        m.int(3, i64::from(trace.prio(pid)));
+    };
+    let wake = |e: &mut ProtoBuf, field: u32, pid: u32, target: u32| {
+        e.message(field, |m| {
+            task(m, pid);
+            m.int(4, 1);
+            m.int(5, i64::from(target));
+        });
+    };
+    match rec.event {
+        TraceEvent::Switch {
+            prev,
+            prev_state,
+            next,
+        } => e.message(4, |m| {
+            m.string(1, &trace.comm(prev, cpu));
+            m.int(2, i64::from(prev));
+            m.int(3, i64::from(trace.prio(prev)));
+            m.int(4, prev_state.bits());
+            m.string(5, &trace.comm(next, cpu));
+            m.int(6, i64::from(next));
+            m.int(7, i64::from(trace.prio(next)));
+        }),
+        TraceEvent::Waking { pid, target_cpu } => wake(e, 20, pid, target_cpu),
+        TraceEvent::Wakeup { pid, target_cpu } => wake(e, 17, pid, target_cpu),
+        TraceEvent::WakeupNew { pid, target_cpu } => wake(e, 114, pid, target_cpu),
+        TraceEvent::Migrate {
+            pid,
+            orig_cpu,
+            dest_cpu,
+        } => e.message(491, |m| {
+            task(m, pid);
+            m.int(4, i64::from(orig_cpu));
+            m.int(5, i64::from(dest_cpu));
+        }),
+        TraceEvent::Fork { parent, child } => e.message(239, |m| {
+            m.string(1, &trace.comm(parent, cpu));
+            m.int(2, i64::from(parent));
+            m.string(3, &trace.comm(child, cpu));
+            m.int(4, i64::from(child));
+        }),
+        TraceEvent::Exit { pid } => e.message(238, |m| {
+            m.string(1, &trace.comm(pid, cpu));
+            m.int(2, i64::from(pid));
+            m.int(3, i64::from(trace.task(pid).map_or(pid, |t| t.tgid)));
+            m.int(4, i64::from(trace.prio(pid)));
+        }),
+        TraceEvent::CpuIdle { state } => e.message(13, |m| {
+            m.uint(1, u64::from(state));
+            m.uint(2, u64::from(cpu));
+        }),
+        TraceEvent::CpuFrequency { khz } => e.message(11, |m| {
+            m.uint(1, u64::from(khz));
+            m.uint(2, u64::from(cpu));
+        }),
+        // Filtered out by the caller: fairsim's own events are track events.
+        TraceEvent::Balance { .. } | TraceEvent::LockSpin { .. } => {}
+    }
+}
+
+/// Encodes the `TrackEvent` of a planned slice begin or end.
+fn slice_event(te: &mut ProtoBuf, trace: &Trace, ev: &SliceEvent) {
+    let Some(rec) = ev.begin.map(|i| &trace.records[i]) else {
+        te.uint(9, TYPE_SLICE_END);
+        te.uint(11, track_uuid(ev.track));
+        return;
+    };
+    te.uint(9, TYPE_SLICE_BEGIN);
+    te.uint(11, track_uuid(ev.track));
+    let annotate_str = |te: &mut ProtoBuf, name: &str, v: &str| {
+        te.message(4, |a| {
+            a.string(10, name);
+            a.string(6, v);
+        });
+    };
+    let annotate_uint = |te: &mut ProtoBuf, name: &str, v: u64| {
+        te.message(4, |a| {
+            a.string(10, name);
+            a.uint(3, v);
+        });
+    };
+    match rec.event {
+        TraceEvent::Balance {
+            kind,
+            level,
+            groups,
+            pulled,
+            ..
+        } => {
+            let domain = level_name(trace, level);
+            te.string(23, &format!("{} {}", kind.name(), domain));
+            annotate_str(te, "domain", &domain);
+            annotate_uint(te, "groups", u64::from(groups));
+            annotate_uint(te, "pulled", u64::from(pulled));
+            annotate_str(te, "kind", kind.name());
+        }
+        TraceEvent::LockSpin { rq, .. } => {
+            te.string(23, &format!("spin on rq {rq}"));
+            annotate_uint(te, "rq", u64::from(rq));
+        }
+        // Only balance and spin records are planned as slices.
+        _ => {}
+    }
+}
+
+/// The name of domain level `level`, or `level<N>` for an index outside the table.
+pub fn level_name(trace: &Trace, level: u32) -> String {
+    trace
+        .levels
+        .get(level as usize)
+        .cloned()
+        .unwrap_or_else(|| format!("level{level}"))
+}
+
+/// The uuid of slice track `index` (in [`SlicePlan::tracks`] order).
+fn track_uuid(index: usize) -> u64 {
+    FAIRSIM_TRACK_UUID + 1 + index as u64
+}
+
+/// Which kind of slice a track holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum SliceKind {
+    Balance,
+    Spin,
+}
+
+/// One slice track: a CPU's balances or spins, lane 0 or an overflow lane.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct SliceTrack {
+    cpu: u32,
+    kind: SliceKind,
+    lane: u32,
+}
+
+impl SliceTrack {
+    fn name(&self) -> String {
+        let what = match self.kind {
+            SliceKind::Balance => "balancing",
+            SliceKind::Spin => "rq lock spins",
+        };
+        match self.lane {
+            0 => format!("cpu {} {what}", self.cpu),
+            n => format!("cpu {} {what} (overlap {n})", self.cpu),
+        }
+    }
+}
+
+/// A slice begin (`begin` = the record's index) or end, at `ts` on track `track`.
+#[derive(Debug, Clone)]
+struct SliceEvent {
+    ts: u64,
+    track: usize,
+    begin: Option<usize>,
+}
+
+/// Every slice track and every begin and end, in time order (per track in nesting order).
+struct SlicePlan {
+    tracks: Vec<SliceTrack>,
+    events: Vec<SliceEvent>,
+}
+
+/// A track being filled: the ends of its open slices (innermost last) and its events
+/// with their order on the track.
+#[derive(Default)]
+struct Lane {
+    open: Vec<u64>,
+    events: Vec<(u64, Option<usize>)>,
+}
+
+impl Lane {
+    /// Closes the open slices that end by `ts`, innermost first.
+    fn close_until(&mut self, ts: u64) {
+        while let Some(&end) = self.open.last().filter(|&&e| e <= ts) {
+            self.events.push((end, None));
+            self.open.pop();
+        }
+    }
+
+    /// Whether a slice ending at `end` nests in the innermost open slice.
+    fn fits(&self, end: u64) -> bool {
+        self.open.last().is_none_or(|&top| end <= top)
+    }
+}
+
+impl SlicePlan {
+    fn new(trace: &Trace) -> Self {
+        let mut lanes: std::collections::BTreeMap<(u32, SliceKind), Vec<Lane>> = Default::default();
+        for (i, rec) in trace.records.iter().enumerate() {
+            let (kind, dur) = match rec.event {
+                TraceEvent::Balance { dur, .. } => (SliceKind::Balance, dur),
+                TraceEvent::LockSpin { dur, .. } => (SliceKind::Spin, dur),
+                _ => continue,
+            };
+            let end = rec.ts.saturating_add(dur);
+            let cpu_lanes = lanes.entry((rec.cpu, kind)).or_default();
+            let mut chosen = None;
+            for (n, lane) in cpu_lanes.iter_mut().enumerate() {
+                lane.close_until(rec.ts);
+                if lane.fits(end) {
+                    chosen = Some(n);
+                    break;
+                }
+            }
+            let n = chosen.unwrap_or_else(|| {
+                cpu_lanes.push(Lane::default());
+                cpu_lanes.len() - 1
+            });
+            let lane = &mut cpu_lanes[n];
+            lane.events.push((rec.ts, Some(i)));
+            lane.open.push(end);
+        }
+        let mut tracks = Vec::new();
+        let mut events = Vec::new();
+        for ((cpu, kind), cpu_lanes) in lanes {
+            for (n, mut lane) in cpu_lanes.into_iter().enumerate() {
+                lane.close_until(u64::MAX);
+                let track = tracks.len();
+                tracks.push(SliceTrack {
+                    cpu,
+                    kind,
+                    lane: n as u32,
+                });
+                events.extend(lane.events.into_iter().map(|(ts, begin)| SliceEvent {
+                    ts,
+                    track,
+                    begin,
+                }));
+            }
+        }
+        // Each track's events are already in time and nesting order; a stable sort by time
+        // interleaves the tracks without reordering any one of them.
+        events.sort_by_key(|e| e.ts);
+        Self { tracks, events }
+    }
+}

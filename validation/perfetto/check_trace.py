@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Checks a fairsim Perfetto trace against its run's counters (and its ftrace text).
+
+Usage: check_trace.py TRACE.perfetto-trace RUN.json [--text TRACE.txt]
+
+Decodes TRACE with the official protos of the PyPI `perfetto` package
+(perfetto_trace_pb2) and checks its structure: every packet decodes; per CPU the ftrace
+timestamps never decrease; each sched_switch's prev_pid is the previous switch's next_pid
+on that CPU; every pid a sched event names (but the idle task, 0) has a thread in the
+process tree; the track-event sequence starts with SEQ_INCREMENTAL_STATE_CLEARED; and
+track-event slices begin and end balanced, in time order, per track. Then it compares the
+event counts with RUN.json's `scheduler` counters (`fairsim run --json`, for a trace that
+covers the whole run): sched_switch == context_switches, sched_waking == wakeups_local +
+wakeups_remote, sched_migrate_task == migrations. With --text, the ftrace text's count of
+each event name must equal the protobuf's.
+
+Prints a one-paragraph summary; exits 1 with a message on the first class of mismatch.
+Python 3.11; needs only `perfetto` (and the `protobuf` it depends on).
+"""
+import argparse
+import json
+import re
+import sys
+from collections import Counter
+
+try:
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+except ImportError as e:  # pragma: no cover - depends on the environment
+    sys.exit(f"check_trace: the PyPI 'perfetto' package is needed ({e})")
+
+SCHED_EVENTS = {
+    "sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new",
+    "sched_migrate_task", "sched_process_fork", "sched_process_exit",
+}
+FTRACE_EVENTS = SCHED_EVENTS | {"cpu_idle", "cpu_frequency"}
+# The ftrace text's name for the slices of each kind of fairsim track.
+TRACK_KINDS = (("balancing", "fairsim_balance"), ("rq lock spins", "fairsim_lock_spin"))
+
+LINE = re.compile(r"^\s*(.*)-(\d+)\s+\[(\d+)\] (\S{5}) +(\d+)\.(\d{6}): (\w+): ")
+
+
+class Failure(Exception):
+    """A check that did not hold."""
+
+
+def fail(msg):
+    raise Failure(msg)
+
+
+def read_varint(data, pos):
+    shift = 0
+    value = 0
+    while True:
+        if pos >= len(data):
+            fail("truncated varint in the Trace's packet framing")
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, pos
+        shift += 7
+
+
+def packets(data):
+    """Yields (index, TracePacket) walking the Trace's top-level `packet` fields one by one,
+    so that a packet that fails to decode is named."""
+    pos = 0
+    index = 0
+    while pos < len(data):
+        key, pos = read_varint(data, pos)
+        if key != (1 << 3 | 2):
+            fail(f"top-level field key {key} at byte {pos}: a Trace holds only packet = 1")
+        length, pos = read_varint(data, pos)
+        if pos + length > len(data):
+            fail(f"packet {index} runs past the end of the file")
+        pkt = pb.TracePacket()
+        try:
+            pkt.ParseFromString(data[pos:pos + length])
+        except Exception as e:  # the protobuf runtime's DecodeError
+            fail(f"packet {index} does not decode: {e}")
+        yield index, pkt
+        pos += length
+        index += 1
+
+
+def check_proto(path):
+    data = open(path, "rb").read()
+    counts = Counter()
+    threads = set()
+    last_ts = {}
+    running = {}
+    named_pids = []
+    tracks = {}
+    open_slices = {}
+    track_last_ts = {}
+    begins = Counter()
+    seq_seen = {}
+    n_packets = 0
+    cpus = set()
+    for index, pkt in packets(data):
+        n_packets += 1
+        if not pkt.HasField("trusted_packet_sequence_id"):
+            fail(f"packet {index} has no trusted_packet_sequence_id")
+        seq = pkt.trusted_packet_sequence_id
+        first_on_seq = seq not in seq_seen
+        seq_seen[seq] = seq_seen.get(seq, 0) + 1
+        if pkt.HasField("process_tree"):
+            for t in pkt.process_tree.threads:
+                threads.add(t.tid)
+            for p in pkt.process_tree.processes:
+                threads.add(p.pid)
+        if pkt.HasField("ftrace_events"):
+            bundle = pkt.ftrace_events
+            cpu = bundle.cpu
+            cpus.add(cpu)
+            for ev in bundle.event:
+                kind = ev.WhichOneof("event")
+                if kind not in FTRACE_EVENTS:
+                    fail(f"packet {index}: unexpected ftrace event {kind!r}")
+                counts[kind] += 1
+                if ev.timestamp < last_ts.get(cpu, 0):
+                    fail(f"cpu {cpu}: timestamp {ev.timestamp} after {last_ts[cpu]} (packet {index})")
+                last_ts[cpu] = ev.timestamp
+                named_pids.append((ev.pid, kind, ev.timestamp))
+                body = getattr(ev, kind)
+                if kind == "sched_switch":
+                    if cpu in running and running[cpu] != body.prev_pid:
+                        fail(f"cpu {cpu} at {ev.timestamp}: sched_switch prev_pid={body.prev_pid} "
+                             f"but the previous switch's next_pid was {running[cpu]}")
+                    running[cpu] = body.next_pid
+                    named_pids += [(body.prev_pid, kind, ev.timestamp), (body.next_pid, kind, ev.timestamp)]
+                elif kind == "sched_process_fork":
+                    named_pids += [(body.parent_pid, kind, ev.timestamp), (body.child_pid, kind, ev.timestamp)]
+                elif kind in SCHED_EVENTS:
+                    named_pids.append((body.pid, kind, ev.timestamp))
+        if pkt.HasField("track_descriptor") or pkt.HasField("track_event"):
+            if first_on_seq and pkt.sequence_flags != pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED:
+                fail(f"packet {index}: first packet of track sequence {seq} lacks SEQ_INCREMENTAL_STATE_CLEARED")
+            if not first_on_seq and pkt.sequence_flags != pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE:
+                fail(f"packet {index}: track sequence {seq} packet lacks SEQ_NEEDS_INCREMENTAL_STATE")
+        if pkt.HasField("track_descriptor"):
+            d = pkt.track_descriptor
+            tracks[d.uuid] = d.name
+        if pkt.HasField("track_event"):
+            te = pkt.track_event
+            if te.track_uuid not in tracks:
+                fail(f"packet {index}: track event on undeclared track {te.track_uuid}")
+            if pkt.timestamp < track_last_ts.get(te.track_uuid, 0):
+                fail(f"track {tracks[te.track_uuid]!r}: time goes back at packet {index}")
+            track_last_ts[te.track_uuid] = pkt.timestamp
+            stack = open_slices.setdefault(te.track_uuid, [])
+            if te.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+                stack.append(pkt.timestamp)
+                begins[tracks[te.track_uuid]] += 1
+            elif te.type == pb.TrackEvent.TYPE_SLICE_END:
+                if not stack:
+                    fail(f"track {tracks[te.track_uuid]!r}: slice end without a begin at {pkt.timestamp}")
+                stack.pop()
+            else:
+                fail(f"packet {index}: unexpected track event type {te.type}")
+    for uuid, stack in open_slices.items():
+        if stack:
+            fail(f"track {tracks[uuid]!r}: {len(stack)} slice(s) never end")
+    for pid, kind, ts in named_pids:
+        if pid != 0 and pid not in threads:
+            fail(f"{kind} at {ts} names pid {pid}, which the process tree does not hold")
+    fairsim = Counter()
+    for name, n in begins.items():
+        for part, text_name in TRACK_KINDS:
+            if part in name:
+                fairsim[text_name] += n
+    return {
+        "counts": counts, "fairsim": fairsim, "packets": n_packets, "cpus": len(cpus),
+        "threads": len(threads), "tracks": len(tracks), "bytes": len(data),
+    }
+
+
+def check_text(path):
+    counts = Counter()
+    entries = None
+    lines = 0
+    for raw in open(path, encoding="utf-8"):
+        if raw.startswith("#"):
+            m = re.match(r"# entries-in-buffer/entries-written: (\d+)/(\d+)", raw)
+            if m:
+                entries = int(m.group(1))
+            continue
+        m = LINE.match(raw)
+        if not m:
+            fail(f"{path}: line not in the ftrace layout: {raw.rstrip()!r}")
+        counts[m.group(7)] += 1
+        lines += 1
+    if entries is None:
+        fail(f"{path}: no entries-in-buffer header")
+    if entries != lines:
+        fail(f"{path}: header says {entries} entries, {lines} lines follow")
+    return counts
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("trace")
+    ap.add_argument("run_json")
+    ap.add_argument("--text")
+    args = ap.parse_args()
+    try:
+        got = check_proto(args.trace)
+        c = got["counts"]
+        doc = json.load(open(args.run_json))
+        if "scheduler" not in doc:
+            fail(f"{args.run_json}: no 'scheduler' key (is it `fairsim run --json` output?)")
+        s = doc["scheduler"]
+        expect = [
+            ("sched_switch", "context_switches", s["context_switches"]),
+            ("sched_waking", "wakeups_local + wakeups_remote", s["wakeups_local"] + s["wakeups_remote"]),
+            ("sched_migrate_task", "migrations", s["migrations"]),
+        ]
+        for event, counter, want in expect:
+            if c[event] != want:
+                fail(f"{c[event]} {event} events but the run counted {counter} = {want}")
+        text_note = ""
+        if args.text:
+            tc = check_text(args.text)
+            for name in sorted(FTRACE_EVENTS | {"fairsim_balance", "fairsim_lock_spin"}):
+                want = got["fairsim"][name] if name.startswith("fairsim_") else c[name]
+                if tc[name] != want:
+                    fail(f"{args.text}: {tc[name]} {name} lines, the protobuf has {want}")
+            extra = set(tc) - FTRACE_EVENTS - {"fairsim_balance", "fairsim_lock_spin"}
+            if extra:
+                fail(f"{args.text}: unknown event names {sorted(extra)}")
+            text_note = f" The text file {args.text} has the same count of each of its {sum(tc.values())} events."
+    except Failure as e:
+        print(f"check_trace: FAILED: {e}", file=sys.stderr)
+        return 1
+    total = sum(c.values())
+    per = ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
+    print(
+        f"check_trace: OK. {args.trace} ({got['bytes']} bytes, {got['packets']} packets) decodes with the "
+        f"official protos: {total} ftrace events on {got['cpus']} CPUs ({per}), {got['threads']} threads in the "
+        f"process tree, {sum(got['fairsim'].values())} fairsim slices balanced on {got['tracks']} tracks (the fairsim parent included); "
+        f"per-CPU time and the switch chain hold, and the counts match {args.run_json} "
+        f"(context_switches {s['context_switches']}, wakeups {s['wakeups_local'] + s['wakeups_remote']}, "
+        f"migrations {s['migrations']}).{text_note}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
