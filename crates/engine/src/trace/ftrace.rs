@@ -24,6 +24,13 @@
 //!   `state=4294967295`). `prev_state` is `__print_flags` of the low bits
 //!   (`S D T t X Z P I`) or `R`, with `+` when `TASK_REPORT_MAX` (0x100) is set.
 //!
+//! Checked against copies of the sources in a code index, which had no tagged 6.12 tree:
+//! `trace_print_context` and `trace_print_time` from a 6.6-or-later trace_output.c,
+//! `print_func_help_header_irq` from the 5.18 patch that named the BH-disabled column
+//! and the 6.13 patch that replaced the 5-column legend, and the `TP_printk` formats
+//! from post-4.x sched.h copies; the `prev_state` flag table (with `P` and `I`) is the
+//! 4.14-and-later one, unchanged in 6.12.
+//!
 //! The flag characters are not emulated (fairsim has no irq or preempt counts); each
 //! event prints the flags its kernel call site typically shows: `d..2.` for
 //! `sched_switch`, `sched_waking` and `sched_migrate_task` (irqs off under a lock),
