@@ -11,7 +11,9 @@ on that CPU; every pid a sched event names (but the idle task, 0) has a thread i
 process tree; the track-event sequence starts with SEQ_INCREMENTAL_STATE_CLEARED; and
 track-event slices begin and end balanced, in time order, per track. Then it compares the
 event counts with RUN.json's `scheduler` counters (`fairsim run --json`, for a trace that
-covers the whole run): sched_switch == context_switches, sched_waking == wakeups_local +
+covers the whole run): sched_switch == context_switches (the engine counts switches between
+tasks and idle: a stopper's switch in, migration/N taking a CPU from its task, and its
+switch to idle when it leaves the CPU idle are the trace's own), sched_waking == wakeups_local +
 wakeups_remote, sched_migrate_task == migrations. With --text, the ftrace text's count of
 each event name must equal the protobuf's.
 
@@ -129,6 +131,10 @@ def check_proto(path):
                         fail(f"cpu {cpu} at {ev.timestamp}: sched_switch prev_pid={body.prev_pid} "
                              f"but the previous switch's next_pid was {running[cpu]}")
                     running[cpu] = body.next_pid
+                    stopper_in = body.next_comm.startswith("migration/")
+                    stopper_to_idle = body.prev_comm.startswith("migration/") and body.next_pid == 0
+                    if not stopper_in and not stopper_to_idle:
+                        counts["engine_switches"] += 1
                     named_pids += [(body.prev_pid, kind, ev.timestamp), (body.next_pid, kind, ev.timestamp)]
                 elif kind == "sched_process_fork":
                     named_pids += [(body.parent_pid, kind, ev.timestamp), (body.child_pid, kind, ev.timestamp)]
@@ -212,13 +218,14 @@ def main():
             fail(f"{args.run_json}: no 'scheduler' key (is it `fairsim run --json` output?)")
         s = doc["scheduler"]
         expect = [
-            ("sched_switch", "context_switches", s["context_switches"]),
+            ("engine_switches", "context_switches", s["context_switches"]),
             ("sched_waking", "wakeups_local + wakeups_remote", s["wakeups_local"] + s["wakeups_remote"]),
             ("sched_migrate_task", "migrations", s["migrations"]),
         ]
         for event, counter, want in expect:
             if c[event] != want:
-                fail(f"{c[event]} {event} events but the run counted {counter} = {want}")
+                what = "sched_switch events between tasks and idle" if event == "engine_switches" else f"{event} events"
+                fail(f"{c[event]} {what} but the run counted {counter} = {want}")
         text_note = ""
         if args.text:
             tc = check_text(args.text)
@@ -233,6 +240,7 @@ def main():
     except Failure as e:
         print(f"check_trace: FAILED: {e}", file=sys.stderr)
         return 1
+    c = Counter({k: v for k, v in c.items() if k != "engine_switches"})
     total = sum(c.values())
     per = ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
     print(

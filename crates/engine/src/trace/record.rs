@@ -10,8 +10,11 @@
 /// the state the task left the CPU in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrevState {
-    /// Preempted or yielded while runnable (`R`, 0).
+    /// Left the CPU runnable without being preempted (`R`, 0): the idle task, or a
+    /// stopper's target.
     Running,
+    /// Preempted (`R+`: `__schedule(SM_PREEMPT)` reports `TASK_REPORT_MAX` = 256).
+    Preempted,
     /// Blocked in an interruptible sleep (`S`, `TASK_INTERRUPTIBLE` = 1).
     Sleeping,
     /// Exited and reaped at once (`X`: a thread, whose `exit_state` is `EXIT_DEAD`; the
@@ -27,6 +30,7 @@ impl PrevState {
     pub fn bits(self) -> i64 {
         match self {
             PrevState::Running => 0,
+            PrevState::Preempted => 256,
             PrevState::Sleeping => 1,
             PrevState::Dead => 16,
             PrevState::Zombie => 32,
@@ -37,6 +41,7 @@ impl PrevState {
     pub fn letter(self) -> &'static str {
         match self {
             PrevState::Running => "R",
+            PrevState::Preempted => "R+",
             PrevState::Sleeping => "S",
             PrevState::Dead => "X",
             PrevState::Zombie => "Z",

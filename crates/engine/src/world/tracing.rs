@@ -106,7 +106,13 @@ impl Recorder {
         } else {
             0
         };
-        let (start, end) = cfg.window.unwrap_or((warmup, duration));
+        // Without a window the trace has no end: kernel work decided before the run's end
+        // may finish after it (a switch's stamp is when the CPU gets to it), and the
+        // run's counters count it.
+        let (start, end) = match cfg.window {
+            Some((a, b)) => (a, b.min(duration)),
+            None => (warmup, u64::MAX),
+        };
         let topo = &world.sched.topo;
         let mut level_of = vec![0u32; topo.domains.len()];
         let mut levels: Vec<String> = Vec::new();
@@ -127,7 +133,7 @@ impl Recorder {
         Recorder {
             events: cfg.events,
             start,
-            end: end.min(duration),
+            end,
             records: Vec::new(),
             max_records: usize::MAX,
             overflow_at: None,
@@ -223,7 +229,7 @@ impl World {
     /// The tracepoint `prev_state` of a task leaving its CPU.
     fn prev_state(&self, t: Tid) -> PrevState {
         match self.tasks[t].state {
-            RtState::Runnable => PrevState::Running,
+            RtState::Runnable => PrevState::Preempted,
             RtState::Exited if self.tasks[t].thread => PrevState::Dead,
             RtState::Exited => PrevState::Zombie,
             _ => PrevState::Sleeping,
@@ -300,7 +306,7 @@ impl World {
             cpu,
             TraceEvent::Switch {
                 prev,
-                prev_state: PrevState::Running,
+                prev_state: PrevState::Preempted,
                 next: stopper,
             },
         );
@@ -641,7 +647,16 @@ impl World {
         records.sort_by_key(|r| r.ts);
         Some(Trace {
             cpus: self.cpus.len() as u32,
-            window: (tr.start, tr.end.min(self.now.0.max(tr.start))),
+            window: (
+                tr.start,
+                tr.records
+                    .iter()
+                    .map(|r| r.ts + 1)
+                    .max()
+                    .unwrap_or(0)
+                    .max(tr.end.min(self.now.0))
+                    .max(tr.start),
+            ),
             tasks: self.trace_tasks(tr),
             levels: tr.levels.clone(),
             initial: tr.initial.clone(),
