@@ -14,8 +14,7 @@ fn fairsim(args: &[&str]) -> Output {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("fairsim-trace-cli-{}-{name}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("fairsim-trace-cli-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -47,7 +46,9 @@ fn python(script: &str, args: &[&str]) {
         eprintln!("skipped {script}: python3 with the PyPI 'perfetto' package is not available");
         return;
     }
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(script);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(script);
     let out = Command::new("python3")
         .arg(path)
         .args(args)
@@ -96,7 +97,10 @@ fn a_traced_run_writes_decodable_traces_and_plots_and_prints_the_same() {
     ]);
     let traced = fairsim(&args);
     assert!(traced.status.success(), "{}", stderr(&traced));
-    assert_eq!(plain.stdout, traced.stdout, "tracing changed the run's output");
+    assert_eq!(
+        plain.stdout, traced.stdout,
+        "tracing changed the run's output"
+    );
     let text = std::fs::read_to_string(&txt).unwrap();
     assert!(text.starts_with("# tracer: nop\n"));
     assert!(text.contains(": sched_switch: prev_comm="));
@@ -143,7 +147,10 @@ fn a_window_keeps_the_trace_inside_it() {
         })
         .collect();
     assert!(!stamps.is_empty());
-    assert!(stamps.iter().all(|&t| (0.010..0.012).contains(&t)), "{stamps:?}");
+    assert!(
+        stamps.iter().all(|&t| (0.010..0.012).contains(&t)),
+        "{stamps:?}"
+    );
 }
 
 #[test]

@@ -16,9 +16,9 @@ fn traced(mut spec: fairsim_engine::run::RunSpec) -> (String, String, Trace, u64
         series_bucket: Some(1_000_000),
         ..TraceConfig::events()
     });
-    let r = run(&spec, &mut |_, _| {}).unwrap();
+    let mut r = run(&spec, &mut |_, _| {}).unwrap();
     let json = serde_json::to_string(&to_json(&spec, &r)).unwrap();
-    let trace = r.world.trace().expect("a trace");
+    let trace = r.world.take_trace().expect("a trace");
     let series = r.world.newidle_series().expect("a series");
     let series_balances: u64 = series.balances.iter().flatten().sum();
     (plain_json, json, trace, series_balances)
@@ -160,8 +160,8 @@ fn a_window_keeps_only_its_events_and_knows_who_ran_when_it_opened() {
         window: Some((2_000_000, 3_000_000)),
         ..TraceConfig::events()
     });
-    let r = run(&spec, &mut |_, _| {}).unwrap();
-    let trace = r.world.trace().unwrap();
+    let mut r = run(&spec, &mut |_, _| {}).unwrap();
+    let trace = r.world.take_trace().unwrap();
     assert!(!trace.records.is_empty());
     assert!(trace
         .records
@@ -181,7 +181,7 @@ fn a_trace_that_outgrows_the_budget_fails_in_one_line() {
     let mut spec = common::spec("smt-mc-1s4c2t", &["hackbench:g=2,l=2000"], 200, 1);
     spec.config.trace = Some(TraceConfig::events());
     let mut world = fairsim_engine::run::prepare(&spec).unwrap();
-    world.cap_queue_memory(64 * 1000);
+    world.cap_queue_memory(fairsim_engine::trace::RECORD_BYTES * 1000);
     let err = world.run(&mut |_, _| {}).unwrap_err().to_string();
     assert!(
         err.starts_with("--trace: 1000 events recorded by t="),

@@ -71,10 +71,10 @@ pub fn latency_cdf(label: &str, h: &Histogram<u64>) -> LatencyCdf {
     }
 }
 
-/// The per-CPU timeline of `trace` over its window: task slices from the switch stream,
-/// balance and lock-spin slices from fairsim's own events.
-pub fn timeline(trace: &Trace) -> Timeline {
-    let (start, end) = trace.window;
+/// The per-CPU timeline of `trace` from its window's start to `end`: task slices from the
+/// switch stream, balance and lock-spin slices from fairsim's own events.
+pub fn timeline(trace: &Trace, end: u64) -> Timeline {
+    let start = trace.window.0;
     let n = trace.cpus as usize;
     let mut slices = Vec::new();
     let mut curr: Vec<(u32, u64)> = trace.initial.iter().map(|&p| (p, start)).collect();
@@ -90,7 +90,7 @@ pub fn timeline(trace: &Trace) -> Timeline {
             });
         }
     };
-    for r in &trace.records {
+    for r in trace.records.iter().take_while(|r| r.ts < end) {
         let c = r.cpu as usize;
         match &r.event {
             TraceEvent::Switch { prev, next, .. } => {
@@ -127,10 +127,7 @@ pub fn timeline(trace: &Trace) -> Timeline {
         .collect();
     pids.sort_unstable();
     pids.dedup();
-    let tasks = pids
-        .into_iter()
-        .map(|p| (p, trace.comm(p, 0)))
-        .collect();
+    let tasks = pids.into_iter().map(|p| (p, trace.comm(p, 0))).collect();
     Timeline {
         start_ns: start,
         end_ns: end,
@@ -158,21 +155,22 @@ pub fn newidle(s: &NewidleSeries) -> PlotSeries {
     }
 }
 
-/// The plot data of one run.
-pub fn run_plot(spec: &RunSpec, world: &World) -> PlotData {
+/// The plot data of one run, its timeline from the run's trace.
+pub fn run_plot(spec: &RunSpec, world: &World, trace: Option<&Trace>) -> PlotData {
     let mut data = PlotData::new(title(spec));
     data.latency.push(latency_cdf(
         &spec.config.params.features.to_string(),
         &world.metrics.wakeup_latency,
     ));
-    if let Some(mut trace) = world.trace() {
+    if let Some(trace) = trace {
         // A trace over the whole run draws its first milliseconds only.
         let (a, b) = trace.window;
-        if b - a > DEFAULT_TIMELINE_NS * 5 {
-            trace.window = (a, a + DEFAULT_TIMELINE_NS);
-            trace.records.retain(|r| r.ts < a + DEFAULT_TIMELINE_NS);
-        }
-        data.timeline = Some(timeline(&trace));
+        let end = if b - a > DEFAULT_TIMELINE_NS * 5 {
+            a + DEFAULT_TIMELINE_NS
+        } else {
+            b
+        };
+        data.timeline = Some(timeline(trace, end));
     }
     data.newidle = world.newidle_series().as_ref().map(newidle);
     data

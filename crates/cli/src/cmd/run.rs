@@ -577,13 +577,7 @@ fn check_json_budget(plan: &Plan, twice: bool) -> Result<(), CliError> {
 }
 
 /// Writes `--trace` (Perfetto) and `--trace-text` (ftrace text) from the run's trace.
-fn write_traces(args: &RunArgs, world: &fairsim_engine::World) -> Result<(), CliError> {
-    if args.trace.is_none() && args.trace_text.is_none() {
-        return Ok(());
-    }
-    let Some(trace) = world.trace() else {
-        return Ok(());
-    };
+fn write_traces(args: &RunArgs, trace: &fairsim_engine::trace::Trace) -> Result<(), CliError> {
     type Writer = fn(&fairsim_engine::trace::Trace, &mut dyn Write) -> std::io::Result<()>;
     let outputs: [(&Option<PathBuf>, &str, Writer); 2] = [
         (
@@ -602,7 +596,7 @@ fn write_traces(args: &RunArgs, world: &fairsim_engine::World) -> Result<(), Cli
         let fail = |e: std::io::Error| CliError::output(format!("{what} {}: {e}", path.display()));
         let file = std::fs::File::create(path).map_err(fail)?;
         let mut w = std::io::BufWriter::new(file);
-        write(&trace, &mut w).map_err(fail)?;
+        write(trace, &mut w).map_err(fail)?;
         w.flush().map_err(fail)?;
     }
     Ok(())
@@ -616,7 +610,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     check_json_budget(&plan, args.check_determinism)?;
     let started = std::time::Instant::now();
-    let result = execute(&plan.spec)?;
+    let mut result = execute(&plan.spec)?;
     let wall = started.elapsed();
     // The JSON document is built only when something reads it: on a machine with many
     // NUMA levels it is gigabytes.
@@ -663,9 +657,12 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if let Some(path) = &plan.json {
         write_file(path, "--json", &(json_text + "\n"))?;
     }
-    write_traces(args, &result.world)?;
+    let trace = result.world.take_trace();
+    if let Some(trace) = &trace {
+        write_traces(args, trace)?;
+    }
     if let Some(dir) = &args.plot {
-        let data = super::plots::run_plot(&plan.spec, &result.world);
+        let data = super::plots::run_plot(&plan.spec, &result.world, trace.as_ref());
         for p in super::plots::write(dir, &data)? {
             eprintln!("fairsim: wrote {}", p.display());
         }

@@ -3,9 +3,10 @@
 
 use crate::time::{format_duration, parse_duration_with_unit};
 
-/// Bytes one record takes in memory (the [`super::Record`] plus the vector's slack),
-/// what the memory budget counts per traced event.
-pub const RECORD_BYTES: u64 = 64;
+/// Bytes the memory budget counts per traced event: a [`super::Record`] is 48 bytes, the
+/// vector that holds them may be twice as long as its contents, and while it grows the
+/// old buffer and the new one exist together (three times in all).
+pub const RECORD_BYTES: u64 = 144;
 
 /// The trace of a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +66,11 @@ pub fn parse_window(text: &str) -> Result<(u64, u64), String> {
 mod tests {
     use super::*;
     use crate::time::{MS, SEC};
+
+    #[test]
+    fn the_budget_per_record_covers_a_growing_vector() {
+        assert!(3 * std::mem::size_of::<super::super::Record>() as u64 <= RECORD_BYTES);
+    }
 
     #[test]
     fn windows_parse_with_units_and_open_ends() {

@@ -636,28 +636,29 @@ impl World {
         out
     }
 
-    /// The trace recorded so far (records sorted by time, ties in logging order), or
-    /// `None` without a tracer or when it recorded no events.
-    pub fn trace(&self) -> Option<Trace> {
-        let tr = self.tracer.as_deref()?;
-        if !tr.events {
-            return None;
-        }
-        let mut records = tr.records.clone();
+    /// Takes the trace recorded so far (records sorted by time, ties in logging order),
+    /// or `None` without a tracer or when it recorded no events. The records move out
+    /// (a run's trace can be most of its memory); a second call returns an empty trace.
+    pub fn take_trace(&mut self) -> Option<Trace> {
+        let tasks = {
+            let tr = self.tracer.as_deref()?;
+            if !tr.events {
+                return None;
+            }
+            self.trace_tasks(tr)
+        };
+        let now = self.now.0;
+        let tr = self.tracer.as_deref_mut()?;
+        let mut records = std::mem::take(&mut tr.records);
+        // A stable sort: ties keep the order in which they were logged.
         records.sort_by_key(|r| r.ts);
+        // The window ends at its given end, or (without one) where the run stopped, or
+        // after the last record when kernel work stamped after the run's end was traced.
+        let last = records.last().map_or(0, |r| r.ts + 1);
         Some(Trace {
             cpus: self.cpus.len() as u32,
-            window: (
-                tr.start,
-                tr.records
-                    .iter()
-                    .map(|r| r.ts + 1)
-                    .max()
-                    .unwrap_or(0)
-                    .max(tr.end.min(self.now.0))
-                    .max(tr.start),
-            ),
-            tasks: self.trace_tasks(tr),
+            window: (tr.start, last.max(tr.end.min(now)).max(tr.start)),
+            tasks,
             levels: tr.levels.clone(),
             initial: tr.initial.clone(),
             records,
