@@ -6,9 +6,7 @@
 //! and the world drops an event whose generation is stale when it pops ("lazy
 //! invalidation"). Heap deletion would cost O(n) per cancel; a stale pop costs O(log n).
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
+use crate::radix::RadixHeap;
 use crate::time::Time;
 
 /// Index of a task in the engine's task table (not the scheduler's `TaskId`).
@@ -120,31 +118,10 @@ pub enum Event {
     End,
 }
 
-/// A heap entry: the (time, sequence) key packed into one integer, so that ordering is
-/// a single comparison, and the event's slot in a side table, so that entries are small
-/// (the heap moves entries on every push and pop).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Entry {
-    key: u128,
-    slot: u32,
-}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest (time, seq) first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
-    }
-}
-
 /// A priority queue of events ordered by (time, scheduling order).
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    heap: RadixHeap,
     events: Vec<Event>,
     free: Vec<u32>,
     seq: u64,
@@ -170,20 +147,22 @@ impl EventQueue {
                 u32::try_from(self.events.len() - 1).expect("fewer than 2^32 pending events")
             }
         };
+        // The (time, sequence) key packed into one integer, so that ordering is a single
+        // comparison; the event waits in a side table, so that queue entries are small.
         let key = (u128::from(time.0) << 64) | u128::from(seq);
-        self.heap.push(Entry { key, slot });
+        self.heap.push(key, slot);
     }
 
     /// Removes and returns the earliest event.
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let e = self.heap.pop()?;
-        self.free.push(e.slot);
-        Some((Time((e.key >> 64) as u64), self.events[e.slot as usize]))
+        let (key, slot) = self.heap.pop()?;
+        self.free.push(slot);
+        Some((Time((key >> 64) as u64), self.events[slot as usize]))
     }
 
     /// Time of the earliest event.
-    pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| Time((e.key >> 64) as u64))
+    pub fn peek_time(&mut self) -> Option<Time> {
+        self.heap.peek().map(|k| Time((k >> 64) as u64))
     }
 
     /// Number of pending events (stale ones included).
@@ -193,7 +172,7 @@ impl EventQueue {
 
     /// Whether no event is pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.len() == 0
     }
 
     /// Events scheduled so far (the next sequence number).

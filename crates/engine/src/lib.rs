@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod noise;
 pub mod output;
 pub mod profile;
+mod radix;
 pub mod program;
 pub mod race;
 pub mod rng;
