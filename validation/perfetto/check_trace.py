@@ -5,9 +5,14 @@
 Usage: check_trace.py TRACE.perfetto-trace RUN.json [--text TRACE.txt]
 
 Decodes TRACE with the official protos of the PyPI `perfetto` package
-(perfetto_trace_pb2) and checks its structure: every packet decodes; per CPU the ftrace
-timestamps never decrease; each sched_switch's prev_pid is the previous switch's next_pid
-on that CPU; every pid a sched event names (but the idle task, 0) has a thread in the
+(perfetto_trace_pb2) and checks its structure: every packet decodes; a bundle's
+compact_sched (sched_switch and sched_waking as packed arrays) expands into full events as
+trace_processor reads it: timestamps are deltas from 0 per bundle and kind, a switch's
+prev_pid/prev_comm/prev_prio are the previous switch's next_* on that CPU, a waking's pid
+(the waker) is that switch's next_pid; a compact switch or waking on a CPU with no switch
+before it is an error (trace_processor would drop it, so fairsim writes those in full);
+per CPU the ftrace timestamps never decrease; each full sched_switch's prev_pid is the
+previous switch's next_pid on that CPU; every pid a sched event names (but the idle task, 0) has a thread in the
 process tree; the track-event sequence starts with SEQ_INCREMENTAL_STATE_CLEARED; and
 track-event slices begin and end balanced, in time order, per track. Then it compares the
 event counts with RUN.json's `scheduler` counters (`fairsim run --json`, for a trace that
@@ -86,6 +91,78 @@ def packets(data):
         index += 1
 
 
+def expand_compact(index, cpu, cs):
+    """The events of a CompactSched as (timestamp, kind, fields) in array order, with
+    absolute timestamps (each kind's deltas summed from 0, as trace_processor's tokenizer
+    does)."""
+    switch = [cs.switch_timestamp, cs.switch_prev_state, cs.switch_next_pid,
+              cs.switch_next_prio, cs.switch_next_comm_index]
+    waking = [cs.waking_timestamp, cs.waking_pid, cs.waking_target_cpu, cs.waking_prio,
+              cs.waking_comm_index]
+    for name, arrays in (("switch", switch), ("waking", waking)):
+        if len({len(a) for a in arrays}) > 1:
+            fail(f"packet {index} cpu {cpu}: compact_sched {name} arrays differ in length "
+                 f"({[len(a) for a in arrays]})")
+    if cs.waking_common_flags and len(cs.waking_common_flags) != len(cs.waking_pid):
+        fail(f"packet {index} cpu {cpu}: waking_common_flags has the wrong length")
+    table = list(cs.intern_table)
+
+    def comm(i):
+        if i >= len(table):
+            fail(f"packet {index} cpu {cpu}: comm index {i} past the intern table ({len(table)})")
+        return table[i]
+
+    out = []
+    ts = 0
+    for delta, state, pid, prio, ci in zip(*switch):
+        ts += delta
+        out.append((ts, "sched_switch", (state, pid, prio, comm(ci))))
+    ts = 0
+    for delta, pid, target, prio, ci in zip(*waking):
+        ts += delta
+        out.append((ts, "sched_waking", (pid, target, prio, comm(ci))))
+    return out
+
+
+def bundle_events(index, bundle, running):
+    """Yields (FtraceEvent, is_compact) for a bundle's full events and its compact_sched
+    merged by time (stable: at equal times full events first, then switches, then
+    wakings). A compact event becomes the full event trace_processor would rebuild, from
+    `running[cpu]` = (pid, comm, prio) of the previous switch's next task on the CPU,
+    which the caller keeps up to date as it goes through the yielded switches."""
+    cpu = bundle.cpu
+    full = [(ev.timestamp, 0, ev) for ev in bundle.event]
+    for a, b in zip(full, full[1:]):
+        if b[0] < a[0]:
+            fail(f"cpu {cpu}: timestamp {b[0]} after {a[0]} in packet {index}")
+    merged = full
+    if bundle.HasField("compact_sched"):
+        rank = {"sched_switch": 1, "sched_waking": 2}
+        merged = full + [(ts, rank[kind], (kind, fields))
+                         for ts, kind, fields in expand_compact(index, cpu, bundle.compact_sched)]
+        merged.sort(key=lambda e: (e[0], e[1]))
+    for ts, rank, item in merged:
+        if rank == 0:
+            yield item, False
+            continue
+        kind, fields = item
+        if cpu not in running:
+            fail(f"cpu {cpu} at {ts}: compact {kind} before any sched_switch on the CPU "
+                 "(trace_processor would drop it; its context must be a full event)")
+        cur_pid, cur_comm, cur_prio = running[cpu]
+        if kind == "sched_switch":
+            state, pid, prio, comm = fields
+            body = pb.SchedSwitchFtraceEvent(
+                prev_comm=cur_comm, prev_pid=cur_pid, prev_prio=cur_prio, prev_state=state,
+                next_comm=comm, next_pid=pid, next_prio=prio)
+            yield pb.FtraceEvent(timestamp=ts, pid=cur_pid, sched_switch=body), True
+        else:
+            pid, target, prio, comm = fields
+            body = pb.SchedWakingFtraceEvent(comm=comm, pid=pid, prio=prio, success=1,
+                                             target_cpu=target)
+            yield pb.FtraceEvent(timestamp=ts, pid=cur_pid, sched_waking=body), True
+
+
 def check_proto(path):
     data = open(path, "rb").read()
     counts = Counter()
@@ -100,6 +177,7 @@ def check_proto(path):
     seq_seen = {}
     n_packets = 0
     cpus = set()
+    compact = Counter()
     for index, pkt in packets(data):
         n_packets += 1
         if not pkt.HasField("trusted_packet_sequence_id"):
@@ -116,21 +194,25 @@ def check_proto(path):
             bundle = pkt.ftrace_events
             cpu = bundle.cpu
             cpus.add(cpu)
-            for ev in bundle.event:
+            for ev, is_compact in bundle_events(index, bundle, running):
                 kind = ev.WhichOneof("event")
                 if kind not in FTRACE_EVENTS:
                     fail(f"packet {index}: unexpected ftrace event {kind!r}")
                 counts[kind] += 1
+                if is_compact:
+                    compact[kind] += 1
                 if ev.timestamp < last_ts.get(cpu, 0):
                     fail(f"cpu {cpu}: timestamp {ev.timestamp} after {last_ts[cpu]} (packet {index})")
                 last_ts[cpu] = ev.timestamp
                 named_pids.append((ev.pid, kind, ev.timestamp))
                 body = getattr(ev, kind)
                 if kind == "sched_switch":
-                    if cpu in running and running[cpu] != body.prev_pid:
+                    # A compact switch's prev_pid was taken from `running`; a full one's
+                    # must agree with it.
+                    if cpu in running and running[cpu][0] != body.prev_pid:
                         fail(f"cpu {cpu} at {ev.timestamp}: sched_switch prev_pid={body.prev_pid} "
-                             f"but the previous switch's next_pid was {running[cpu]}")
-                    running[cpu] = body.next_pid
+                             f"but the previous switch's next_pid was {running[cpu][0]}")
+                    running[cpu] = (body.next_pid, body.next_comm, body.next_prio)
                     stopper_in = body.next_comm.startswith("migration/")
                     stopper_to_idle = body.prev_comm.startswith("migration/") and body.next_pid == 0
                     if not stopper_in and not stopper_to_idle:
@@ -177,7 +259,7 @@ def check_proto(path):
             if part in name:
                 fairsim[text_name] += n
     return {
-        "counts": counts, "fairsim": fairsim, "packets": n_packets, "cpus": len(cpus),
+        "counts": counts, "compact": compact, "fairsim": fairsim, "packets": n_packets, "cpus": len(cpus),
         "threads": len(threads), "tracks": len(tracks), "bytes": len(data),
     }
 
@@ -240,12 +322,15 @@ def main():
     except Failure as e:
         print(f"check_trace: FAILED: {e}", file=sys.stderr)
         return 1
+    cc = got["compact"]
+    compact_note = (f" ({cc['sched_switch']} sched_switch and {cc['sched_waking']} sched_waking of them "
+                    "from compact_sched)") if cc else ""
     c = Counter({k: v for k, v in c.items() if k != "engine_switches"})
     total = sum(c.values())
     per = ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
     print(
         f"check_trace: OK. {args.trace} ({got['bytes']} bytes, {got['packets']} packets) decodes with the "
-        f"official protos: {total} ftrace events on {got['cpus']} CPUs ({per}), {got['threads']} threads in the "
+        f"official protos: {total} ftrace events on {got['cpus']} CPUs ({per}){compact_note}, {got['threads']} threads in the "
         f"process tree, {sum(got['fairsim'].values())} fairsim slices balanced on {got['tracks']} tracks (the fairsim parent included); "
         f"per-CPU time and the switch chain hold, and the counts match {args.run_json} "
         f"(context_switches {s['context_switches']}, wakeups {s['wakeups_local'] + s['wakeups_remote']}, "

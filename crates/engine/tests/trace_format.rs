@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use fairsim_engine::trace::perfetto::{write_perfetto_with, PerfettoOptions, BUNDLE_MAX};
 use fairsim_engine::trace::{
     write_ftrace_text, write_perfetto, BalanceKind, PrevState, Record, TaskInfo, Trace, TraceEvent,
     CPU_IDLE_EXIT,
@@ -225,9 +226,24 @@ fn sample() -> Trace {
     }
 }
 
+/// The default encoding (compact sched).
 fn perfetto_bytes(t: &Trace) -> Vec<u8> {
     let mut out = Vec::new();
     write_perfetto(t, &mut out).unwrap();
+    out
+}
+
+/// Every event a full `FtraceEvent`.
+fn perfetto_full(t: &Trace) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_perfetto_with(
+        t,
+        &mut out,
+        PerfettoOptions {
+            compact_sched: false,
+        },
+    )
+    .unwrap();
     out
 }
 
@@ -243,10 +259,307 @@ struct Ev<'a> {
     msg: Msg<'a>,
 }
 
+/// The varints of packed repeated field `f` (empty when absent).
+fn packed(m: &Msg, f: u32) -> Vec<u64> {
+    let mut out = Vec::new();
+    for payload in m.all(f) {
+        let mut pos = 0;
+        while pos < payload.len() {
+            out.push(varint(payload, &mut pos));
+        }
+    }
+    out
+}
+
+/// A sched_switch or sched_waking with every field the full event carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Sched {
+    Switch {
+        prev_comm: String,
+        prev_pid: u64,
+        prev_prio: i64,
+        prev_state: i64,
+        next_comm: String,
+        next_pid: u64,
+        next_prio: i64,
+    },
+    Waking {
+        comm: String,
+        pid: u64,
+        prio: i64,
+        target_cpu: u64,
+    },
+}
+
+/// One event of the sched stream: CPU, time, the event's `pid` (the task current on the
+/// CPU), and the event.
+type SchedEv = (u64, u64, u64, Sched);
+
+/// Which encoding the events of a decoded stream came in.
+#[derive(Debug, Default)]
+struct StreamStats {
+    full_switches: usize,
+    full_wakings: usize,
+    compact_switches: usize,
+    compact_wakings: usize,
+}
+
+/// Every sched_switch and sched_waking of a trace in either encoding, as trace_processor
+/// rebuilds them: a compact bundle's timestamps summed from 0 per kind, a compact switch's
+/// prev task and a compact waking's waker from the previous switch on the CPU (kept across
+/// bundles), full and compact events of a bundle merged by time (full events first at
+/// equal times, then switches, then wakings).
+fn sched_stream(bytes: &[u8]) -> (Vec<SchedEv>, StreamStats) {
+    let mut running: std::collections::BTreeMap<u64, (u64, String, i64)> = Default::default();
+    let mut out = Vec::new();
+    let mut stats = StreamStats::default();
+    for p in Msg::new(bytes).all(1).into_iter().map(Msg::new) {
+        if !p.has(1) {
+            continue;
+        }
+        let b = p.msg(1);
+        let cpu = b.int(1);
+        // (ts, rank, full event or compact (kind, index)).
+        let mut merged: Vec<(u64, u8, Option<Msg>, usize)> = Vec::new();
+        for e in b.all(2).into_iter().map(Msg::new) {
+            if e.has(4) || e.has(20) {
+                merged.push((e.int(1), 0, Some(e), 0));
+            }
+        }
+        let c = if b.has(4) { b.msg(4) } else { Msg(Vec::new()) };
+        let table: Vec<String> = c
+            .all(5)
+            .into_iter()
+            .map(|s| String::from_utf8(s.to_vec()).unwrap())
+            .collect();
+        let sw: Vec<Vec<u64>> = [1, 2, 3, 4, 6].map(|f| packed(&c, f)).into();
+        let wk: Vec<Vec<u64>> = [7, 8, 9, 10, 11].map(|f| packed(&c, f)).into();
+        assert!(sw.iter().all(|a| a.len() == sw[0].len()), "switch arrays");
+        assert!(wk.iter().all(|a| a.len() == wk[0].len()), "waking arrays");
+        assert!(!c.has(12), "no waking_common_flags");
+        for (rank, arrays) in [(1, &sw), (2, &wk)] {
+            let mut ts = 0u64;
+            for (i, d) in arrays[0].iter().enumerate() {
+                ts += d;
+                merged.push((ts, rank, None, i));
+            }
+        }
+        merged.sort_by_key(|m| (m.0, m.1));
+        for (ts, rank, full, i) in merged {
+            let ev = match (rank, full) {
+                (0, Some(e)) => {
+                    let pid = e.int(2);
+                    if e.has(4) {
+                        stats.full_switches += 1;
+                        let m = e.msg(4);
+                        let s = Sched::Switch {
+                            prev_comm: m.str(1).into(),
+                            prev_pid: m.int(2),
+                            prev_prio: m.sint(3),
+                            prev_state: m.sint(4),
+                            next_comm: m.str(5).into(),
+                            next_pid: m.int(6),
+                            next_prio: m.sint(7),
+                        };
+                        (cpu, ts, pid, s)
+                    } else {
+                        stats.full_wakings += 1;
+                        let m = e.msg(20);
+                        assert_eq!(m.int(4), 1, "success");
+                        let s = Sched::Waking {
+                            comm: m.str(1).into(),
+                            pid: m.int(2),
+                            prio: m.sint(3),
+                            target_cpu: m.int(5),
+                        };
+                        (cpu, ts, pid, s)
+                    }
+                }
+                (rank, _) => {
+                    let (cur, cur_comm, cur_prio) =
+                        running.get(&cpu).cloned().unwrap_or_else(|| {
+                            panic!("compact event at {ts} before cpu {cpu}'s first switch")
+                        });
+                    let s = if rank == 1 {
+                        stats.compact_switches += 1;
+                        Sched::Switch {
+                            prev_comm: cur_comm,
+                            prev_pid: cur,
+                            prev_prio: cur_prio,
+                            prev_state: sw[1][i] as i64,
+                            next_comm: table[sw[4][i] as usize].clone(),
+                            next_pid: sw[2][i],
+                            next_prio: sw[3][i] as i64,
+                        }
+                    } else {
+                        stats.compact_wakings += 1;
+                        Sched::Waking {
+                            comm: table[wk[4][i] as usize].clone(),
+                            pid: wk[1][i],
+                            prio: wk[3][i] as i64,
+                            target_cpu: wk[2][i],
+                        }
+                    };
+                    (cpu, ts, cur, s)
+                }
+            };
+            if let Sched::Switch {
+                next_pid,
+                next_comm,
+                next_prio,
+                ..
+            } = &ev.3
+            {
+                running.insert(cpu, (*next_pid, next_comm.clone(), *next_prio));
+            }
+            out.push(ev);
+        }
+    }
+    (out, stats)
+}
+
+/// Bytes of a length-delimited field with a `len`-byte payload, key and length included.
+fn field_bytes(field: u32, len: usize) -> usize {
+    let vlen = |v: u64| (64 - (v | 1).leading_zeros() as usize).div_ceil(7);
+    vlen(u64::from(field) << 3 | 2) + vlen(len as u64) + len
+}
+
+/// Bytes the sched_switch and sched_waking events take in a trace: (switch bytes, waking
+/// bytes, intern table bytes, compact_sched framing bytes). A full event counts with its
+/// `event` key and length; a compact one by its share of its arrays.
+fn sched_bytes(bytes: &[u8]) -> (usize, usize, usize, usize) {
+    let (mut sw, mut wk, mut table, mut frame) = (0, 0, 0, 0);
+    for p in Msg::new(bytes).all(1).into_iter().map(Msg::new) {
+        if !p.has(1) {
+            continue;
+        }
+        let b = p.msg(1);
+        for e in b.all(2) {
+            let m = Msg::new(e);
+            if m.has(4) {
+                sw += field_bytes(2, e.len());
+            } else if m.has(20) {
+                wk += field_bytes(2, e.len());
+            }
+        }
+        for c in b.all(4) {
+            frame += field_bytes(4, c.len()) - c.len();
+            for (f, v) in Msg::new(c).0 {
+                let n = field_bytes(f, v.len().len());
+                match f {
+                    1..=4 | 6 => sw += n,
+                    5 => table += n,
+                    _ => wk += n,
+                }
+            }
+        }
+    }
+    (sw, wk, table, frame)
+}
+
+#[test]
+fn compact_sched_decodes_to_the_full_stream_and_is_smaller() {
+    for (name, t) in [("sample", sample()), ("busy", busy_trace(4, 20_000))] {
+        let full = perfetto_full(&t);
+        let compact = perfetto_bytes(&t);
+        let (a, fs) = sched_stream(&full);
+        let (b, cs) = sched_stream(&compact);
+        assert_eq!(fs.compact_switches + fs.compact_wakings, 0);
+        assert!(cs.compact_switches > 0, "{name}: some switches are compact");
+        assert_eq!(a.len(), b.len(), "{name}");
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x, y, "{name}");
+        }
+        let n_switch = t
+            .records
+            .iter()
+            .filter(|r| matches!(r.event, TraceEvent::Switch { .. }))
+            .count();
+        assert_eq!(fs.full_switches, n_switch);
+        // Each CPU's first switch stays full, and the wakings before it.
+        let cpus_switching = a
+            .iter()
+            .filter(|e| matches!(e.3, Sched::Switch { .. }))
+            .map(|e| e.0)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
+        assert_eq!(cs.full_switches, cpus_switching, "{name}");
+        assert!(
+            compact.len() < full.len(),
+            "{name}: compact {} >= full {}",
+            compact.len(),
+            full.len()
+        );
+        let (fsw, fwk, _, _) = sched_bytes(&full);
+        let (csw, cwk, table, frame) = sched_bytes(&compact);
+        let per = |b: usize, n: usize| b as f64 / n.max(1) as f64;
+        let n_waking = fs.full_wakings;
+        eprintln!(
+            "{name}: full {} bytes, compact {} bytes (compact/full {:.3}); sched_switch {:.1} B \
+             full vs {:.1} B compact, sched_waking {:.1} B full vs {:.1} B compact \
+             ({n_switch} switches, {n_waking} wakings; compact bundles add {table} B of intern \
+             tables and {frame} B of framing, {:.2} B per compact event)",
+            full.len(),
+            compact.len(),
+            compact.len() as f64 / full.len() as f64,
+            per(fsw, n_switch),
+            per(csw, n_switch),
+            per(fwk, n_waking),
+            per(cwk, n_waking),
+            per(table + frame, cs.compact_switches + cs.compact_wakings),
+        );
+    }
+}
+
+#[test]
+fn compact_sched_keeps_events_that_tie_with_a_switch_full() {
+    let t = Trace {
+        cpus: 2,
+        window: (T0, 2 * T0),
+        tasks: vec![task(1, 1, 0, "a", 120), task(2, 2, 0, "b", 120)],
+        levels: vec![],
+        initial: vec![0, 0],
+        records: vec![
+            rec(T0, 0, waking(1, 0)),
+            rec(T0 + 10, 0, switch(0, PrevState::Running, 1)),
+            // Ties with cpu 0's first switch: full.
+            rec(T0 + 10, 0, switch(1, PrevState::Preempted, 2)),
+            // Ties with the switch after it: full.
+            rec(T0 + 20, 0, waking(1, 1)),
+            rec(T0 + 20, 0, switch(2, PrevState::Sleeping, 0)),
+            // Ties with the switch before it: full.
+            rec(T0 + 30, 0, switch(0, PrevState::Running, 2)),
+            rec(T0 + 30, 0, waking(1, 1)),
+            // Compact.
+            rec(T0 + 40, 0, waking(1, 1)),
+            rec(T0 + 50, 0, switch(2, PrevState::Sleeping, 0)),
+        ],
+    };
+    let (mut a, fs) = sched_stream(&perfetto_full(&t));
+    let (mut b, cs) = sched_stream(&perfetto_bytes(&t));
+    // At one time a full waking and a compact switch may decode in either order (the
+    // waking names its waker, so its content does not depend on it); each kind keeps
+    // its order.
+    let key = |e: &SchedEv| (e.0, e.1, matches!(e.3, Sched::Waking { .. }));
+    a.sort_by_key(key);
+    b.sort_by_key(key);
+    assert_eq!(a, b);
+    assert_eq!((fs.full_switches, fs.full_wakings), (5, 4));
+    assert_eq!(
+        (
+            cs.full_switches,
+            cs.full_wakings,
+            cs.compact_switches,
+            cs.compact_wakings
+        ),
+        (2, 3, 3, 1)
+    );
+}
+
 #[test]
 fn perfetto_packets_decode_to_the_records() {
     let t = sample();
-    let bytes = perfetto_bytes(&t);
+    let bytes = perfetto_full(&t);
     let top = Msg::new(&bytes);
     assert!(
         top.0.iter().all(|(f, _)| *f == 1),
@@ -549,10 +862,21 @@ fn trace_writers_are_deterministic_and_compact() {
         "perfetto stays compact: {} bytes for {n} events",
         a.len()
     );
-    // Bundles never exceed BUNDLE_MAX events.
-    for p in Msg::new(&a).all(1).into_iter().map(Msg::new) {
-        if p.has(1) {
-            assert!(p.msg(1).all(2).len() <= fairsim_engine::trace::perfetto::BUNDLE_MAX);
+    // Bundles never exceed BUNDLE_MAX events, full and compact together.
+    let full = perfetto_full(&big);
+    assert_eq!(full, perfetto_full(&big));
+    for bytes in [&a, &full] {
+        for p in Msg::new(bytes).all(1).into_iter().map(Msg::new) {
+            if p.has(1) {
+                let b = p.msg(1);
+                let compact = if b.has(4) {
+                    let c = b.msg(4);
+                    packed(&c, 1).len() + packed(&c, 7).len()
+                } else {
+                    0
+                };
+                assert!(b.all(2).len() + compact <= BUNDLE_MAX);
+            }
         }
     }
 }
@@ -611,6 +935,9 @@ fn scratch() -> PathBuf {
     dir
 }
 
+/// A function that encodes a trace as Perfetto bytes.
+type Writer = fn(&Trace) -> Vec<u8>;
+
 fn python_has_perfetto() -> bool {
     Command::new("python3")
         .args([
@@ -636,11 +963,17 @@ fn python_checker_accepts_the_trace_and_rejects_wrong_counts() {
     let script =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../validation/perfetto/check_trace.py");
     let dir = scratch();
-    for (name, t) in [("sample", sample()), ("busy", busy_trace(4, 3_000))] {
+    let cases = [("sample", sample()), ("busy", busy_trace(4, 3_000))];
+    let encodings: [(&str, Writer); 2] = [("compact", perfetto_bytes), ("full", perfetto_full)];
+    for ((trace_name, t), (form, write)) in cases
+        .iter()
+        .flat_map(|c| encodings.iter().map(move |e| (c, e)))
+    {
+        let name = format!("{trace_name}-{form}");
         let pf = dir.join(format!("{name}.perfetto-trace"));
         let txt = dir.join(format!("{name}.txt"));
-        std::fs::write(&pf, perfetto_bytes(&t)).unwrap();
-        std::fs::write(&txt, ftrace_text(&t)).unwrap();
+        std::fs::write(&pf, write(t)).unwrap();
+        std::fs::write(&txt, ftrace_text(t)).unwrap();
         let count = |f: fn(&TraceEvent) -> bool| t.records.iter().filter(|r| f(&r.event)).count();
         let switches = count(|e| matches!(e, TraceEvent::Switch { .. }));
         let wakings = count(|e| matches!(e, TraceEvent::Waking { .. }));

@@ -15,7 +15,14 @@
 //! - `ProcessTree` (`ps/process_tree.proto`): `processes` = 1, `threads` = 2;
 //!   `Process`: `pid` = 1, `ppid` = 2, `cmdline` = 3, `cmdline_is_comm` = 9;
 //!   `Thread`: `tid` = 1, `name` = 2, `tgid` = 3.
-//! - `FtraceEventBundle` (`ftrace/ftrace_event_bundle.proto`): `cpu` = 1, `event` = 2.
+//! - `FtraceEventBundle` (`ftrace/ftrace_event_bundle.proto`): `cpu` = 1, `event` = 2,
+//!   `compact_sched` = 4.
+//! - `FtraceEventBundle.CompactSched`, every array a packed repeated field:
+//!   `switch_timestamp` 1 (uint64), `switch_prev_state` 2 (int64), `switch_next_pid` 3
+//!   (int32), `switch_next_prio` 4 (int32), `intern_table` 5 (repeated string, not packed),
+//!   `switch_next_comm_index` 6 (uint32), `waking_timestamp` 7 (uint64), `waking_pid` 8
+//!   (int32), `waking_target_cpu` 9 (int32), `waking_prio` 10 (int32), `waking_comm_index`
+//!   11 (uint32), `waking_common_flags` 12 (uint32).
 //! - `FtraceEvent` (`ftrace/ftrace_event.proto`): `timestamp` = 1, `pid` = 2,
 //!   `sched_switch` = 4, `cpu_frequency` = 11, `cpu_idle` = 13, `sched_wakeup` = 17,
 //!   `sched_waking` = 20, `sched_wakeup_new` = 114, `sched_process_exit` = 238,
@@ -53,6 +60,48 @@
 //! time falls up to the chunk's last record. So the file is in time order chunk by chunk,
 //! which keeps trace_processor's sorting window small.
 //!
+//! # Compact sched encoding
+//!
+//! By default (see [`PerfettoOptions`]) `sched_switch` and `sched_waking`, most of a
+//! trace's events, go into their bundle's `compact_sched` as Perfetto's own tracing
+//! service writes them; every other event stays a full `FtraceEvent` in the same bundle.
+//! The rules, as trace_processor reads them back (`FtraceTokenizer::
+//! TokenizeFtraceCompactSchedSwitch`/`...Waking` in
+//! src/trace_processor/importers/ftrace/ftrace_tokenizer.cc, and
+//! `FtraceSchedEventTracker::PushSchedSwitchCompact`/`PushSchedWakingCompact` in
+//! ftrace_sched_event_tracker.cc; the writer's side in
+//! src/traced/probes/ftrace/compact_sched.h, whose comment reads "First timestamp in a
+//! bundle is absolute. The rest are all delta-encoded, each relative to the preceding
+//! sched_switch timestamp"):
+//!
+//! - One event is one index into the parallel arrays of its kind; the switch arrays and
+//!   the waking arrays have one length each (`waking_common_flags` may be absent, and is:
+//!   the full events carry no `common_flags` either).
+//! - Timestamps are deltas: the tokenizer starts an accumulator at 0 for each bundle and
+//!   each kind, so a bundle's first switch (and first waking) carries its absolute time
+//!   and each later one the time since the previous event of the same kind in that
+//!   bundle. The accumulator is signed 64-bit, the field `uint64`.
+//! - `intern_table` holds the bundle's comms; `switch_next_comm_index` and
+//!   `waking_comm_index` index it. This writer interns in order of first use.
+//! - `switch_prev_state` is the tracepoint's `prev_state` value, as the full event's field
+//!   4 carries it (trace_processor decodes both with `TaskState::FromRawPrevState`).
+//! - A compact switch has no `prev_*`: trace_processor takes `prev_pid`, `prev_prio` and
+//!   the prev thread from the previous switch on the same CPU, kept per CPU across bundles
+//!   (so a bundle's first switch continues from the last switch of the CPU's previous
+//!   bundle), and `prev_comm` from that thread's current name. The first compact switch
+//!   of a CPU with no switch before it only seeds that state: no sched slice starts
+//!   (stat `compact_sched_switch_skipped`).
+//! - A compact waking has no `pid` of the waker: trace_processor takes the task of the
+//!   previous switch on the CPU, and drops the waking when the CPU has had none
+//!   (`compact_sched_waking_skipped`).
+//!
+//! So that nothing is lost to those last two rules, a CPU's first `sched_switch` of the
+//! trace, and every `sched_waking` on a CPU before it, stay full events: they carry what
+//! no earlier switch could tell. The full events and the compact ones of a CPU interleave
+//! by time; trace_processor sorts them all by timestamp. Its order for equal timestamps
+//! is not something this writer relies on: a waking at the same time as a switch on its
+//! CPU, and a switch at the same time as its CPU's first switch, stay full events too.
+//!
 //! # Slices and their tracks
 //!
 //! A balance record becomes a slice from `ts` to `ts + dur` on the CPU's
@@ -62,6 +111,7 @@
 //! "cpu N balancing (overlap 1)", where it nests, or to a further one
 //! ("(overlap 2)", ...). Each track is a child of the "fairsim" track, ordered by CPU.
 
+use std::collections::BTreeMap;
 use std::io::{self, BufWriter, Write};
 
 use super::current::{cpu_slots, CurrentTasks};
@@ -85,9 +135,36 @@ const TYPE_SLICE_BEGIN: u64 = 1;
 const TYPE_SLICE_END: u64 = 2;
 const CHILD_ORDERING_EXPLICIT: u64 = 3;
 
-/// Writes `trace` as a Perfetto `Trace` protobuf to `out` (see the module doc for the
-/// layout). The same trace always gives the same bytes.
+/// How [`write_perfetto_with`] encodes a trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PerfettoOptions {
+    /// Write `sched_switch` and `sched_waking` in the bundles' `compact_sched` (the
+    /// default; see the module doc), or every event as a full `FtraceEvent`.
+    pub compact_sched: bool,
+}
+
+impl Default for PerfettoOptions {
+    fn default() -> Self {
+        Self {
+            compact_sched: true,
+        }
+    }
+}
+
+/// Writes `trace` as a Perfetto `Trace` protobuf to `out` with the default options
+/// (compact sched encoding; see the module doc for the layout). The same trace always
+/// gives the same bytes.
 pub fn write_perfetto(trace: &Trace, out: &mut dyn Write) -> io::Result<()> {
+    write_perfetto_with(trace, out, PerfettoOptions::default())
+}
+
+/// Writes `trace` as a Perfetto `Trace` protobuf to `out`, encoded as `opts` says. The
+/// same trace and options always give the same bytes.
+pub fn write_perfetto_with(
+    trace: &Trace,
+    out: &mut dyn Write,
+    opts: PerfettoOptions,
+) -> io::Result<()> {
     let mut w = PacketWriter {
         out: BufWriter::new(out),
         pkt: ProtoBuf::new(),
@@ -99,16 +176,39 @@ pub fn write_perfetto(trace: &Trace, out: &mut dyn Write) -> io::Result<()> {
 
     let slots = cpu_slots(trace);
     let mut cur = CurrentTasks::new(trace);
-    let mut bundles: Vec<Vec<(&Record, u32)>> = vec![Vec::new(); slots];
+    let mut bundles: Vec<Vec<Pending>> = vec![Vec::new(); slots];
+    // The time of each CPU's first sched_switch and of its latest one: only after a first
+    // switch can trace_processor rebuild what a compact switch or waking leaves out.
+    let mut first_switch: Vec<Option<u64>> = vec![None; slots];
+    let mut last_switch: Vec<Option<u64>> = vec![None; slots];
     let mut pending = 0usize;
     let mut next_slice = 0usize;
-    for rec in &trace.records {
+    for (i, rec) in trace.records.iter().enumerate() {
         let pid = cur.observe(rec);
         if is_fairsim(&rec.event) {
             continue;
         }
-        let bundle = &mut bundles[rec.cpu as usize];
-        bundle.push((rec, pid));
+        let cpu = rec.cpu as usize;
+        // Events of one CPU at one time reach trace_processor's sorter from two places
+        // (the full events and the compact arrays); whatever order it gives them, an event
+        // that ties with a switch it depends on is written in full, so that nothing is
+        // rebuilt from the wrong switch.
+        let compact = opts.compact_sched
+            && match rec.event {
+                TraceEvent::Switch { .. } => {
+                    let first = *first_switch[cpu].get_or_insert(rec.ts);
+                    last_switch[cpu] = Some(rec.ts);
+                    first != rec.ts
+                }
+                TraceEvent::Waking { .. } => {
+                    first_switch[cpu].is_some()
+                        && last_switch[cpu] != Some(rec.ts)
+                        && !switch_at(trace, i, rec.cpu)
+                }
+                _ => false,
+            };
+        let bundle = &mut bundles[cpu];
+        bundle.push(Pending { rec, pid, compact });
         pending += 1;
         if bundle.len() >= BUNDLE_MAX || pending >= CHUNK_MAX {
             w.bundles(trace, &mut bundles)?;
@@ -119,6 +219,25 @@ pub fn write_perfetto(trace: &Trace, out: &mut dyn Write) -> io::Result<()> {
     w.bundles(trace, &mut bundles)?;
     w.slices(trace, &plan, next_slice, u64::MAX)?;
     w.out.flush()
+}
+
+/// An ftrace event waiting for its bundle: the record, the task current on its CPU when
+/// it was logged, and whether it goes into `compact_sched`.
+#[derive(Debug, Clone, Copy)]
+struct Pending<'a> {
+    rec: &'a Record,
+    pid: u32,
+    compact: bool,
+}
+
+/// Whether a sched_switch on `cpu` follows record `i` at the same time (records are in
+/// time order, so only the run of equal times after it is read).
+fn switch_at(trace: &Trace, i: usize, cpu: u32) -> bool {
+    let ts = trace.records[i].ts;
+    trace.records[i + 1..]
+        .iter()
+        .take_while(|r| r.ts == ts)
+        .any(|r| r.cpu == cpu && matches!(r.event, TraceEvent::Switch { .. }))
 }
 
 /// Whether the event is fairsim's own (a track event, not an ftrace event).
@@ -215,7 +334,7 @@ impl PacketWriter<'_> {
     }
 
     /// One bundle per CPU with pending events, in CPU order; empties them.
-    fn bundles(&mut self, trace: &Trace, bundles: &mut [Vec<(&Record, u32)>]) -> io::Result<()> {
+    fn bundles(&mut self, trace: &Trace, bundles: &mut [Vec<Pending>]) -> io::Result<()> {
         for (cpu, events) in bundles.iter_mut().enumerate() {
             if events.is_empty() {
                 continue;
@@ -223,8 +342,16 @@ impl PacketWriter<'_> {
             self.pkt.uint(10, u64::from(FTRACE_SEQUENCE));
             self.pkt.message(1, |b| {
                 b.uint(1, cpu as u64);
-                for &(rec, pid) in events.iter() {
-                    b.message(2, |e| ftrace_event(e, trace, rec, pid));
+                let mut compact = CompactSched::default();
+                for ev in events.iter() {
+                    if ev.compact {
+                        compact.push(trace, ev.rec);
+                    } else {
+                        b.message(2, |e| ftrace_event(e, trace, ev.rec, ev.pid));
+                    }
+                }
+                if !compact.is_empty() {
+                    b.message(4, |c| compact.encode(c));
                 }
             });
             self.emit()?;
@@ -251,6 +378,96 @@ impl PacketWriter<'_> {
             i += 1;
         }
         Ok(i)
+    }
+}
+
+/// One bundle's `FtraceEventBundle.CompactSched` being filled: the intern table and the
+/// parallel arrays, values already as their varints carry them (see the module doc).
+#[derive(Debug, Default)]
+struct CompactSched {
+    comms: Vec<String>,
+    comm_index: BTreeMap<String, u64>,
+    switch_ts: Vec<u64>,
+    switch_prev_state: Vec<u64>,
+    switch_next_pid: Vec<u64>,
+    switch_next_prio: Vec<u64>,
+    switch_next_comm: Vec<u64>,
+    last_switch_ts: u64,
+    waking_ts: Vec<u64>,
+    waking_pid: Vec<u64>,
+    waking_target_cpu: Vec<u64>,
+    waking_prio: Vec<u64>,
+    waking_comm: Vec<u64>,
+    last_waking_ts: u64,
+}
+
+impl CompactSched {
+    /// Whether no event was pushed.
+    fn is_empty(&self) -> bool {
+        self.switch_ts.is_empty() && self.waking_ts.is_empty()
+    }
+
+    /// The index of `comm` in the intern table, adding it on first use.
+    fn intern(&mut self, comm: String) -> u64 {
+        if let Some(&i) = self.comm_index.get(&comm) {
+            return i;
+        }
+        let i = self.comms.len() as u64;
+        self.comms.push(comm.clone());
+        self.comm_index.insert(comm, i);
+        i
+    }
+
+    /// Appends a switch or waking record (others are not compact and are ignored).
+    fn push(&mut self, trace: &Trace, rec: &Record) {
+        let cpu = rec.cpu;
+        // A CPU's records are in time order, so deltas never go below zero; were one to,
+        // its wrapped value would still read back right through trace_processor's signed
+        // accumulator.
+        match rec.event {
+            TraceEvent::Switch {
+                prev_state, next, ..
+            } => {
+                self.switch_ts
+                    .push(rec.ts.wrapping_sub(self.last_switch_ts));
+                self.last_switch_ts = rec.ts;
+                // int64 and int32 fields carry negative values as two's complement.
+                self.switch_prev_state.push(prev_state.bits() as u64);
+                self.switch_next_pid.push(u64::from(next));
+                self.switch_next_prio
+                    .push(i64::from(trace.prio(next)) as u64);
+                let comm = self.intern(trace.comm(next, cpu));
+                self.switch_next_comm.push(comm);
+            }
+            TraceEvent::Waking { pid, target_cpu } => {
+                self.waking_ts
+                    .push(rec.ts.wrapping_sub(self.last_waking_ts));
+                self.last_waking_ts = rec.ts;
+                self.waking_pid.push(u64::from(pid));
+                self.waking_target_cpu.push(u64::from(target_cpu));
+                self.waking_prio.push(i64::from(trace.prio(pid)) as u64);
+                let comm = self.intern(trace.comm(pid, cpu));
+                self.waking_comm.push(comm);
+            }
+            _ => {}
+        }
+    }
+
+    /// Encodes the message body, fields in number order.
+    fn encode(&self, c: &mut ProtoBuf) {
+        c.packed_varints(1, &self.switch_ts);
+        c.packed_varints(2, &self.switch_prev_state);
+        c.packed_varints(3, &self.switch_next_pid);
+        c.packed_varints(4, &self.switch_next_prio);
+        for comm in &self.comms {
+            c.string(5, comm);
+        }
+        c.packed_varints(6, &self.switch_next_comm);
+        c.packed_varints(7, &self.waking_ts);
+        c.packed_varints(8, &self.waking_pid);
+        c.packed_varints(9, &self.waking_target_cpu);
+        c.packed_varints(10, &self.waking_prio);
+        c.packed_varints(11, &self.waking_comm);
     }
 }
 
@@ -449,7 +666,7 @@ impl Lane {
 
 impl SlicePlan {
     fn new(trace: &Trace) -> Self {
-        let mut lanes: std::collections::BTreeMap<(u32, SliceKind), Vec<Lane>> = Default::default();
+        let mut lanes: BTreeMap<(u32, SliceKind), Vec<Lane>> = Default::default();
         for (i, rec) in trace.records.iter().enumerate() {
             let (kind, dur) = match rec.event {
                 TraceEvent::Balance { dur, .. } => (SliceKind::Balance, dur),
