@@ -160,11 +160,6 @@ impl EventQueue {
         Some((Time((key >> 64) as u64), self.events[slot as usize]))
     }
 
-    /// Time of the earliest event.
-    pub fn peek_time(&mut self) -> Option<Time> {
-        self.heap.peek().map(|k| Time((k >> 64) as u64))
-    }
-
     /// Number of pending events (stale ones included).
     pub fn len(&self) -> usize {
         self.heap.len()

@@ -6,29 +6,40 @@
 //! (time, sequence) keys are monotone: each new key is larger than the last key popped.
 //! A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the shortest
 //! path problem", JACM 1990) exploits that: an entry sits in the bucket of the highest
-//! bit in which its key differs from the last popped key, and only the lowest non-empty
-//! bucket is ever sorted out, by moving its entries to lower buckets. Each entry moves
-//! at most once per bit, and most pops take the one entry of bucket 0. It pops exactly
-//! the order a binary heap does (keys are unique), with less work per event for the
-//! engine's mix (a few hundred pending events, most of them due within microseconds).
+//! bit in which its time differs from the last popped time, and only the lowest non-empty
+//! bucket is ever sorted out, by moving its entries to lower buckets. Each entry moves at
+//! most once per bit of the time. Entries of one time keep the order they were pushed in,
+//! which is their sequence order, so the heap pops exactly the (time, sequence) order a
+//! binary heap does, with less work per event for the engine's mix (a few hundred pending
+//! events, many of them at the same instant or within microseconds). Bucketing on the
+//! whole 128-bit key instead was slower than the binary heap: entries of one instant
+//! differ in their sequence bits and were sorted out again and again.
 //!
 //! A key below the last popped one (an engine bug that schedules into the past) is kept
 //! apart and popped first, so that the world still sees time go backwards and says so.
 
-/// A min-priority queue of `(key, value)` pairs with unique, monotone keys.
+/// A min-priority queue of `(key, value)` pairs with unique, monotone keys, ordered by
+/// the key's high 64 bits (the time) in buckets and by its low 64 bits (the sequence)
+/// through insertion order: entries of one time are pushed in increasing sequence, and
+/// sorting a bucket out keeps their relative order, so the entries of the minimum time
+/// leave bucket 0 first in, first out.
 #[derive(Debug, Clone)]
 pub(crate) struct RadixHeap {
-    /// The last key popped: every pending key is above it (or in `past`).
-    last: u128,
-    /// `buckets[0]` holds the entry equal to `last` once found; `buckets[i]` for i >= 1
-    /// the entries whose highest bit differing from `last` is bit i - 1.
+    /// The time of the last key popped: every pending key's time is at or above it (or
+    /// the entry is in `past`).
+    last: u64,
+    /// The last key popped.
+    last_key: u128,
+    /// Entries of time `last`, in sequence order, from `head` on.
+    now: Vec<(u128, u32)>,
+    head: usize,
+    /// `buckets[i]` holds the entries whose highest time bit differing from `last` is
+    /// bit i.
     buckets: Vec<Vec<(u128, u32)>>,
-    /// Bit i set when `buckets[i + 1]` is not empty (bucket 0 is checked directly).
-    nonempty: u128,
+    /// Bit i set when `buckets[i]` is not empty.
+    nonempty: u64,
     /// Entries pushed below `last` (never, unless the engine schedules into the past).
     past: Vec<(u128, u32)>,
-    /// A spare buffer, so that sorting out a bucket allocates nothing.
-    spare: Vec<(u128, u32)>,
     len: usize,
 }
 
@@ -36,23 +47,19 @@ impl Default for RadixHeap {
     fn default() -> Self {
         RadixHeap {
             last: 0,
-            buckets: (0..=128).map(|_| Vec::new()).collect(),
+            last_key: 0,
+            now: Vec::new(),
+            head: 0,
+            buckets: (0..64).map(|_| Vec::new()).collect(),
             nonempty: 0,
             past: Vec::new(),
-            spare: Vec::new(),
             len: 0,
         }
     }
 }
 
-/// The bucket of `key` relative to `last` (`key >= last`).
-fn bucket(last: u128, key: u128) -> usize {
-    let diff = key ^ last;
-    if diff == 0 {
-        0
-    } else {
-        128 - diff.leading_zeros() as usize
-    }
+fn time_of(key: u128) -> u64 {
+    (key >> 64) as u64
 }
 
 impl RadixHeap {
@@ -62,45 +69,58 @@ impl RadixHeap {
     }
 
     fn put(&mut self, key: u128, value: u32) {
-        let b = bucket(self.last, key);
-        self.buckets[b].push((key, value));
-        if b > 0 {
-            self.nonempty |= 1u128 << (b - 1);
+        let diff = time_of(key) ^ self.last;
+        if diff == 0 {
+            self.now.push((key, value));
+        } else {
+            let b = 63 - diff.leading_zeros() as usize;
+            self.buckets[b].push((key, value));
+            self.nonempty |= 1u64 << b;
         }
     }
 
-    /// Adds `value` with `key`.
+    /// Adds `value` with `key` (keys are unique and, but for an engine bug, above the
+    /// last key popped).
     pub(crate) fn push(&mut self, key: u128, value: u32) {
         self.len += 1;
-        if key < self.last {
+        if key < self.last_key {
             self.past.push((key, value));
         } else {
             self.put(key, value);
         }
     }
 
-    /// Moves the smallest key into bucket 0 (sorting out the lowest non-empty bucket),
-    /// unless it is already there. Returns false when the heap holds nothing above
-    /// `last`.
+    /// Makes the entries of the smallest pending time the current ones (sorting out the
+    /// lowest non-empty bucket), unless some are left; only `pop` calls it, so that `last`
+    /// is always the time of the last key popped and the keys pushed after it are above
+    /// it. Returns false when the heap holds
+    /// nothing at or above `last`.
     fn settle(&mut self) -> bool {
-        if !self.buckets[0].is_empty() {
+        if self.head < self.now.len() {
             return true;
         }
+        self.now.clear();
+        self.head = 0;
         if self.nonempty == 0 {
             return false;
         }
-        let b = self.nonempty.trailing_zeros() as usize + 1;
-        self.nonempty &= !(1u128 << (b - 1));
-        let mut entries = std::mem::replace(&mut self.buckets[b], std::mem::take(&mut self.spare));
-        let min = entries.iter().map(|e| e.0).min().unwrap_or(self.last);
-        self.last = min;
+        let b = self.nonempty.trailing_zeros() as usize;
+        self.nonempty &= !(1u64 << b);
+        let entries = std::mem::take(&mut self.buckets[b]);
+        self.last = entries
+            .iter()
+            .map(|e| time_of(e.0))
+            .min()
+            .unwrap_or(self.last);
         for &(k, v) in &entries {
-            // Every entry of bucket b agrees with the new minimum above bit b - 1, so
-            // it lands in a bucket below b.
+            // Every entry of bucket b agrees with the new minimum above bit b, so it lands
+            // in `now` or a bucket below b, in the order it was pushed.
             self.put(k, v);
         }
+        // Give the emptied bucket its allocation back.
+        let mut entries = entries;
         entries.clear();
-        self.spare = entries;
+        self.buckets[b] = entries;
         true
     }
 
@@ -115,19 +135,10 @@ impl RadixHeap {
             return None;
         }
         self.len -= 1;
-        // Keys are unique, so bucket 0 holds exactly the one entry equal to `last`.
-        self.buckets[0].pop()
-    }
-
-    /// The smallest key, sorting out a bucket if needed.
-    pub(crate) fn peek(&mut self) -> Option<u128> {
-        if let Some(k) = self.past.iter().map(|e| e.0).min() {
-            return Some(k);
-        }
-        if !self.settle() {
-            return None;
-        }
-        self.buckets[0].last().map(|e| e.0)
+        let e = self.now[self.head];
+        self.head += 1;
+        self.last_key = e.0;
+        Some(e)
     }
 }
 
@@ -176,7 +187,6 @@ mod tests {
                 }
             }
             assert_eq!(r.len(), h.len());
-            assert_eq!(r.peek(), h.peek().map(|Reverse(e)| e.0));
         }
         while let Some(Reverse(e)) = h.pop() {
             assert_eq!(r.pop(), Some(e));
@@ -192,7 +202,6 @@ mod tests {
         r.push(20 << 64, 1);
         assert_eq!(r.pop(), Some((10 << 64, 0)));
         r.push(5 << 64, 2);
-        assert_eq!(r.peek(), Some(5 << 64));
         assert_eq!(r.pop(), Some((5 << 64, 2)));
         assert_eq!(r.pop(), Some((20 << 64, 1)));
         assert_eq!(r.pop(), None);
