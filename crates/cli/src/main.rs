@@ -53,6 +53,9 @@ enum Command {
     Plot(cmd::plot::PlotArgs),
     /// Run a plan's matrix of runs (machines x workloads x feature sets x options x seeds)
     /// in parallel or as shards of a batch job, and join shards with `sweep merge`.
+    // A variant's doc comment replaces its arguments' long_about, so the plan format is
+    // named here for `fairsim sweep --help`.
+    #[command(long_about = cmd::sweep::LONG_ABOUT)]
     Sweep(Box<cmd::sweep::SweepArgs>),
 }
 

@@ -66,12 +66,12 @@ the points whose index % N is I-1 and writes no summary; `fairsim sweep merge SH
 
 /// Arguments of `fairsim sweep`.
 #[derive(Debug, clap::Args)]
-#[command(long_about = LONG_ABOUT, args_conflicts_with_subcommands = true)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct SweepArgs {
     #[command(subcommand)]
     command: Option<SweepCommand>,
 
-    /// The plan (TOML; see above).
+    /// The plan (TOML; `fairsim sweep --help` shows its format).
     #[arg(value_name = "PLAN.toml")]
     plan: Option<PathBuf>,
 
