@@ -150,8 +150,35 @@ fn cell(v: f64, pct: f64, star: bool) -> String {
     }
 }
 
-/// Renders the comparison of every metric.
+/// Samples of one metric in any number of columns, the first being the baseline (a
+/// sweep's axis values).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricColumns {
+    /// The metric's name.
+    pub name: String,
+    /// Higher is better (throughput); else lower is better (time, latency, cost).
+    pub higher_better: bool,
+    /// One list of samples per column, in the columns' order.
+    pub columns: Vec<Vec<f64>>,
+}
+
+/// Renders the comparison of every metric between a baseline and a new side.
 pub fn render_compare(metrics: &[MetricSamples], base_label: &str, new_label: &str) -> String {
+    let columns: Vec<MetricColumns> = metrics
+        .iter()
+        .map(|m| MetricColumns {
+            name: m.name.clone(),
+            higher_better: m.higher_better,
+            columns: vec![m.base.clone(), m.new.clone()],
+        })
+        .collect();
+    render_columns(&columns, &[base_label, new_label])
+}
+
+/// Renders the comparison of every metric over `labels.len()` columns: each column after
+/// the first gets its change against the first, starred when significant. With two
+/// columns this is exactly `render_compare`'s table.
+pub fn render_columns(metrics: &[MetricColumns], labels: &[&str]) -> String {
     let name_w = metrics
         .iter()
         .map(|m| m.name.len())
@@ -159,35 +186,47 @@ pub fn render_compare(metrics: &[MetricSamples], base_label: &str, new_label: &s
         .unwrap_or(6)
         .max(6);
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:10}{:name_w$} {:>24} {:>24}",
-        "", "", base_label, new_label
-    );
+    let _ = write!(out, "{:10}{:name_w$}", "", "");
+    for label in labels {
+        let _ = write!(out, " {label:>24}");
+    }
+    out.push('\n');
+    let empty: Vec<f64> = Vec::new();
     for m in metrics {
-        let a = summarise(&m.base);
-        let b = summarise(&m.new);
-        let sig = significant(&a, &b);
-        let (mean_label, am, bm) = if m.higher_better {
-            ("Hmean", a.hmean, b.hmean)
-        } else {
-            ("Amean", a.amean, b.amean)
+        let sums: Vec<Summary> = (0..labels.len())
+            .map(|i| summarise(m.columns.get(i).unwrap_or(&empty)))
+            .collect();
+        let Some(a) = sums.first().copied() else {
+            continue;
         };
-        let rows: [(&str, f64, f64, bool, bool); 5] = [
-            ("Min", a.min, b.min, m.higher_better, false),
-            (mean_label, am, bm, m.higher_better, sig),
-            ("Stddev", a.stddev, b.stddev, false, false),
-            ("CoeffVar", a.coeffvar, b.coeffvar, false, false),
-            ("Max", a.max, b.max, m.higher_better, false),
+        let mean_label = if m.higher_better { "Hmean" } else { "Amean" };
+        let mean = |s: &Summary| if m.higher_better { s.hmean } else { s.amean };
+        type Stat = fn(&Summary) -> f64;
+        let rows: [(&str, Option<Stat>, bool); 5] = [
+            ("Min", Some(|s| s.min), m.higher_better),
+            (mean_label, None, m.higher_better),
+            ("Stddev", Some(|s| s.stddev), false),
+            ("CoeffVar", Some(|s| s.coeffvar), false),
+            ("Max", Some(|s| s.max), m.higher_better),
         ];
-        for (stat, va, vb, hb, star) in rows {
-            let _ = writeln!(
+        for (stat, get, hb) in rows {
+            let value = |s: &Summary| get.map_or_else(|| mean(s), |g| g(s));
+            let _ = write!(
                 out,
-                "{stat:<10}{:name_w$} {} {}",
+                "{stat:<10}{:name_w$} {}",
                 m.name,
-                cell(va, 0.0, false),
-                cell(vb, pct_change(va, vb, hb), star)
+                cell(value(&a), 0.0, false)
             );
+            for b in &sums[1..] {
+                // Only the mean's row carries the significance star, as in mmtests.
+                let star = get.is_none() && significant(&a, b);
+                let _ = write!(
+                    out,
+                    " {}",
+                    cell(value(b), pct_change(value(&a), value(b), hb), star)
+                );
+            }
+            out.push('\n');
         }
     }
     out
@@ -226,5 +265,20 @@ mod tests {
         let mean = t.lines().find(|l| l.starts_with("Amean")).unwrap();
         assert!(mean.contains("*  19.93%*") || mean.contains("*"), "{t}");
         assert!(t.lines().nth(1).unwrap().starts_with("Min       time"));
+    }
+
+    #[test]
+    fn three_columns_compare_each_with_the_first() {
+        let m = MetricColumns {
+            name: "time".into(),
+            higher_better: false,
+            columns: vec![vec![10.0, 10.0], vec![8.0, 8.0], vec![12.0, 12.0]],
+        };
+        let t = render_columns(&[m], &["a", "b", "c"]);
+        let min = t.lines().nth(1).unwrap();
+        assert!(
+            min.contains("(  20.00%)") && min.contains("( -20.00%)"),
+            "{t}"
+        );
     }
 }

@@ -61,6 +61,15 @@ impl CliError {
         }
     }
 
+    /// The same error with `prefix: ` in front of its text (a sweep names the point that
+    /// failed); the class, and so the exit status, stays.
+    pub fn context(self, prefix: &str) -> Self {
+        CliError {
+            text: format!("{prefix}: {}", self.text),
+            class: self.class,
+        }
+    }
+
     /// Prints the error as one line and returns the failure status.
     pub fn report(&self) -> ExitCode {
         let status = match self.class {
@@ -181,24 +190,30 @@ pub fn report_clap(err: clap::Error) -> ExitCode {
             ExitCode::from(EXIT_USAGE)
         }
         _ => {
-            let rendered = err.render().to_string();
-            let first = rendered
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            // clap lists allowed values on a second line; keep them on the one line.
-            let allowed = rendered.lines().find_map(|l| {
-                l.trim()
-                    .strip_prefix("[possible values: ")
-                    .and_then(|rest| rest.strip_suffix(']'))
-            });
-            match allowed {
-                Some(values) => eprintln!("fairsim: error: {first}; allowed: {values}"),
-                None => eprintln!("fairsim: error: {first}"),
-            }
+            eprintln!("fairsim: error: {}", clap_line(&err));
             ExitCode::from(EXIT_USAGE)
         }
+    }
+}
+
+/// A clap error (other than help, version or a missing argument) as one line: its first
+/// line, with the allowed values clap lists on a line of their own appended.
+pub fn clap_line(err: &clap::Error) -> String {
+    let rendered = err.render().to_string();
+    let first = rendered
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    // clap lists allowed values on a second line; keep them on the one line.
+    let allowed = rendered.lines().find_map(|l| {
+        l.trim()
+            .strip_prefix("[possible values: ")
+            .and_then(|rest| rest.strip_suffix(']'))
+    });
+    match allowed {
+        Some(values) => format!("{first}; allowed: {values}"),
+        None => first.to_string(),
     }
 }
 

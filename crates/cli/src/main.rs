@@ -51,6 +51,12 @@ enum Command {
     Schedstat(cmd::schedstat::SchedstatArgs),
     /// Draw SVG plots from a plot data file and from criterion's lb_scan results.
     Plot(cmd::plot::PlotArgs),
+    /// Run a plan's matrix of runs (machines x workloads x feature sets x options x seeds)
+    /// in parallel or as shards of a batch job, and join shards with `sweep merge`.
+    // A variant's doc comment replaces its arguments' long_about, so the plan format is
+    // named here for `fairsim sweep --help`.
+    #[command(long_about = cmd::sweep::LONG_ABOUT)]
+    Sweep(Box<cmd::sweep::SweepArgs>),
 }
 
 /// Lets every option value start with `-`, in every subcommand, so that `--seed -1` or
@@ -86,6 +92,7 @@ fn main() -> ExitCode {
         Command::Schedstat(args) => cmd::schedstat::run(&args, &mut out),
         Command::Race(args) => cmd::race::run(&args, &mut out),
         Command::Plot(args) => cmd::plot::run(&args, &mut out),
+        Command::Sweep(args) => cmd::sweep::run(&args, &mut out),
     };
     let result = result.and_then(|()| out.flush().map_err(CliError::from));
     match result {

@@ -51,7 +51,7 @@ pub struct CompareArgs {
 }
 
 /// Named metric values of one run: (name, higher is better, value).
-type RunMetrics = Vec<(String, bool, f64)>;
+pub(crate) type RunMetrics = Vec<(String, bool, f64)>;
 
 /// The workload's own metrics from its JSON report.
 fn workload_metrics(name: &str, json: &serde_json::Value, out: &mut RunMetrics, secs: f64) {
@@ -89,6 +89,19 @@ fn run_one(
     cpu: Option<usize>,
 ) -> Result<(RunMetrics, hdrhistogram::Histogram<u64>), CliError> {
     let result = fairsim_engine::run(spec, &mut |_, _| {})?;
+    let m = metrics_of(spec, &result, cpu);
+    Ok((m, result.world.metrics.wakeup_latency.clone()))
+}
+
+/// The metrics compare's table shows for one finished run of `spec` (`fairsim sweep`
+/// writes the same list into its point files): the workload's own, newidle time and
+/// perf shares, runqueue-lock spinning, and per domain level the newidle balances' groups
+/// scanned, success ratio and rate, read from every CPU or from `cpu` alone.
+pub(crate) fn metrics_of(
+    spec: &RunSpec,
+    result: &fairsim_engine::RunResult,
+    cpu: Option<usize>,
+) -> RunMetrics {
     let w = &result.world;
     let elapsed = w.window_ns().max(1);
     let secs = elapsed as f64 / 1e9;
@@ -161,7 +174,7 @@ fn run_one(
             m.push((format!("d{level}-newidle-lb/s"), false, count as f64 / secs));
         }
     }
-    Ok((m, w.metrics.wakeup_latency.clone()))
+    m
 }
 
 /// Runs `fairsim compare`.

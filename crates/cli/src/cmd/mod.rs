@@ -8,4 +8,5 @@ pub(crate) mod plots;
 pub mod race;
 pub mod run;
 pub mod schedstat;
+pub mod sweep;
 pub mod topology;

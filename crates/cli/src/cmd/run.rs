@@ -215,7 +215,7 @@ pub(crate) fn resolve_spec(args: &RunArgs) -> Result<RunSpec, CliError> {
             "--features: not available with compare, whose sides have their own; allowed: --base LIST and --new LIST",
         ));
     }
-    let mut plan = resolve(args)?.0;
+    let mut plan = resolve(args, &mut print_note)?.0;
     // compare's --plot draws from the runs' counters; it traces no events.
     plan.spec.config.trace = None;
     // A scenario's per-run keys would be dropped just as the options would.
@@ -242,7 +242,39 @@ struct Plan {
     features_given: bool,
 }
 
-fn resolve(args: &RunArgs) -> Result<(Plan, bool), CliError> {
+/// Prints a workload's note on stderr, as `run` and `compare` do once per command.
+fn print_note(note: String) {
+    eprintln!("fairsim: note: {note}");
+}
+
+/// The run specification of one point of `fairsim sweep`, whose plan has already refused
+/// the per-run outputs (`--json`, `--trace`, ...): exactly what `fairsim run` with the
+/// same arguments would run. The workloads' notes are returned rather than printed, so
+/// that a sweep says each once for all its points.
+pub(crate) fn resolve_point(args: &RunArgs) -> Result<(RunSpec, Vec<String>), CliError> {
+    let mut notes = Vec::new();
+    let plan = resolve(args, &mut |n| notes.push(n))?.0;
+    Ok((plan.spec, notes))
+}
+
+/// `fairsim run`'s arguments as a clap command of their own, with the CLI's rule that
+/// option values may start with `-`: `fairsim sweep` parses each point's argument vector
+/// with it, so that a point means what the same `fairsim run` command line means.
+pub(crate) fn run_args_command() -> clap::Command {
+    use clap::Args;
+    crate::hyphen_values(RunArgs::augment_args(
+        clap::Command::new("fairsim run").no_binary_name(true),
+    ))
+}
+
+/// Parses `fairsim run`'s arguments from `argv` (without the program and command names).
+pub(crate) fn parse_run_args(argv: &[String]) -> Result<RunArgs, clap::Error> {
+    use clap::FromArgMatches;
+    let matches = run_args_command().try_get_matches_from(argv)?;
+    RunArgs::from_arg_matches(&matches)
+}
+
+fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool), CliError> {
     let scenario = match &args.scenario {
         Some(p) => Scenario::load(p)?,
         None => Scenario::default(),
@@ -277,8 +309,8 @@ fn resolve(args: &RunArgs) -> Result<(Plan, bool), CliError> {
         .map(|w| WorkloadSpec::parse(w))
         .collect::<Result<Vec<_>, _>>()?;
     // Said once per command: compare resolves its arguments once for all its runs.
-    for note in workloads.iter().flat_map(WorkloadSpec::notes) {
-        eprintln!("fairsim: note: {note}");
+    for n in workloads.iter().flat_map(WorkloadSpec::notes) {
+        note(n);
     }
 
     let features = match args.features.as_ref().or(scenario.features.as_ref()) {
@@ -604,7 +636,7 @@ fn write_traces(args: &RunArgs, trace: &fairsim_engine::trace::Trace) -> Result<
 
 /// Runs `fairsim run`.
 pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let (plan, builtin) = resolve(args)?;
+    let (plan, builtin) = resolve(args, &mut print_note)?;
     if builtin {
         writeln!(out, "{BUILTIN_EXPLANATION}")?;
     }
