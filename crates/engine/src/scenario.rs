@@ -49,6 +49,8 @@ pub struct Scenario {
     pub seed: Option<u64>,
     /// Tick rate (`--hz`).
     pub hz: Option<u32>,
+    /// util_est form (`--util-est`).
+    pub util_est: Option<String>,
     /// Timer slack (`--timer-slack`).
     pub timer_slack: Option<String>,
     /// Timer expiry point (`--timer-expiry`).
@@ -82,7 +84,7 @@ impl Scenario {
         let scenario: Scenario = toml::from_str(text).map_err(|e| {
             let msg = e.message().replace('\n', " ");
             EngineError::Scenario(format!(
-                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, features, duration, seed, hz, timer_slack, timer_expiry, cpuidle, idle_states, noise, warmup, schedstat, schedstat_version, json, [cost]"
+                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, features, duration, seed, hz, util_est, timer_slack, timer_expiry, cpuidle, idle_states, noise, warmup, schedstat, schedstat_version, json, [cost]"
             ))
         })?;
         scenario.check_machine_keys()?;

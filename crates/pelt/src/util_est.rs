@@ -39,9 +39,37 @@ pub enum UtilEstMode {
 }
 
 impl UtilEstMode {
+    /// The names [`UtilEstMode::parse`] takes, for error messages.
+    pub const NAMES: &'static str =
+        "6.12, legacy (= legacy-fastup), legacy-fastup, legacy-nofastup, off";
+
     /// `sched_feat(UTIL_EST)`.
     pub fn enabled(self) -> bool {
         self != UtilEstMode::Off
+    }
+
+    /// Parses a form's name: `6.12` (v6.8+, the default), `legacy-nofastup` (the
+    /// `{enqueued, ewma}` form as v4.17 merged it, seed 003's), `legacy-fastup` (the same
+    /// with v5.9's `UTIL_EST_FASTUP`, as v5.9-v6.7 ran it; `legacy` says the same), `off`
+    /// (`NO_UTIL_EST`).
+    pub fn parse(text: &str) -> Option<UtilEstMode> {
+        match text.trim() {
+            "6.12" => Some(UtilEstMode::V6_12),
+            "legacy" | "legacy-fastup" => Some(UtilEstMode::Legacy { fastup: true }),
+            "legacy-nofastup" => Some(UtilEstMode::Legacy { fastup: false }),
+            "off" => Some(UtilEstMode::Off),
+            _ => None,
+        }
+    }
+
+    /// The name [`UtilEstMode::parse`] reads back.
+    pub fn name(self) -> &'static str {
+        match self {
+            UtilEstMode::V6_12 => "6.12",
+            UtilEstMode::Legacy { fastup: true } => "legacy-fastup",
+            UtilEstMode::Legacy { fastup: false } => "legacy-nofastup",
+            UtilEstMode::Off => "off",
+        }
     }
 }
 

@@ -484,8 +484,9 @@ fn effective_util_est(params: SchedParams) -> UtilEstMode {
         return UtilEstMode::Off;
     }
     match params.util_est {
-        UtilEstMode::Legacy { .. } => UtilEstMode::Legacy {
-            fastup: params.features.has(Feature::UTIL_EST_FASTUP),
+        // The form's own fast-up (`--util-est legacy-fastup`) or the feature write.
+        UtilEstMode::Legacy { fastup } => UtilEstMode::Legacy {
+            fastup: fastup || params.features.has(Feature::UTIL_EST_FASTUP),
         },
         m => m,
     }

@@ -84,8 +84,9 @@ pub struct PeltArgs {
     #[arg(long, default_value = "250", value_name = "HZ")]
     hz: String,
 
-    /// util_est form: `6.12` (single value), `legacy` (v4.17-v6.7 {enqueued, ewma} with
-    /// UTIL_EST_FASTUP), `legacy-nofastup`, or `off` (NO_UTIL_EST).
+    /// util_est form: `6.12` (single value), `legacy-fastup` (v4.17-v6.7 {enqueued, ewma}
+    /// with UTIL_EST_FASTUP; `legacy` says the same), `legacy-nofastup` (as v4.17 merged
+    /// it), or `off` (NO_UTIL_EST).
     #[arg(long = "util-est", default_value = "6.12", value_name = "FORM")]
     util_est: String,
 
@@ -218,17 +219,7 @@ fn parse_freq(text: &str) -> Result<u64, CliError> {
 }
 
 fn parse_util_est(text: &str) -> Result<UtilEstMode, CliError> {
-    match text.trim() {
-        "6.12" => Ok(UtilEstMode::V6_12),
-        "legacy" => Ok(UtilEstMode::Legacy { fastup: true }),
-        "legacy-nofastup" => Ok(UtilEstMode::Legacy { fastup: false }),
-        "off" => Ok(UtilEstMode::Off),
-        _ => Err(invalid(
-            "--util-est",
-            text,
-            "6.12, legacy, legacy-nofastup, off",
-        )),
-    }
+    UtilEstMode::parse(text).ok_or_else(|| invalid("--util-est", text, UtilEstMode::NAMES))
 }
 
 fn parse_init(text: &str) -> Result<InitMode, CliError> {

@@ -82,6 +82,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "HZ")]
     hz: Option<u32>,
 
+    /// The util_est form the scheduler runs: `6.12` (the single value of v6.8+, default),
+    /// `legacy-nofastup` (the {enqueued, ewma} form as v4.17 merged it, updated only when
+    /// util_avg changed: UTIL_AVG_UNCHANGED), `legacy-fastup` (the same with v5.9's
+    /// UTIL_EST_FASTUP, as v5.9-v6.7 ran it; `legacy` says the same), or `off`
+    /// (NO_UTIL_EST).
+    #[arg(long, value_name = "FORM")]
+    util_est: Option<String>,
+
     /// Kernel-overhead cost override, repeatable: `NAME=DURATION`, e.g.
     /// `context_switch=2us`, with the unit (names: see the engine's cost table).
     #[arg(long = "cost", value_name = "NAME=D")]
@@ -317,6 +325,12 @@ fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool),
         Some(f) => Features::parse(f)?,
         None => Features::default(),
     };
+    let util_est = match args.util_est.as_ref().or(scenario.util_est.as_ref()) {
+        Some(s) => {
+            UtilEstMode::parse(s).ok_or_else(|| invalid("--util-est", s, UtilEstMode::NAMES))?
+        }
+        None => UtilEstMode::V6_12,
+    };
     let hz = args.hz.or(scenario.hz).unwrap_or(250);
     if ![100, 250, 300, 1000].contains(&hz) {
         return Err(invalid("--hz", hz, "100, 250, 300 or 1000"));
@@ -437,7 +451,7 @@ fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool),
         params: SchedParams {
             features,
             hz,
-            util_est: UtilEstMode::V6_12,
+            util_est,
             ..SchedParams::default()
         },
         cost,

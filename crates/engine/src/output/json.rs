@@ -160,6 +160,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
             "nodes": spec.machine.nr_nodes(),
         },
         "features": spec.config.params.features.to_string(),
+        "util_est": w.sched.fair.util_est.name(),
         "hz": spec.config.params.hz,
         "seed": spec.config.seed,
         "duration_ns": spec.config.duration,

@@ -72,8 +72,14 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
         spec.config.seed,
         format_duration(elapsed)
     ));
+    // The util_est form is named when it is not 6.12's (the default says nothing, as
+    // features_diff does for default features).
+    let util_est = match spec.config.params.util_est {
+        fairsim_balance::pelt::UtilEstMode::V6_12 => String::new(),
+        m => format!("; util_est {}", m.name()),
+    };
     s.push_str(&format!(
-        "features: {}\ncosts: {}; timer slack {} ({:?} expiry); cpuidle {}\n",
+        "features: {}{util_est}\ncosts: {}; timer slack {} ({:?} expiry); cpuidle {}\n",
         features_diff(spec.config.params.features),
         cost_diff(&spec.config.cost),
         format_duration(spec.config.timer_slack),
