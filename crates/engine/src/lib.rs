@@ -37,5 +37,5 @@ pub use run::{
     RunResult, RunSpec,
 };
 pub use time::{parse_duration, Time};
-pub use workloads::WorkloadSpec;
+pub use workloads::{Workload, WorkloadSpec};
 pub use world::{Cpuidle, TimerExpiry, World, WorldConfig};

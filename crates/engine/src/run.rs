@@ -6,7 +6,7 @@ use fairsim_topology::{build_sched_domains, estimate_build_memory, BuildOptions,
 
 use crate::error::EngineError;
 use crate::time::SEC;
-use crate::workloads::{WorkloadReport, WorkloadSpec};
+use crate::workloads::{Workload, WorkloadReport, WorkloadSpec};
 use crate::world::{guard_memory, Blueprint, World, WorldConfig};
 
 /// Default memory budget for a run's state: 4 GiB.
@@ -103,13 +103,13 @@ pub fn default_duration(workloads: &[WorkloadSpec]) -> u64 {
     }
     if workloads
         .iter()
-        .any(|w| matches!(w, WorkloadSpec::Schbench(_)))
+        .any(|w| matches!(w.workload, Workload::Schbench(_)))
     {
         return 30 * SEC;
     }
     if workloads
         .iter()
-        .any(|w| matches!(w, WorkloadSpec::Nanosleep(_)))
+        .any(|w| matches!(w.workload, Workload::Nanosleep(_)))
     {
         return DEFAULT_ENDLESS_DURATION;
     }
@@ -153,6 +153,9 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
             got: spec.machine.name.clone(),
             allowed: e.to_string(),
         })?;
+    for w in &spec.workloads {
+        w.check(ncpus)?;
+    }
     let mut bp = Blueprint::default();
     for (i, w) in spec.workloads.iter().enumerate() {
         w.build(i, spec.config.seed, &mut bp, ncpus);

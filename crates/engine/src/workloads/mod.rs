@@ -4,12 +4,14 @@
 //! names as keys (`schbench:m=6,t=24,c=30ms,s=30ms`, `hackbench:g=4,l=1000,pipe`,
 //! `nanosleep:tasks=224,sleep=1us`, `sysbench-cpu:threads=5`).
 
+mod affinity;
 mod hackbench;
 mod nanosleep;
 mod plat;
 mod schbench;
 mod sysbench;
 
+pub use affinity::CpuList;
 pub use hackbench::Hackbench;
 pub use nanosleep::Nanosleep;
 pub use plat::PlatStats;
@@ -43,9 +45,21 @@ impl WorkloadRt {
     }
 }
 
-/// One workload specification.
+/// One workload specification: the tool and its options, and the CPUs its tasks may
+/// run on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WorkloadSpec {
+pub struct WorkloadSpec {
+    /// The tool and its options.
+    pub workload: Workload,
+    /// `cpus=LIST`: every task of the workload (its launcher included) is confined to
+    /// these CPUs, as starting the tool under `taskset -c LIST` does (children inherit
+    /// `cpus_allowed`). `None`: every CPU.
+    pub cpus: Option<CpuList>,
+}
+
+/// A tool with its options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Workload {
     /// schbench (2016, seed 001).
     Schbench(Schbench),
     /// hackbench (rt-tests).
@@ -194,60 +208,90 @@ impl WorkloadSpec {
     /// Parses `NAME[:key=value,...]`.
     pub fn parse(spec: &str) -> Result<WorkloadSpec, EngineError> {
         let (name, body) = spec.split_once(':').unwrap_or((spec, ""));
-        match name.trim() {
-            "schbench" => Ok(WorkloadSpec::Schbench(Schbench::parse(body)?)),
-            "hackbench" => Ok(WorkloadSpec::Hackbench(Hackbench::parse(body)?)),
-            "nanosleep" => Ok(WorkloadSpec::Nanosleep(Nanosleep::parse(body)?)),
-            "sysbench-cpu" | "sysbench" => Ok(WorkloadSpec::SysbenchCpu(SysbenchCpu::parse(body)?)),
-            other => Err(EngineError::Workload(format!(
-                "unknown workload '{other}'; allowed: {WORKLOAD_NAMES}"
-            ))),
+        let tool = match name.trim() {
+            "schbench" => "schbench",
+            "hackbench" => "hackbench",
+            "nanosleep" => "nanosleep",
+            "sysbench-cpu" | "sysbench" => "sysbench-cpu",
+            other => {
+                return Err(EngineError::Workload(format!(
+                    "unknown workload '{other}'; allowed: {WORKLOAD_NAMES}"
+                )))
+            }
+        };
+        // Every tool takes cpus=LIST; the rest of the options are the tool's own.
+        let (body, cpus) = affinity::split_cpus(tool, body)?;
+        let body = body.as_str();
+        let workload = match tool {
+            "schbench" => Workload::Schbench(Schbench::parse(body)?),
+            "hackbench" => Workload::Hackbench(Hackbench::parse(body)?),
+            "nanosleep" => Workload::Nanosleep(Nanosleep::parse(body)?),
+            _ => Workload::SysbenchCpu(SysbenchCpu::parse(body)?),
+        };
+        Ok(WorkloadSpec { workload, cpus })
+    }
+
+    /// Checks what depends on the machine: the CPU list names only CPUs it has.
+    pub fn check(&self, ncpus: usize) -> Result<(), EngineError> {
+        if let Some(l) = &self.cpus {
+            l.mask(ncpus).map_err(|why| {
+                EngineError::Workload(format!(
+                    "{}: cpus: invalid value '{}' ({why}); allowed: CPUs of the machine",
+                    self.name(),
+                    l.canonical()
+                ))
+            })?;
         }
+        Ok(())
     }
 
     /// The tool name.
     pub fn name(&self) -> &'static str {
-        match self {
-            WorkloadSpec::Schbench(_) => "schbench",
-            WorkloadSpec::Hackbench(_) => "hackbench",
-            WorkloadSpec::Nanosleep(_) => "nanosleep",
-            WorkloadSpec::SysbenchCpu(_) => "sysbench-cpu",
+        match &self.workload {
+            Workload::Schbench(_) => "schbench",
+            Workload::Hackbench(_) => "hackbench",
+            Workload::Nanosleep(_) => "nanosleep",
+            Workload::SysbenchCpu(_) => "sysbench-cpu",
         }
     }
 
     /// The specification with every option spelled out, for headers.
     pub fn canonical(&self, ncpus: usize) -> String {
-        match self {
-            WorkloadSpec::Schbench(w) => w.canonical(),
-            WorkloadSpec::Hackbench(w) => w.canonical(),
-            WorkloadSpec::Nanosleep(w) => w.canonical(ncpus),
-            WorkloadSpec::SysbenchCpu(w) => w.canonical(),
+        let tool = match &self.workload {
+            Workload::Schbench(w) => w.canonical(),
+            Workload::Hackbench(w) => w.canonical(),
+            Workload::Nanosleep(w) => w.canonical(ncpus),
+            Workload::SysbenchCpu(w) => w.canonical(),
+        };
+        match &self.cpus {
+            Some(l) => format!("{tool},cpus={}", l.canonical()),
+            None => tool,
         }
     }
 
     /// Tasks the workload creates on a machine of `ncpus` CPUs.
     pub fn nr_tasks(&self, ncpus: usize) -> u64 {
-        match self {
-            WorkloadSpec::Schbench(w) => w.nr_tasks(),
-            WorkloadSpec::Hackbench(w) => w.nr_tasks(),
-            WorkloadSpec::Nanosleep(w) => w.nr_tasks(ncpus),
-            WorkloadSpec::SysbenchCpu(w) => w.nr_tasks(),
+        match &self.workload {
+            Workload::Schbench(w) => w.nr_tasks(),
+            Workload::Hackbench(w) => w.nr_tasks(),
+            Workload::Nanosleep(w) => w.nr_tasks(ncpus),
+            Workload::SysbenchCpu(w) => w.nr_tasks(),
         }
     }
 
     /// Notes on how the options were read, for stderr (e.g. schbench 2016's ignored
     /// `-m`).
     pub fn notes(&self) -> Vec<String> {
-        match self {
-            WorkloadSpec::Schbench(w) => w.notes(),
+        match &self.workload {
+            Workload::Schbench(w) => w.notes(),
             _ => Vec::new(),
         }
     }
 
     /// The run length the tool itself would use (schbench's `-r`), if any.
     pub fn own_duration(&self) -> Option<u64> {
-        match self {
-            WorkloadSpec::Schbench(w) => w.runtime,
+        match &self.workload {
+            Workload::Schbench(w) => w.runtime,
             _ => None,
         }
     }
@@ -260,11 +304,22 @@ impl WorkloadSpec {
             hists: Vec::new(),
             tasks: (first, first),
         };
-        match self {
-            WorkloadSpec::Schbench(w) => w.build(index, bp, &mut rt),
-            WorkloadSpec::Hackbench(w) => w.build(index, bp),
-            WorkloadSpec::Nanosleep(w) => w.build(index, bp, ncpus),
-            WorkloadSpec::SysbenchCpu(w) => w.build(index, bp),
+        // `check` has accepted the list for this machine; a list that does not fit leaves
+        // the tasks unconfined rather than panicking.
+        let mask = self.cpus.as_ref().and_then(|l| l.mask(ncpus).ok());
+        match &self.workload {
+            Workload::Schbench(w) => w.build(index, bp, &mut rt),
+            Workload::Hackbench(w) => w.build(index, bp),
+            Workload::Nanosleep(w) => w.build(index, bp, ncpus, mask.as_ref()),
+            Workload::SysbenchCpu(w) => w.build(index, bp),
+        }
+        if let Some(mask) = &mask {
+            for t in &mut bp.tasks[first..] {
+                // nanosleep's `pin` has already placed each task on one CPU of the list.
+                if t.cpus_allowed.is_none() {
+                    t.cpus_allowed = Some(mask.clone());
+                }
+            }
         }
         rt.tasks.1 = bp.tasks.len();
         bp.workloads.push(rt);
@@ -272,11 +327,11 @@ impl WorkloadSpec {
 
     /// The tool-style results of workload `index` in `world`.
     pub fn report(&self, index: usize, world: &World) -> WorkloadReport {
-        match self {
-            WorkloadSpec::Schbench(w) => w.report(index, world),
-            WorkloadSpec::Hackbench(w) => w.report(index, world),
-            WorkloadSpec::Nanosleep(w) => w.report(index, world),
-            WorkloadSpec::SysbenchCpu(w) => w.report(index, world),
+        match &self.workload {
+            Workload::Schbench(w) => w.report(index, world),
+            Workload::Hackbench(w) => w.report(index, world),
+            Workload::Nanosleep(w) => w.report(index, world),
+            Workload::SysbenchCpu(w) => w.report(index, world),
         }
     }
 }
@@ -354,8 +409,10 @@ mod tests {
 
     #[test]
     fn schbench_2016_ignores_m_as_the_binary_did() {
-        let Ok(WorkloadSpec::Schbench(old)) =
-            WorkloadSpec::parse("schbench:version=2016,m=6,t=24,c=30ms,s=30ms")
+        let Ok(WorkloadSpec {
+            workload: Workload::Schbench(old),
+            ..
+        }) = WorkloadSpec::parse("schbench:version=2016,m=6,t=24,c=30ms,s=30ms")
         else {
             panic!("parse");
         };
@@ -366,7 +423,11 @@ mod tests {
         assert!(old
             .canonical()
             .starts_with("schbench:version=2016,m=2,t=24"));
-        let Ok(WorkloadSpec::Schbench(new)) = WorkloadSpec::parse("schbench:m=6,t=24") else {
+        let Ok(WorkloadSpec {
+            workload: Workload::Schbench(new),
+            ..
+        }) = WorkloadSpec::parse("schbench:m=6,t=24")
+        else {
             panic!("parse");
         };
         assert_eq!(new.message_threads, 6);

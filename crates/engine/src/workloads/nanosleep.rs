@@ -108,7 +108,9 @@ impl Nanosleep {
         1 + self.count(ncpus)
     }
 
-    pub(super) fn build(&self, w: usize, bp: &mut Blueprint, ncpus: usize) {
+    /// Adds the launcher and the tasks; with `cpus`, `pin` places task i on the i-th CPU
+    /// of the list (round robin), as `taskset -c` with the list's CPUs one by one would.
+    pub(super) fn build(&self, w: usize, bp: &mut Blueprint, ncpus: usize, cpus: Option<&CpuMask>) {
         let n = self.count(ncpus) as usize;
         let launcher = bp.tasks.len();
         let first = launcher + 1;
@@ -139,11 +141,15 @@ impl Nanosleep {
             (first, first + n),
             w,
         ));
+        let pins: Vec<usize> = match cpus {
+            Some(m) => m.iter().collect(),
+            None => (0..ncpus).collect(),
+        };
         for i in 0..n {
             let me = first + i;
             let mut t = new_task(format!("nano_sleep{i}"), prog, Some(launcher), (me, me), w);
-            if self.pin {
-                t.cpus_allowed = Some(CpuMask::single(ncpus, i % ncpus));
+            if self.pin && !pins.is_empty() {
+                t.cpus_allowed = Some(CpuMask::single(ncpus, pins[i % pins.len()]));
             }
             bp.tasks.push(t);
         }
