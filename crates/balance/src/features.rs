@@ -22,7 +22,8 @@ macro_rules! features {
                 match self { $( Feature::$name => stringify!($name), )* }
             }
 
-            /// The default in Linux 6.12.117 (patch features default off).
+            /// The default in Linux 6.12.117 (patch features default off, except FIND_IDLEST_NUMA,
+            /// whose 6.12 rules 6.12.117 has).
             pub fn default_on(self) -> bool {
                 match self { $( Feature::$name => $default, )* }
             }
@@ -107,11 +108,26 @@ features! {
     /// Seed 001's patch on LEGACY_SIS: after the target and previous-CPU checks, the first
     /// allowed idle CPU of the LLC in CPU order. Needs LEGACY_SIS.
     SIS_FIRST_IDLE = false,
+    /// Seed 004's "before" kernel: Linux 4.15's `find_idlest_cpu` / `find_idlest_group` /
+    /// `find_idlest_group_cpu` (runnable load with an `imbalance_pct` margin, spare
+    /// capacity for wakeups and exec) replace 6.12's slow path for fork, exec and
+    /// `SD_BALANCE_WAKE` whole.
+    LEGACY_FIND_IDLEST = false,
+    /// Seed 004's patch (Linux 4.17, 2c833627): across NUMA nodes, keep the task local
+    /// unless the remote group is lighter by more than the imbalance margin. With
+    /// LEGACY_FIND_IDLEST it is the patch's clause on 4.15's `find_idlest_group`; on 6.12's
+    /// `sched_balance_find_dst_group` it gates the clause's successors, the `SD_NUMA`
+    /// keep-local rules of the busy and has-spare cases. On by default, as 6.12.117 has them.
+    FIND_IDLEST_NUMA = true,
 }
 
 /// Features that only mean something on top of another: (feature, the feature it needs,
 /// a hint for the error message). [`Features::parse`] rejects a set that has the first on
 /// and the second off, because the dependent feature would silently do nothing.
+///
+/// FIND_IDLEST_NUMA is not listed: it means something on both slow paths (seed 004's
+/// clause on LEGACY_FIND_IDLEST, the `SD_NUMA` keep-local rules on 6.12's), and it is on
+/// by default while LEGACY_FIND_IDLEST is off.
 pub const FEATURE_REQUIRES: &[(Feature, Feature, &str)] = &[(
     Feature::SIS_FIRST_IDLE,
     Feature::LEGACY_SIS,
@@ -136,7 +152,7 @@ impl Default for Features {
 
 /// A feature name that is not known.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("--features: unknown feature '{0}'; allowed: the names of /sys/kernel/debug/sched/features (e.g. SIS_UTIL, NO_SIS_UTIL) and NI_RATE, ILB_SNAPSHOT, ILB_UTIL, ILB_FAST, UTIL_EST_FASTUP, LEGACY_SIS, SIS_FIRST_IDLE")]
+#[error("--features: unknown feature '{0}'; allowed: the names of /sys/kernel/debug/sched/features (e.g. SIS_UTIL, NO_SIS_UTIL) and NI_RATE, ILB_SNAPSHOT, ILB_UTIL, ILB_FAST, UTIL_EST_FASTUP, LEGACY_SIS, SIS_FIRST_IDLE, LEGACY_FIND_IDLEST, FIND_IDLEST_NUMA")]
 pub struct UnknownFeature(pub String);
 
 /// Why a `--features` list was refused.
@@ -259,8 +275,22 @@ mod tests {
         let ours = Features::default().to_string();
         assert!(ours.starts_with(kernel), "{ours}");
         assert!(ours.ends_with(
-            "NI_RANDOM NO_NI_RATE NO_ILB_SNAPSHOT NO_ILB_UTIL NO_ILB_FAST NO_UTIL_EST_FASTUP NO_LEGACY_SIS NO_SIS_FIRST_IDLE"
+            "NI_RANDOM NO_NI_RATE NO_ILB_SNAPSHOT NO_ILB_UTIL NO_ILB_FAST NO_UTIL_EST_FASTUP NO_LEGACY_SIS NO_SIS_FIRST_IDLE NO_LEGACY_FIND_IDLEST FIND_IDLEST_NUMA"
         ));
+    }
+
+    #[test]
+    fn seed_004_kernels_parse() {
+        // Before: 4.15 without the clause; after: 4.15 with it.
+        let before = Features::parse("LEGACY_FIND_IDLEST,NO_FIND_IDLEST_NUMA").unwrap();
+        assert!(before.has(Feature::LEGACY_FIND_IDLEST) && !before.has(Feature::FIND_IDLEST_NUMA));
+        let after = Features::parse("LEGACY_FIND_IDLEST").unwrap();
+        assert!(after.has(Feature::LEGACY_FIND_IDLEST) && after.has(Feature::FIND_IDLEST_NUMA));
+        // FIND_IDLEST_NUMA has a 6.12 meaning, so turning it off alone is accepted.
+        let plain = Features::parse("NO_FIND_IDLEST_NUMA").unwrap();
+        assert!(!plain.has(Feature::LEGACY_FIND_IDLEST) && !plain.has(Feature::FIND_IDLEST_NUMA));
+        assert!(Features::default().has(Feature::FIND_IDLEST_NUMA));
+        assert!(!Features::default().has(Feature::LEGACY_FIND_IDLEST));
     }
 
     #[test]

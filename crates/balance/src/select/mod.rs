@@ -9,7 +9,10 @@
 //! - [`idle_scan`]: `update_idle_cpu_scan`, SIS_UTIL's scan-depth update;
 //! - [`v4_5_sis`]: Linux 4.5's `select_idle_sibling` (LEGACY_SIS) and seed 001's patch on
 //!   it (SIS_FIRST_IDLE), with the list of 4.5's `select_task_rq_fair` steps that differ
-//!   from 6.12's around it.
+//!   from 6.12's around it;
+//! - [`v4_15_find_idlest`]: Linux 4.15's `find_idlest_cpu` / `_group` / `_group_cpu`
+//!   (LEGACY_FIND_IDLEST) with seed 004's `SD_NUMA` clause (FIND_IDLEST_NUMA), and how
+//!   4.15's runnable load is read from 6.12's runqueues.
 //!
 //! fairsim has no energy model (`find_energy_efficient_cpu` never applies, as on any
 //! machine without EAS), no `WF_CURRENT_CPU` wakeups, no per-CPU kthreads, no core
@@ -19,6 +22,7 @@ pub mod idle_core;
 pub mod idle_scan;
 pub mod sis;
 pub mod slow_path;
+pub mod v4_15_find_idlest;
 pub mod v4_5_sis;
 pub mod wake_affine;
 
@@ -40,7 +44,9 @@ impl Sched {
     /// domain with the matching balance flag.
     ///
     /// With LEGACY_SIS, Linux 4.5's `select_idle_sibling` replaces 6.12's on the fast
-    /// path and everything else stays 6.12's ([`v4_5_sis`] lists how 4.5 differed).
+    /// path and everything else stays 6.12's ([`v4_5_sis`] lists how 4.5 differed). With
+    /// LEGACY_FIND_IDLEST, Linux 4.15's `find_idlest_cpu` replaces 6.12's
+    /// `sched_balance_find_dst_cpu` on the slow path ([`v4_15_find_idlest`]).
     pub fn select_task_rq_fair(
         &mut self,
         p: TaskId,
@@ -88,7 +94,11 @@ impl Sched {
         }
 
         if let Some(sd) = sd {
-            new_cpu = self.sched_balance_find_dst_cpu(sd, p, cpu, prev_cpu, sd_flag);
+            new_cpu = if self.fair.features.has(Feature::LEGACY_FIND_IDLEST) {
+                self.find_idlest_cpu_v4_15(sd, p, cpu, prev_cpu, sd_flag)
+            } else {
+                self.sched_balance_find_dst_cpu(sd, p, cpu, prev_cpu, sd_flag)
+            };
         } else if wake_flags & wf::TTWU != 0 {
             new_cpu = if self.fair.features.has(Feature::LEGACY_SIS) {
                 // 4.5's function reads the previous CPU from the task itself.

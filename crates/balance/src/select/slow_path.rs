@@ -5,6 +5,7 @@
 
 use fairsim_topology::{GroupId, SdFlags, SdId};
 
+use crate::features::Feature;
 use crate::group_type::{group_classify, sg_imbalanced, GroupType, SgLbStats};
 use crate::sched::Sched;
 use crate::task::TaskId;
@@ -133,7 +134,10 @@ impl Sched {
     /// `sched_balance_find_dst_group(sd, p, this_cpu)` (fair.c): the idlest group of `sd`
     /// other than the local one, if moving `p` there beats staying local; `None` keeps
     /// the task in the local group. On NUMA domains a group with spare capacity stays
-    /// local while the imbalance is within `imb_numa_nr` (`adjust_numa_imbalance`).
+    /// local while the imbalance is within `imb_numa_nr` (`adjust_numa_imbalance`), and a
+    /// busy one while the idlest is not lighter by the `imbalance_pct` margin. Both NUMA
+    /// rules are on with FIND_IDLEST_NUMA (the default, as in 6.12.117); off, the groups
+    /// of a NUMA domain are compared as any others.
     ///
     /// fairsim models no NUMA faults, so `p->numa_preferred_nid` is always
     /// `NUMA_NO_NODE` and the preferred-node checks never fire.
@@ -177,6 +181,10 @@ impl Sched {
         let Some(local) = local else {
             return Some(idlest);
         };
+        // Both NUMA keep-local rules descend from seed 004's patch; NO_FIND_IDLEST_NUMA
+        // shows 6.12 without them.
+        let numa_keep_local =
+            d.flags.contains(SdFlags::NUMA) && self.fair.features.has(Feature::FIND_IDLEST_NUMA);
         // A local group idler than the idlest keeps the task; a busier one pushes it.
         if local_sgs.group_type < idlest_sgs.group_type {
             return None;
@@ -190,10 +198,9 @@ impl Sched {
                 // Allowed imbalance, in load units.
                 let imbalance =
                     scale_load_down(NICE_0_LOAD) * u64::from(d.imbalance_pct - 100) / 100;
-                // Across NUMA nodes the remote load is penalised: prefer staying local.
-                if d.flags.contains(SdFlags::NUMA)
-                    && idlest_sgs.avg_load + imbalance >= local_sgs.avg_load
-                {
+                // Across NUMA nodes the remote load is penalised: prefer staying local
+                // (seed 004's clause, FIND_IDLEST_NUMA).
+                if numa_keep_local && idlest_sgs.avg_load + imbalance >= local_sgs.avg_load {
                     return None;
                 }
                 if idlest_sgs.avg_load >= local_sgs.avg_load + imbalance {
@@ -212,7 +219,9 @@ impl Sched {
                 }
             }
             GroupType::HasSpare => {
-                if d.flags.contains(SdFlags::NUMA) {
+                // The successor of seed 004's clause (FIND_IDLEST_NUMA): forgive a small
+                // idle-CPU imbalance across nodes while few tasks run locally.
+                if numa_keep_local {
                     // p->nr_cpus_allowed is always below NR_CPUS (8192 on Debian), so the
                     // kernel always bounds imb_numa_nr by the allowed CPUs of the local
                     // group.
