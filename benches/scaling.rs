@@ -26,7 +26,7 @@ use fairsim::topology::{Arch, BuildOptions};
 
 /// A machine of `cpus` CPUs shaped like the seed machines: two sockets of SMT-2 cores
 /// (one socket below 32 CPUs), one NUMA node per socket.
-fn machine_spec(cpus: usize, workload: &str, ms: u64) -> RunSpec {
+fn machine_spec(cpus: usize, workload: &str, duration_ns: u64) -> RunSpec {
     let sockets = if cpus >= 32 { 2 } else { 1 };
     let cores = cpus / sockets / 2;
     let mut o = SpecOptions::new(
@@ -41,7 +41,7 @@ fn machine_spec(cpus: usize, workload: &str, ms: u64) -> RunSpec {
         build: BuildOptions::default(),
         workloads: vec![WorkloadSpec::parse(workload).expect("workload")],
         config: WorldConfig {
-            duration: ms * MS,
+            duration: duration_ns,
             ..WorldConfig::default()
         },
         memory_budget: DEFAULT_MEMORY_BUDGET,
