@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use fairsim::engine::run::{RunSpec, DEFAULT_MEMORY_BUDGET};
 use fairsim::engine::time::MS;
+use fairsim::engine::world::RtState;
 use fairsim::engine::{prepare, WorkloadSpec, WorldConfig};
 use fairsim::topology::source::{parse_spec, SpecOptions};
 use fairsim::topology::{Arch, BuildOptions};
@@ -55,41 +56,43 @@ fn status_kib(field: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// The emulated time by which every task of a `cpus`-task launch has been forked (the
-/// launcher forks one task per `fork` cost, 20 us), plus 10 ms to settle.
-fn warm_ns(cpus: usize) -> u64 {
-    cpus as u64 * 24_000 + 10 * MS
-}
-
-/// Runs `s` to `warm` untimed, then to its end, and returns the wall time of the second
-/// part and the events it took.
-fn steady(s: &RunSpec, warm: u64) -> (Duration, u64) {
+/// Launches the loops untimed (until the launcher has forked them all and exited, then
+/// 10 ms more), then runs `span` ns of emulated time and returns its wall time, the events
+/// it took and when the launch ended.
+fn steady(s: &RunSpec, tasks: usize, span: u64) -> (Duration, u64, u64) {
     let mut w = prepare(s).expect("world");
-    while w.now().0 < warm && w.step().expect("run") {}
-    let events = w.events();
+    // Task 0 is the launcher: once it has exited, every loop is forked.
+    while w.live_tasks() != tasks || w.tasks[0].state != RtState::Exited {
+        assert!(w.step().expect("run"), "the run ended during the launch");
+    }
+    let launched = w.now().0;
+    while w.now().0 < launched + 10 * MS {
+        w.step().expect("run");
+    }
+    let (start, events) = (w.now().0, w.events());
     let t0 = Instant::now();
-    w.run(&mut |_, _| {}).expect("run");
-    (t0.elapsed(), w.events() - events)
+    while w.now().0 < start + span && w.step().expect("run") {}
+    (t0.elapsed(), w.events() - events, launched)
 }
 
 fn scaling(c: &mut Criterion) {
     let mut g = c.benchmark_group("scaling: one nanosleep loop per CPU, steady state");
     g.sample_size(10);
     for (cpus, ms) in [(16, 200), (64, 100), (224, 50), (1024, 20), (4096, 10)] {
-        let warm = warm_ns(cpus);
+        // The run's own end is far away: `steady` stops it.
         let s = machine_spec(
             cpus,
             &format!("nanosleep:tasks={cpus},sleep=1us,launch=0,exec=0"),
-            warm + ms * MS,
+            3_600 * 1_000 * MS,
         );
         // One untimed run says how much the kernel's own work per CPU grows: events per
         // emulated CPU-ms stays flat when it does not.
         let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
-        let (wall, events) = steady(&s, warm);
+        let (wall, events, launched) = steady(&s, cpus, ms * MS);
         let peak = status_kib("VmHWM:").filter(|_| reset);
         println!(
             "{cpus} CPUs: {events} events in {ms} ms emulated after {:.1} ms of launch, {:.0} events per emulated CPU-ms, {:.0} emulated CPU-ms per wall second, peak RSS {}",
-            warm as f64 / 1e6,
+            launched as f64 / 1e6,
             events as f64 / (cpus as u64 * ms) as f64,
             (cpus as u64 * ms) as f64 / wall.as_secs_f64(),
             peak.map_or("unknown".into(), |k| format!("{} MiB", k / 1024))
@@ -97,7 +100,7 @@ fn scaling(c: &mut Criterion) {
         // Elements are emulated CPU-milliseconds: elements/s is CPU-ms per wall second.
         g.throughput(Throughput::Elements(cpus as u64 * ms));
         g.bench_function(format!("{cpus} CPUs, {ms} ms emulated"), |b| {
-            b.iter_custom(|iters| (0..iters).map(|_| steady(&s, warm).0).sum())
+            b.iter_custom(|iters| (0..iters).map(|_| steady(&s, cpus, ms * MS).0).sum())
         });
     }
     g.finish();
