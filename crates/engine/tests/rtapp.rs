@@ -18,7 +18,7 @@ fn run_file(machine: &str, name: &str, ms: u64) -> fairsim_engine::RunResult {
     run(&s, &mut |_, _| {}).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
-fn phase<'a>(j: &'a serde_json::Value, thread: usize, phase: usize) -> &'a serde_json::Value {
+fn phase(j: &serde_json::Value, thread: usize, phase: usize) -> &serde_json::Value {
     &j["threads"][thread]["phases"][phase]
 }
 
