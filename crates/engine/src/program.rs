@@ -98,6 +98,24 @@ pub enum Op {
         /// Slot index.
         slot: usize,
     },
+    /// rt-app's `timer` event: advance the workload's periodic clock `clock` by `period` ns
+    /// and sleep until that instant, an absolute hrtimer with the task's slack
+    /// (`clock_nanosleep(TIMER_ABSTIME)`). When the instant has already passed the task
+    /// does not sleep, and a relative clock restarts from now. The clock is shared by
+    /// every task that names it; the slack before the sleep and the wakeup latency after
+    /// it are added to the task's phase record (see `workloads::Periodic`).
+    SleepUntil {
+        /// Index of the clock in the workload's `Periodic` state.
+        clock: usize,
+        /// The period in ns.
+        period: u64,
+    },
+    /// End of one pass of an rt-app phase: the task's phase record (slack, wakeup
+    /// latency) goes into the workload's row `row` and starts afresh.
+    PhaseEnd {
+        /// Index of the (task, phase) statistics in the workload's `Periodic` state.
+        row: usize,
+    },
     /// Start of a loop body, run `times` times (`None`: forever).
     LoopBegin {
         /// Iteration count.

@@ -157,6 +157,7 @@ fn tiny_world(machine: &str, cpu: usize, progs: Vec<Program>, pipes: Vec<Pipe>) 
         rng: fairsim_engine::rng::SimRng::new(1),
         hists: Vec::new(),
         tasks: (0, bp.tasks.len()),
+        periodic: Default::default(),
     });
     let config = WorldConfig {
         duration: 1_000 * MS,

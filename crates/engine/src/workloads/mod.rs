@@ -8,6 +8,9 @@ mod affinity;
 mod hackbench;
 mod nanosleep;
 mod plat;
+mod rtapp;
+mod rtapp_json;
+mod rtapp_stats;
 mod schbench;
 mod sysbench;
 
@@ -15,6 +18,8 @@ pub use affinity::CpuList;
 pub use hackbench::Hackbench;
 pub use nanosleep::Nanosleep;
 pub use plat::PlatStats;
+pub use rtapp::{RtEvent, RtPhase, RtTask, Rtapp};
+pub use rtapp_stats::{Periodic, PeriodicClock, PhaseAcc, PhaseRows, UsDist};
 pub use schbench::{Schbench, SchbenchVersion, SCHBENCH_2016_MESSAGE_THREADS};
 pub use sysbench::SysbenchCpu;
 
@@ -34,6 +39,8 @@ pub struct WorkloadRt {
     pub hists: Vec<PlatStats>,
     /// Its tasks: a contiguous range of engine ids.
     pub tasks: (Tid, Tid),
+    /// rt-app's timers and phase log (empty for the other tools).
+    pub periodic: Periodic,
 }
 
 impl WorkloadRt {
@@ -68,10 +75,12 @@ pub enum Workload {
     Nanosleep(Nanosleep),
     /// sysbench cpu.
     SysbenchCpu(SysbenchCpu),
+    /// An rt-app JSON file.
+    Rtapp(Rtapp),
 }
 
 /// The workloads `--workload` accepts.
-pub const WORKLOAD_NAMES: &str = "schbench, hackbench, nanosleep, sysbench-cpu";
+pub const WORKLOAD_NAMES: &str = "schbench, hackbench, nanosleep, sysbench-cpu, rtapp:FILE.json";
 
 /// What a workload prints and reports after a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -213,6 +222,7 @@ impl WorkloadSpec {
             "hackbench" => "hackbench",
             "nanosleep" => "nanosleep",
             "sysbench-cpu" | "sysbench" => "sysbench-cpu",
+            "rtapp" | "rt-app" => "rtapp",
             other => {
                 return Err(EngineError::Workload(format!(
                     "unknown workload '{other}'; allowed: {WORKLOAD_NAMES}"
@@ -226,6 +236,8 @@ impl WorkloadSpec {
             "schbench" => Workload::Schbench(Schbench::parse(body)?),
             "hackbench" => Workload::Hackbench(Hackbench::parse(body)?),
             "nanosleep" => Workload::Nanosleep(Nanosleep::parse(body)?),
+            // The body is the file's path (after any cpus=LIST was taken out).
+            "rtapp" => Workload::Rtapp(Rtapp::load(body.trim())?),
             _ => Workload::SysbenchCpu(SysbenchCpu::parse(body)?),
         };
         Ok(WorkloadSpec { workload, cpus })
@@ -233,6 +245,9 @@ impl WorkloadSpec {
 
     /// Checks what depends on the machine: the CPU list names only CPUs it has.
     pub fn check(&self, ncpus: usize) -> Result<(), EngineError> {
+        if let Workload::Rtapp(w) = &self.workload {
+            w.check(ncpus)?;
+        }
         if let Some(l) = &self.cpus {
             l.mask(ncpus).map_err(|why| {
                 EngineError::Workload(format!(
@@ -252,6 +267,7 @@ impl WorkloadSpec {
             Workload::Hackbench(_) => "hackbench",
             Workload::Nanosleep(_) => "nanosleep",
             Workload::SysbenchCpu(_) => "sysbench-cpu",
+            Workload::Rtapp(_) => "rtapp",
         }
     }
 
@@ -262,6 +278,7 @@ impl WorkloadSpec {
             Workload::Hackbench(w) => w.canonical(),
             Workload::Nanosleep(w) => w.canonical(ncpus),
             Workload::SysbenchCpu(w) => w.canonical(),
+            Workload::Rtapp(w) => w.canonical(),
         };
         match &self.cpus {
             Some(l) => format!("{tool},cpus={}", l.canonical()),
@@ -276,6 +293,7 @@ impl WorkloadSpec {
             Workload::Hackbench(w) => w.nr_tasks(),
             Workload::Nanosleep(w) => w.nr_tasks(ncpus),
             Workload::SysbenchCpu(w) => w.nr_tasks(),
+            Workload::Rtapp(w) => w.nr_tasks(),
         }
     }
 
@@ -284,6 +302,7 @@ impl WorkloadSpec {
     pub fn notes(&self) -> Vec<String> {
         match &self.workload {
             Workload::Schbench(w) => w.notes(),
+            Workload::Rtapp(w) => w.notes(),
             _ => Vec::new(),
         }
     }
@@ -292,6 +311,7 @@ impl WorkloadSpec {
     pub fn own_duration(&self) -> Option<u64> {
         match &self.workload {
             Workload::Schbench(w) => w.runtime,
+            Workload::Rtapp(w) => w.duration,
             _ => None,
         }
     }
@@ -303,6 +323,7 @@ impl WorkloadSpec {
             rng: SimRng::derive(seed, index as u64),
             hists: Vec::new(),
             tasks: (first, first),
+            periodic: Periodic::default(),
         };
         // `check` has accepted the list for this machine; a list that does not fit leaves
         // the tasks unconfined rather than panicking.
@@ -312,6 +333,7 @@ impl WorkloadSpec {
             Workload::Hackbench(w) => w.build(index, bp),
             Workload::Nanosleep(w) => w.build(index, bp, ncpus, mask.as_ref()),
             Workload::SysbenchCpu(w) => w.build(index, bp),
+            Workload::Rtapp(w) => w.build(index, bp, &mut rt, ncpus),
         }
         if let Some(mask) = &mask {
             for t in &mut bp.tasks[first..] {
@@ -332,6 +354,7 @@ impl WorkloadSpec {
             Workload::Hackbench(w) => w.report(index, world),
             Workload::Nanosleep(w) => w.report(index, world),
             Workload::SysbenchCpu(w) => w.report(index, world),
+            Workload::Rtapp(w) => w.report(index, world),
         }
     }
 }

@@ -106,6 +106,36 @@ impl World {
                     self.block_and_schedule(cpu, now, t);
                     return;
                 }
+                Op::SleepUntil { clock, period } => {
+                    let w = self.tasks[t].workload;
+                    let me = t - self.workloads[w].tasks.0;
+                    if self.tasks[t].timer_fired {
+                        self.tasks[t].timer_fired = false;
+                        self.workloads[w].periodic.woke(me, at);
+                        self.tasks[t].pc += 1;
+                        continue;
+                    }
+                    if self.tasks[t].timer.is_some() {
+                        // Woken before its instant by something else: sleep on.
+                        self.block_and_schedule(cpu, now, t);
+                        return;
+                    }
+                    match self.workloads[w].periodic.timer(me, clock, period, now) {
+                        Some(until) => {
+                            self.arm_timer(cpu, t, now, until - now);
+                            self.block_and_schedule(cpu, now, t);
+                            return;
+                        }
+                        None => self.tasks[t].pc += 1,
+                    }
+                }
+                Op::PhaseEnd { row } => {
+                    let w = self.tasks[t].workload;
+                    let me = t - self.workloads[w].tasks.0;
+                    let counted = at >= self.window_start;
+                    self.workloads[w].periodic.phase_end(me, row, counted);
+                    self.tasks[t].pc += 1;
+                }
                 Op::Wait { timeout } => {
                     if self.tasks[t].tokens > 0 {
                         self.tasks[t].tokens -= 1;
@@ -258,8 +288,9 @@ impl World {
             | Op::Mark { .. }
             | Op::LoopBegin { .. }
             | Op::LoopEnd { .. }
-            | Op::RecordLatency { .. } => true,
-            Op::Sleep { .. } => task.timer_fired,
+            | Op::RecordLatency { .. }
+            | Op::PhaseEnd { .. } => true,
+            Op::Sleep { .. } | Op::SleepUntil { .. } => task.timer_fired,
             Op::Wait { .. } => task.tokens > 0 || task.timer_fired,
             _ => false,
         }

@@ -1,0 +1,232 @@
+//! rt-app's timers and per-phase log at run time: the state behind `Op::SleepUntil` and
+//! `Op::PhaseEnd`, and the distributions of the log's `slack` and `wu_lat` columns.
+//!
+//! Ported from rt-app's `run_event` (`case rtapp_timer`) and `thread_body`: a timer's next
+//! instant starts at the run's start (`t_first`, the same for every thread) and each use
+//! adds its period; `slack` is that instant minus the time the event began (rounded to
+//! the nearest microsecond, `timespec_to_usec_long`), the last timer's in a phase pass, or
+//! the sum of them with `cumulative_slack`; `wu_lat` adds, after each sleep, how late the
+//! task came back (truncated to microseconds, `timespec_to_usec`), and is reset to 0 when
+//! a timer's instant had already passed, where a relative timer also restarts from now.
+
+use std::collections::BTreeMap;
+
+use crate::time::US;
+
+/// One timer reference (`"ref"`): shared by every task that names it, or one per task
+/// for names starting with `unique`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PeriodicClock {
+    /// The instant of the last activation handed out (`t_next`); `None` before first use.
+    pub next: Option<u64>,
+    /// rt-app's `relative` mode (the default): a missed instant restarts the clock from
+    /// the time of the miss; `absolute` keeps the grid.
+    pub relative: bool,
+}
+
+/// What one task has gathered during its current phase pass (rt-app's `log_data_t`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PhaseAcc {
+    /// `slack` in us (may be negative).
+    pub slack_us: i64,
+    /// `wu_lat` in us.
+    pub wu_lat_us: u64,
+    /// Whether the pass used a timer.
+    pub timed: bool,
+    /// The instant the task sleeps until, while it sleeps.
+    pub target: u64,
+}
+
+/// A distribution of integer microseconds, exact: values are counted per microsecond, so
+/// memory grows with the spread of the values, not with their number.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UsDist {
+    counts: BTreeMap<i64, u64>,
+    n: u64,
+    sum: i128,
+}
+
+impl UsDist {
+    /// Adds one value.
+    pub fn add(&mut self, us: i64) {
+        *self.counts.entry(us).or_insert(0) += 1;
+        self.n += 1;
+        self.sum += i128::from(us);
+    }
+
+    /// Number of values.
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
+    /// The mean rounded towards zero (0 when empty).
+    pub fn mean(&self) -> i64 {
+        if self.n == 0 {
+            return 0;
+        }
+        (self.sum / i128::from(self.n)) as i64
+    }
+
+    /// The `pct`-th percentile by nearest rank: the smallest value with at least
+    /// `ceil(pct * n / 100)` values at or below it (0 when empty).
+    pub fn percentile(&self, pct: u64) -> i64 {
+        let rank = (pct * self.n).div_ceil(100).max(1);
+        let mut seen = 0;
+        for (&v, &c) in &self.counts {
+            seen += c;
+            if seen >= rank {
+                return v;
+            }
+        }
+        0
+    }
+
+    /// The largest value (0 when empty).
+    pub fn max(&self) -> i64 {
+        self.counts.keys().next_back().copied().unwrap_or(0)
+    }
+
+    /// count, mean, p50, p99, max as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "count": self.n,
+            "mean": self.mean(),
+            "p50": self.percentile(50),
+            "p99": self.percentile(99),
+            "max": self.max(),
+        })
+    }
+}
+
+/// The log rows of one task instance in one phase, as distributions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PhaseRows {
+    /// Phase passes completed inside the measurement window.
+    pub passes: u64,
+    /// `slack` of the passes that used a timer.
+    pub slack: UsDist,
+    /// `wu_lat` of the passes that used a timer.
+    pub wu_lat: UsDist,
+}
+
+/// The rt-app state of a workload: its timers, each task's current phase pass and the
+/// rows gathered so far. Empty for the other workloads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Periodic {
+    /// Timer references.
+    pub clocks: Vec<PeriodicClock>,
+    /// Per task of the workload (by offset from its first task): the current pass.
+    pub acc: Vec<PhaseAcc>,
+    /// Per (task, phase) row.
+    pub rows: Vec<PhaseRows>,
+    /// `global.cumulative_slack`.
+    pub cumulative_slack: bool,
+}
+
+impl Periodic {
+    /// A timer event of task `task` (offset) at `now`: the instant to sleep until, or
+    /// `None` when it has already passed (then the event is over).
+    pub fn timer(&mut self, task: usize, clock: usize, period: u64, now: u64) -> Option<u64> {
+        let (Some(c), Some(acc)) = (self.clocks.get_mut(clock), self.acc.get_mut(task)) else {
+            return None;
+        };
+        // Every rt-app thread takes `t_first` from the same `t_zero`; the world starts its
+        // tasks at 0.
+        let next = c.next.unwrap_or(0) + period;
+        c.next = Some(next);
+        let slack = round_us(i128::from(next) - i128::from(now));
+        acc.slack_us = if self.cumulative_slack {
+            acc.slack_us + slack
+        } else {
+            slack
+        };
+        acc.timed = true;
+        if now < next {
+            acc.target = next;
+            Some(next)
+        } else {
+            if c.relative {
+                c.next = Some(now);
+            }
+            acc.wu_lat_us = 0;
+            None
+        }
+    }
+
+    /// Task `task` runs again at `now` after sleeping for its timer.
+    pub fn woke(&mut self, task: usize, now: u64) {
+        if let Some(acc) = self.acc.get_mut(task) {
+            acc.wu_lat_us += now.saturating_sub(acc.target) / US;
+        }
+    }
+
+    /// Task `task` ends a pass of the phase whose row is `row`; the pass counts when
+    /// `counted` (it ended inside the measurement window).
+    pub fn phase_end(&mut self, task: usize, row: usize, counted: bool) {
+        let Some(acc) = self.acc.get_mut(task) else {
+            return;
+        };
+        let done = std::mem::take(acc);
+        if let (true, Some(r)) = (counted, self.rows.get_mut(row)) {
+            r.passes += 1;
+            if done.timed {
+                r.slack.add(done.slack_us);
+                r.wu_lat.add(done.wu_lat_us as i64);
+            }
+        }
+    }
+}
+
+/// ns to us rounded to the nearest, halves away from zero (C's `round`).
+fn round_us(ns: i128) -> i64 {
+    let us = i128::from(US);
+    let r = if ns >= 0 {
+        (ns + us / 2) / us
+    } else {
+        -((-ns + us / 2) / us)
+    };
+    r.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let mut d = UsDist::default();
+        for v in 1..=100 {
+            d.add(v);
+        }
+        assert_eq!(
+            (d.percentile(50), d.percentile(99), d.max(), d.mean()),
+            (50, 99, 100, 50)
+        );
+        assert_eq!(UsDist::default().percentile(99), 0);
+    }
+
+    #[test]
+    fn timer_follows_rt_app() {
+        let mut p = Periodic {
+            clocks: vec![PeriodicClock {
+                next: None,
+                relative: true,
+            }],
+            acc: vec![PhaseAcc::default()],
+            rows: vec![PhaseRows::default()],
+            cumulative_slack: false,
+        };
+        // First use: the instant is one period after the start.
+        assert_eq!(p.timer(0, 0, 16_000 * US, 2_000 * US), Some(16_000 * US));
+        assert_eq!(p.acc[0].slack_us, 14_000);
+        p.woke(0, 16_000 * US + 7_900);
+        p.phase_end(0, 0, true);
+        assert_eq!((p.rows[0].wu_lat.max(), p.rows[0].slack.max()), (7, 14_000));
+        // A miss: no sleep, negative slack, the relative clock restarts from now.
+        assert_eq!(p.timer(0, 0, 16_000 * US, 40_000 * US), None);
+        assert_eq!(p.acc[0].slack_us, -8_000);
+        assert_eq!(p.clocks[0].next, Some(40_000 * US));
+        assert_eq!(round_us(-1_500), -2);
+        assert_eq!(round_us(1_499), 1);
+    }
+}
