@@ -107,10 +107,12 @@ pub fn default_duration(workloads: &[WorkloadSpec]) -> u64 {
     {
         return 30 * SEC;
     }
-    if workloads
-        .iter()
-        .any(|w| matches!(w.workload, Workload::Nanosleep(_)))
-    {
+    let endless = |w: &WorkloadSpec| match &w.workload {
+        Workload::Nanosleep(_) => true,
+        Workload::Rtapp(r) => r.endless(),
+        _ => false,
+    };
+    if workloads.iter().any(endless) {
         return DEFAULT_ENDLESS_DURATION;
     }
     DEFAULT_FINITE_CAP
@@ -258,5 +260,20 @@ mod tests {
         assert_eq!(default_duration(&[n]), DEFAULT_ENDLESS_DURATION);
         let h = WorkloadSpec::parse("hackbench").unwrap();
         assert_eq!(default_duration(&[h]), DEFAULT_FINITE_CAP);
+        // rt-app: global.duration when given; else endless tasks get the endless default
+        // and finite ones run to their end.
+        let rtapp = |text: &str| WorkloadSpec {
+            workload: Workload::Rtapp(crate::workloads::Rtapp::parse("t.json", text).unwrap()),
+            cpus: None,
+        };
+        let endless = r#"{"tasks": {"t": {"run": 1000, "sleep": 1000}}}"#;
+        assert_eq!(
+            default_duration(&[rtapp(endless)]),
+            DEFAULT_ENDLESS_DURATION
+        );
+        let finite = r#"{"tasks": {"t": {"loop": 5, "run": 1000, "sleep": 1000}}}"#;
+        assert_eq!(default_duration(&[rtapp(finite)]), DEFAULT_FINITE_CAP);
+        let timed = r#"{"tasks": {"t": {"run": 1000}}, "global": {"duration": 2}}"#;
+        assert_eq!(default_duration(&[rtapp(timed)]), 2 * SEC);
     }
 }

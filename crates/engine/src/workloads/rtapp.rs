@@ -472,6 +472,15 @@ impl Rtapp {
         Ok(RtEvent::Timer { reference, period })
     }
 
+    /// Whether a task runs for ever: its `loop` over the phases is negative, or one of
+    /// its phases loops for ever (rt-app then runs until `global.duration`, or until
+    /// stopped).
+    pub fn endless(&self) -> bool {
+        self.tasks
+            .iter()
+            .any(|t| t.repeat != 0 && (t.repeat < 0 || t.phases.iter().any(|p| p.repeat <= 0)))
+    }
+
     /// Notes for stderr: ignored keys, repeated keys.
     pub fn notes(&self) -> Vec<String> {
         self.notes.clone()
