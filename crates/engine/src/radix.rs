@@ -138,6 +138,13 @@ impl RadixHeap {
         let e = self.now[self.head];
         self.head += 1;
         self.last_key = e.0;
+        // A storm of events at one instant keeps appending to `now` while it is being
+        // consumed, so the consumed prefix is dropped once it is half the vector: memory
+        // stays proportional to what is pending.
+        if self.head >= 1024 && self.head * 2 >= self.now.len() {
+            self.now.drain(..self.head);
+            self.head = 0;
+        }
         Some(e)
     }
 }
@@ -193,6 +200,22 @@ mod tests {
         }
         assert_eq!(r.pop(), None);
         assert_eq!(r.len(), 0);
+    }
+
+    #[test]
+    fn a_storm_at_one_instant_keeps_memory_bounded() {
+        let mut r = RadixHeap::default();
+        let mut seq = 0u128;
+        r.push((7 << 64) | seq, 0);
+        // Every pop at instant 7 pushes another event at instant 7.
+        for i in 0..100_000u32 {
+            let (k, _) = r.pop().unwrap();
+            assert_eq!(k, (7 << 64) | seq);
+            seq += 1;
+            r.push((7 << 64) | seq, i);
+        }
+        assert_eq!(r.len(), 1);
+        assert!(r.now.capacity() < 4096, "{}", r.now.capacity());
     }
 
     #[test]

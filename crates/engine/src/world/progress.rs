@@ -54,9 +54,11 @@ pub const QUEUE_PER_CPU: u64 = 4096;
 /// Queued events always allowed, however small the world.
 pub const MIN_QUEUE: u64 = 65_536;
 
-/// Bytes one queued event takes (its heap entry and its slot, with the vectors' growth
-/// slack) and one entry of the reschedule list, rounded up.
-const QUEUED_EVENT_BYTES: u64 = 96;
+/// Bytes one queued event takes and one entry of the reschedule list, rounded up. A
+/// queued event is a 32-byte radix-heap entry in a bucket vector and a 32-byte slot in
+/// the event table, each vector up to twice its contents; sorting a bucket out holds its
+/// entries twice for a moment: 32 x 3 + 64 + the free list's 4, rounded up to 192.
+const QUEUED_EVENT_BYTES: u64 = 192;
 const RESCHED_ENTRY_BYTES: u64 = 8;
 
 /// Counts the events processed at the current virtual instant.
