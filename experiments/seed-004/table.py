@@ -41,7 +41,7 @@ def main():
         return math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else 0.0
     print("hackbench-process-pipes: Amean seconds; gain = (before - after) / before, positive = faster with the patch")
     print(f"{'groups':>6}  {'seed before':>11} {'seed after':>10} {'gain':>8}   "
-          f"{'fairsim before':>14} {'fairsim after':>13} {'gain':>8} {'t':>6}")
+          f"{'fairsim before':>14} {'fairsim after':>13} {'gain':>8} {'t':>6}  direction")
     for groups in sorted({g for g, _ in samples}):
         b, a = samples.get((groups, "before"), []), samples.get((groups, "after"), [])
         if not b or not a:
@@ -50,8 +50,10 @@ def main():
         mb, ma = mean(b), mean(a)
         se = math.sqrt(sd(b) ** 2 / len(b) + sd(a) ** 2 / len(a))
         t = (mb - ma) / se if se > 0 else float("inf")
+        same = (sb - sa) * (mb - ma) > 0
         print(f"{groups:>6}  {sb:>11.4f} {sa:>10.4f} {(sb - sa) / sb * 100:>7.2f}%   "
-              f"{mb:>14.4f} {ma:>13.4f} {(mb - ma) / mb * 100:>7.2f}% {t:>6.1f}")
+              f"{mb:>14.4f} {ma:>13.4f} {(mb - ma) / mb * 100:>7.2f}% {t:>6.1f}  "
+              f"{'same' if same else '!'}")
 
 
 if __name__ == "__main__":
