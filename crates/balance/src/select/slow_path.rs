@@ -28,6 +28,28 @@ pub fn adjust_numa_imbalance(imbalance: i64, dst_running: i64, imb_numa_nr: i64)
 }
 
 impl Sched {
+    /// The highest domain of `cpu` below `weight` CPUs that has `sd_flag`: where the
+    /// descent of `find_idlest_cpu` (every version from 4.x to 6.12's
+    /// `sched_balance_find_dst_cpu`) goes on after moving to a CPU of the chosen group.
+    pub(crate) fn lower_domain_with(
+        &self,
+        cpu: usize,
+        weight: u32,
+        sd_flag: SdFlags,
+    ) -> Option<SdId> {
+        let mut sd = None;
+        for tmp in self.topo.domains_of(cpu) {
+            let t = self.topo.domain(tmp);
+            if weight <= t.span_weight {
+                break;
+            }
+            if t.flags.intersects(sd_flag) {
+                sd = Some(tmp);
+            }
+        }
+        sd
+    }
+
     /// `task_running_on_cpu(cpu, p)` (fair.c): 1 if `p` is queued on `cpu` and counted
     /// in its signals.
     fn task_running_on_cpu(&self, cpu: usize, p: TaskId) -> u32 {
@@ -345,17 +367,7 @@ impl Sched {
             }
             // Try the levels of `new_cpu` below this one.
             cpu = new_cpu;
-            let weight = d.span_weight;
-            sd = None;
-            for tmp in self.topo.domains_of(cpu) {
-                let t = self.topo.domain(tmp);
-                if weight <= t.span_weight {
-                    break;
-                }
-                if t.flags.intersects(sd_flag) {
-                    sd = Some(tmp);
-                }
-            }
+            sd = self.lower_domain_with(cpu, d.span_weight, sd_flag);
         }
         new_cpu
     }

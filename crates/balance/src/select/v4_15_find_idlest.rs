@@ -393,17 +393,7 @@ impl Sched {
             }
             // Try the levels of `new_cpu` below this one.
             cpu = new_cpu;
-            let weight = d.span_weight;
-            sd = None;
-            for tmp in self.topo.domains_of(cpu) {
-                let t = self.topo.domain(tmp);
-                if weight <= t.span_weight {
-                    break;
-                }
-                if t.flags.intersects(sd_flag) {
-                    sd = Some(tmp);
-                }
-            }
+            sd = self.lower_domain_with(cpu, d.span_weight, sd_flag);
         }
         new_cpu
     }
