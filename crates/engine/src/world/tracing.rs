@@ -444,18 +444,19 @@ impl World {
     /// A newidle step of `cpu` did its work in `[t0, t1)`: the levels whose `lb_count`
     /// grew began a balance, and what was scanned and pulled goes to the open one.
     pub(super) fn trace_newidle_progress(&mut self, cpu: usize, t0: u64, t1: u64) {
-        if self.tracer.is_none() {
-            return;
-        }
-        let sds: Vec<usize> = self.sched.topo.domains_of(cpu).collect();
-        let now: Vec<Counts> = sds
-            .iter()
-            .map(|&sd| counts(self, sd, CpuIdleType::NewlyIdle))
-            .collect();
+        // The counters and the tracer are separate fields: read one, update the other,
+        // with nothing allocated per step.
         let Some(tr) = self.tracer.as_deref_mut() else {
             return;
         };
-        for (&sd, cur) in sds.iter().zip(now) {
+        let newly = CpuIdleType::NewlyIdle as usize;
+        for sd in self.sched.topo.domains_of(cpu) {
+            let st = &self.sched.sd_stats[sd];
+            let cur = [
+                st.lb_count[newly],
+                st.lb_sg_scan[newly],
+                st.lb_gained[newly],
+            ];
             let d = diff(cur, tr.snap[sd]);
             tr.snap[sd] = cur;
             if d == [0; 3] {
@@ -466,14 +467,8 @@ impl World {
                 s.add(level as usize, t0, d[0], d[1]);
             }
             if d[0] > 0 {
+                // A new level's balance began: the previous one ends here.
                 tr.close_newidle(cpu);
-                tr.newidle[cpu] = Some(OpenBalance {
-                    level,
-                    start: t0,
-                    end: t1,
-                    groups: 0,
-                    pulled: 0,
-                });
             }
             let open = tr.newidle[cpu].get_or_insert(OpenBalance {
                 level,
