@@ -108,6 +108,11 @@ pub struct Machine {
     /// uses its flat compatibility table). The crate only carries the text: idle states
     /// do not shape the sched domains.
     pub idle_states: Option<String>,
+    /// The architecture's per-CPU `cpu_power` of Linux 3.9 (`arch_scale_freq_power`, the
+    /// arm `cpu_scale` that `parse_dt_topology` sets, not normalised: values above 1024
+    /// are allowed), read only by the 3.9 load balancer (`LEGACY_LB`). `None` means every
+    /// CPU has `SCHED_POWER_SCALE` (1024), as 3.9's default `arch_scale_freq_power` says.
+    pub cpu_power: Option<Vec<u32>>,
 }
 
 impl Machine {
@@ -138,6 +143,15 @@ impl Machine {
     /// `sched_asym_prefer(a, b)`: CPU `a` has a higher priority than CPU `b`.
     pub fn sched_asym_prefer(&self, a: usize, b: usize) -> bool {
         self.asym_cpu_priority(a) > self.asym_cpu_priority(b)
+    }
+
+    /// Linux 3.9's `arch_scale_freq_power(sd, cpu)`: the machine's `cpu_power` of `cpu`,
+    /// or `SCHED_POWER_SCALE` when it gives none.
+    pub fn arch_cpu_power(&self, cpu: usize) -> u64 {
+        match &self.cpu_power {
+            Some(p) => u64::from(p[cpu]),
+            None => u64::from(SCHED_CAPACITY_SCALE),
+        }
     }
 
     /// Whether CPU capacities differ (the kernel's `asym_cap_list` has more than one entry).
@@ -488,6 +502,7 @@ pub fn machine_from_ids(
         distance,
         itmt_prio: None,
         idle_states: None,
+        cpu_power: None,
     };
     m.validate()?;
     Ok(m)

@@ -68,6 +68,10 @@ pub const PRESETS: &[(&str, &str)] = &[
         "ARM TC2 (machines tc2, tc2-2big3little; 5 CPUs): cpuidle-big_little big_idle (CPUs 0-1) and little_idle (2-4), WFI + DT cluster sleep",
     ),
     (
+        "big_idle",
+        "ARM TC2's A15 cluster alone (machine tc2-2a15): cpuidle-big_little big_idle on every CPU, WFI + DT cluster-sleep-big",
+    ),
+    (
         "haltpoll",
         "KVM guest: cpuidle-haltpoll, POLL and haltpoll idle (1/1 us)",
     ),
@@ -88,6 +92,7 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("emr", "spr"),
     ("tc2", "big_little"),
     ("tc2-2big3little", "big_little"),
+    ("tc2-2a15", "big_idle"),
 ];
 
 /// The `POLL` state `cpuidle_poll_state_init` puts in state 0 (drivers/cpuidle/
@@ -143,6 +148,7 @@ pub fn preset(name: &str, nr_cpus: usize) -> Option<IdleStates> {
         "spr" => uniform(intel::spr(true)),
         "spr-nopc6" => uniform(intel::spr(false)),
         "big_little" => arm::tc2(nr_cpus),
+        "big_idle" => uniform(arm::big_table()),
         "haltpoll" => uniform(virt::haltpoll()),
         "flat" => Some(flat(FLAT_DEFAULT_EXIT_NS, nr_cpus)),
         _ => None,
@@ -184,6 +190,7 @@ pub fn machine_default(machine: &str) -> Option<&'static str> {
         "e5-2690v2" => Some("ivt"),
         "spr-2s56c2t" => Some("spr"),
         "tc2" | "tc2-2big3little" => Some("big_little"),
+        "tc2-2a15" => Some("big_idle"),
         _ => None,
     }
 }

@@ -128,6 +128,7 @@ pub(crate) fn machine_from_guest(path: &str, doc: &Value) -> Result<Machine, Top
         distance,
         itmt_prio: None,
         idle_states: None,
+        cpu_power: None,
     };
     m.validate().map_err(|e| err(e.to_string()))?;
     Ok(m)

@@ -4,6 +4,7 @@
 //! names the field as the user wrote it (`--smp cores`, `numa.distance row 1`, a sysfs
 //! path) and says what is allowed.
 
+pub mod arm_v3_9;
 pub mod file;
 mod guest;
 mod nodes;

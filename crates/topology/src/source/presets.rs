@@ -7,6 +7,7 @@
 
 use crate::error::TopologyError;
 use crate::machine::{machine_from_ids, normalize_capacities, Arch, CpuIds, LlcScope, Machine};
+use crate::source::arm_v3_9::{cpu_scale_v3_9, DtCpu, EFFICIENCY_CORTEX_A15, EFFICIENCY_CORTEX_A7};
 use crate::source::spec::{parse_spec, SpecOptions};
 
 /// Preset names with a one-line description, for `--help` and error messages.
@@ -28,6 +29,10 @@ pub const PRESETS: &[(&str, &str)] = &[
         "ARM TC2 big.LITTLE (arm64): clusters 0-1 (A15, dmips 1441 -> 1024) and 2-4 (A7, 606 -> 430), an L2 LLC per cluster (seed 002)",
     ),
     ("tc2-2big3little", "same as tc2, named after its ground-truth directory"),
+    (
+        "tc2-2a15",
+        "ARM TC2 with only its A15 cluster (2 CPUs, capacity 1024): seed 002's SMP configuration",
+    ),
     (
         "dies-1s2d2c1t",
         "1 socket x 2 dies x 2 cores x 1 thread (4 CPUs), an LLC per die",
@@ -69,7 +74,8 @@ pub fn preset(name: &str) -> Result<Machine, TopologyError> {
         "spr-2s56c2t" => spec("224,sockets=2,dies=1,cores=56,threads=2", Some(D2))?,
         "2s24c2t" => spec("96,sockets=2,dies=1,cores=24,threads=2", Some(D2))?,
         "e5-2690v2" => spec("40,sockets=2,dies=1,cores=10,threads=2", Some(D2))?,
-        "tc2" | "tc2-2big3little" => tc2()?,
+        "tc2" | "tc2-2big3little" => tc2(5)?,
+        "tc2-2a15" => tc2(2)?,
         "dies-1s2d2c1t" => spec("4,sockets=1,dies=2,cores=2,threads=1", None)?,
         "numa-2s4c2t" => spec("16,sockets=2,dies=1,cores=4,threads=2", Some(D2))?,
         "numa-2s8c2t" => spec("32,sockets=2,dies=1,cores=8,threads=2", Some(D2))?,
@@ -112,6 +118,7 @@ fn idle_states_of(name: &str) -> Option<&'static str> {
         "2s24c2t" => Some("bdx"),
         "e5-2690v2" => Some("ivt"),
         "tc2" | "tc2-2big3little" => Some("tc2"),
+        "tc2-2a15" => Some("tc2-2a15"),
         _ => None,
     }
 }
@@ -126,20 +133,34 @@ fn spec(smp: &str, distance: Option<&str>) -> Result<Machine, TopologyError> {
 /// ARM's TC2 as the ground-truth guest saw it: two clusters of unequal size, which `-smp`
 /// cannot describe, so the ids are given directly. Core ids restart in each cluster, as
 /// `parse_cluster` in `drivers/base/arch_topology.c` numbers them.
-fn tc2() -> Result<Machine, TopologyError> {
-    let layout: [(u32, u32, u64); 5] = [
-        (0, 0, 1441),
-        (0, 1, 1441),
-        (1, 0, 606),
-        (1, 1, 606),
-        (1, 2, 606),
+/// ARM's TC2 test chip: the A15 pair (cluster 0) and, with `nr_cpus` 5, the A7 trio
+/// (cluster 1). Capacities are the `capacity-dmips-mhz` values normalised as 6.12 does;
+/// `cpu_power` is what Linux 3.9's arm topology code derives from the device tree with the
+/// clock frequencies seed 002 added (A15 1 GHz, A7 800 MHz): 1441 and 606, or the default
+/// 1024 for the A15-only configuration.
+fn tc2(nr_cpus: usize) -> Result<Machine, TopologyError> {
+    let a15 = DtCpu {
+        efficiency: EFFICIENCY_CORTEX_A15,
+        clock_frequency_hz: 1_000_000_000,
+    };
+    let a7 = DtCpu {
+        efficiency: EFFICIENCY_CORTEX_A7,
+        clock_frequency_hz: 800_000_000,
+    };
+    let layout: [(u32, u32, u64, DtCpu); 5] = [
+        (0, 0, 1441, a15),
+        (0, 1, 1441, a15),
+        (1, 0, 606, a7),
+        (1, 1, 606, a7),
+        (1, 2, 606, a7),
     ];
+    let layout = &layout[..nr_cpus];
     let raw: Vec<u64> = layout.iter().map(|l| l.2).collect();
     let caps = normalize_capacities(&raw)?;
     let ids: Vec<CpuIds> = layout
         .iter()
         .zip(caps)
-        .map(|(&(cluster, core, _), capacity)| CpuIds {
+        .map(|(&(cluster, core, _, _), capacity)| CpuIds {
             socket: 0,
             die: 0,
             cluster,
@@ -149,14 +170,19 @@ fn tc2() -> Result<Machine, TopologyError> {
             capacity,
         })
         .collect();
-    machine_from_ids(
+    let dt: Vec<DtCpu> = layout.iter().map(|l| l.3).collect();
+    let m = machine_from_ids(
         "tc2",
         Arch::Arm64,
         &ids,
         1,
         vec![vec![10]],
         LlcScope::Cluster,
-    )
+    )?;
+    Ok(Machine {
+        cpu_power: cpu_scale_v3_9(&dt),
+        ..m
+    })
 }
 
 #[cfg(test)]

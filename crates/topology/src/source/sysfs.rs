@@ -74,6 +74,7 @@ pub fn load_sysfs(root: &Path, arch: Arch) -> Result<Machine, TopologyError> {
         distance,
         itmt_prio: None,
         idle_states: None,
+        cpu_power: None,
     };
     m.validate()?;
     Ok(m)
