@@ -22,7 +22,7 @@ macro_rules! features {
                 match self { $( Feature::$name => stringify!($name), )* }
             }
 
-            /// The default in Linux 6.12.117 (patch features default off, except FIND_IDLEST_NUMA,
+            /// The default in Linux 6.12.117 (patch features default off, except FIND_IDLEST_NUMA and LB_BIAS,
             /// whose 6.12 rules 6.12.117 has).
             pub fn default_on(self) -> bool {
                 match self { $( Feature::$name => $default, )* }
@@ -119,6 +119,23 @@ features! {
     /// `sched_balance_find_dst_group` it gates the clause's successors, the `SD_NUMA`
     /// keep-local rules of the busy and has-spare cases. On by default, as 6.12.117 has them.
     FIND_IDLEST_NUMA = true,
+    /// Seed 002's kernels: Linux 3.9's load balancer (`load_balance` with `cpu_power`,
+    /// `cpu_load[]` and `load_idx`, `find_busiest_group`, `move_tasks`, active balancing,
+    /// `rebalance_domains`, the nohz kick and `idle_balance`) and its fork/exec placement
+    /// replace 6.12's.
+    LEGACY_LB = false,
+    /// Linux 3.9's `LB_BIAS`: `source_load`/`target_load` bias a CPU's load with its
+    /// `cpu_load[]` history (on by default in 3.9; read only under LEGACY_LB).
+    LB_BIAS = true,
+    /// Seed 002's middle kernel: Alex Shi's series (merged for 3.11) on LEGACY_LB, the
+    /// balancer's CPU and task loads from the runnable load average instead of weights.
+    LB_RUNNABLE_AVG = false,
+    /// Seed 002's patch 2/2 on LEGACY_LB: an idle CPU pulls from a group running more
+    /// tasks than it has CPUs, whatever the tasks' loads and the CPUs' power.
+    LB_IDLE_PULL_MULTI = false,
+    /// Seed 002's patch 1/2 on LEGACY_LB: a task whose load exceeds its CPU's power is
+    /// migrated, actively if need be, to a CPU with more power.
+    LB_FORCE_BETTER_CPU = false,
 }
 
 /// Features that only mean something on top of another: (feature, the feature it needs,
@@ -128,10 +145,35 @@ features! {
 /// FIND_IDLEST_NUMA is not listed: it means something on both slow paths (seed 004's
 /// clause on LEGACY_FIND_IDLEST, the `SD_NUMA` keep-local rules on 6.12's), and it is on
 /// by default while LEGACY_FIND_IDLEST is off.
-pub const FEATURE_REQUIRES: &[(Feature, Feature, &str)] = &[(
-    Feature::SIS_FIRST_IDLE,
-    Feature::LEGACY_SIS,
-    "seed 001: before = LEGACY_SIS, after = LEGACY_SIS,SIS_FIRST_IDLE",
+pub const FEATURE_REQUIRES: &[(Feature, Feature, &str)] = &[
+    (
+        Feature::SIS_FIRST_IDLE,
+        Feature::LEGACY_SIS,
+        "seed 001: before = LEGACY_SIS, after = LEGACY_SIS,SIS_FIRST_IDLE",
+    ),
+    (
+        Feature::LB_RUNNABLE_AVG,
+        Feature::LEGACY_LB,
+        "seed 002: LEGACY_LB, then LEGACY_LB,LB_RUNNABLE_AVG",
+    ),
+    (
+        Feature::LB_IDLE_PULL_MULTI,
+        Feature::LEGACY_LB,
+        "seed 002: LEGACY_LB,LB_RUNNABLE_AVG,LB_FORCE_BETTER_CPU,LB_IDLE_PULL_MULTI",
+    ),
+    (
+        Feature::LB_FORCE_BETTER_CPU,
+        Feature::LEGACY_LB,
+        "seed 002: LEGACY_LB,LB_RUNNABLE_AVG,LB_FORCE_BETTER_CPU,LB_IDLE_PULL_MULTI",
+    ),
+];
+
+/// Features that replace the same kernel functions and so cannot both be on: (one,
+/// other, why). [`Features::parse`] rejects a set with both.
+pub const FEATURE_CONFLICTS: &[(Feature, Feature, &str)] = &[(
+    Feature::LEGACY_LB,
+    Feature::LEGACY_FIND_IDLEST,
+    "both replace the fork/exec slow path: LEGACY_LB with 3.9's, LEGACY_FIND_IDLEST with 4.15's",
 )];
 
 /// A set of enabled features.
@@ -152,7 +194,7 @@ impl Default for Features {
 
 /// A feature name that is not known.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("--features: unknown feature '{0}'; allowed: the names of /sys/kernel/debug/sched/features (e.g. SIS_UTIL, NO_SIS_UTIL) and NI_RATE, ILB_SNAPSHOT, ILB_UTIL, ILB_FAST, UTIL_EST_FASTUP, LEGACY_SIS, SIS_FIRST_IDLE, LEGACY_FIND_IDLEST, FIND_IDLEST_NUMA")]
+#[error("--features: unknown feature '{0}'; allowed: the names of /sys/kernel/debug/sched/features (e.g. SIS_UTIL, NO_SIS_UTIL) and NI_RATE, ILB_SNAPSHOT, ILB_UTIL, ILB_FAST, UTIL_EST_FASTUP, LEGACY_SIS, SIS_FIRST_IDLE, LEGACY_FIND_IDLEST, FIND_IDLEST_NUMA, LEGACY_LB, LB_BIAS, LB_RUNNABLE_AVG, LB_IDLE_PULL_MULTI, LB_FORCE_BETTER_CPU")]
 pub struct UnknownFeature(pub String);
 
 /// Why a `--features` list was refused.
@@ -161,6 +203,16 @@ pub enum FeatureError {
     /// A name that is not a feature.
     #[error(transparent)]
     Unknown(#[from] UnknownFeature),
+    /// Two features that replace the same code are on ([`FEATURE_CONFLICTS`]).
+    #[error("--features: {a} and {b} cannot both be on ({why})")]
+    Conflicts {
+        /// One feature's name.
+        a: &'static str,
+        /// The other's.
+        b: &'static str,
+        /// Why, from the table.
+        why: &'static str,
+    },
     /// A feature is on without the feature it builds on ([`FEATURE_REQUIRES`]).
     #[error("--features: {feature} needs {requires} ({hint})")]
     Requires {
@@ -227,6 +279,16 @@ impl Features {
     /// Checks [`FEATURE_REQUIRES`]: the first entry, in table order, whose feature is on
     /// while the feature it needs is off is the error.
     pub fn check_requires(self) -> Result<(), FeatureError> {
+        if let Some(&(a, b, why)) = FEATURE_CONFLICTS
+            .iter()
+            .find(|&&(a, b, _)| self.has(a) && self.has(b))
+        {
+            return Err(FeatureError::Conflicts {
+                a: a.name(),
+                b: b.name(),
+                why,
+            });
+        }
         match FEATURE_REQUIRES
             .iter()
             .find(|&&(f, needs, _)| self.has(f) && !self.has(needs))
@@ -269,13 +331,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn seed_002_features_need_legacy_lb_and_exclude_legacy_find_idlest() {
+        let all = "LEGACY_LB,LB_RUNNABLE_AVG,LB_FORCE_BETTER_CPU,LB_IDLE_PULL_MULTI";
+        let f = Features::parse(all).unwrap();
+        assert!(f.has(Feature::LEGACY_LB) && f.has(Feature::LB_BIAS));
+        let e = Features::parse("LB_RUNNABLE_AVG").unwrap_err().to_string();
+        assert!(e.contains("LB_RUNNABLE_AVG needs LEGACY_LB"), "{e}");
+        let e = Features::parse("LB_IDLE_PULL_MULTI")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("needs LEGACY_LB"), "{e}");
+        let e = Features::parse("LEGACY_LB,LEGACY_FIND_IDLEST")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cannot both be on"), "{e}");
+        assert!(!e.contains('\n'));
+    }
+
+    #[test]
     fn defaults_match_the_6_12_features_file() {
         // The ground truth's features.txt, as the 6.12.117 guest printed it.
         let kernel = "PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT NO_NEXT_BUDDY PICK_BUDDY CACHE_HOT_BUDDY DELAY_DEQUEUE DELAY_ZERO WAKEUP_PREEMPTION NO_HRTICK NO_HRTICK_DL NO_DOUBLE_TICK NONTASK_CAPACITY TTWU_QUEUE SIS_UTIL NO_WARN_DOUBLE_CLOCK NO_RT_PUSH_IPI NO_RT_RUNTIME_SHARE NO_LB_MIN ATTACH_AGE_LOAD WA_IDLE WA_WEIGHT WA_BIAS UTIL_EST NO_LATENCY_WARN NI_RANDOM";
         let ours = Features::default().to_string();
         assert!(ours.starts_with(kernel), "{ours}");
         assert!(ours.ends_with(
-            "NI_RANDOM NO_NI_RATE NO_ILB_SNAPSHOT NO_ILB_UTIL NO_ILB_FAST NO_UTIL_EST_FASTUP NO_LEGACY_SIS NO_SIS_FIRST_IDLE NO_LEGACY_FIND_IDLEST FIND_IDLEST_NUMA"
+            "NI_RANDOM NO_NI_RATE NO_ILB_SNAPSHOT NO_ILB_UTIL NO_ILB_FAST NO_UTIL_EST_FASTUP NO_LEGACY_SIS NO_SIS_FIRST_IDLE NO_LEGACY_FIND_IDLEST FIND_IDLEST_NUMA NO_LEGACY_LB LB_BIAS NO_LB_RUNNABLE_AVG NO_LB_IDLE_PULL_MULTI NO_LB_FORCE_BETTER_CPU"
         ));
     }
 

@@ -74,6 +74,8 @@ pub enum Event {
     Launch {
         /// The task.
         task: Tid,
+        /// The CPU it is forked from (`--launch-cpu`).
+        cpu: usize,
     },
     /// The measurement window opens (`--warmup`): every counter starts again from zero.
     WindowStart,

@@ -77,6 +77,8 @@ pub struct TaskMetrics {
     pub runtime_ns: u64,
     /// When the task exited.
     pub exited_at: Option<u64>,
+    /// Task time on each CPU it ran on, in ns: where a thread ran and for how long.
+    pub cpu_ns: std::collections::BTreeMap<usize, u64>,
 }
 
 /// Everything counted during a run.

@@ -51,6 +51,8 @@ pub struct Scenario {
     pub hz: Option<u32>,
     /// util_est form (`--util-est`).
     pub util_est: Option<String>,
+    /// Launching CPU (`--launch-cpu`).
+    pub launch_cpu: Option<String>,
     /// Timer slack (`--timer-slack`).
     pub timer_slack: Option<String>,
     /// Timer expiry point (`--timer-expiry`).

@@ -99,3 +99,43 @@ impl SdLbStats {
         s
     }
 }
+
+/// What the scan phase found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanOutcome {
+    /// `should_we_balance` said another CPU balances this domain.
+    NotThisCpu,
+    /// No busiest group (`lb_nobusyg`).
+    NoBusyGroup,
+    /// A busiest group but no runqueue in it (`lb_nobusyq`).
+    NoBusyQueue,
+    /// A busiest group whose runqueue is not chosen yet. `sched_balance_find_src_rq`
+    /// reads the group's runqueues after `update_sd_lb_stats` has read every group, so in
+    /// virtual time it runs once the group scan's cost has elapsed, on the state as it is
+    /// then ([`crate::lb::rq_balance::BalanceAct::lb_resolve_src_rq`]): a CPU that had two tasks when its group
+    /// was read may have one by then, and the balance ends `lb_nobusyq`, as the kernel's
+    /// does, rather than failing to detach.
+    BusiestGroup(GroupId),
+    /// Pull from this CPU.
+    Busiest(usize),
+}
+
+/// The scan phase's result, carried to the act phase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LbScan {
+    /// The balancing environment.
+    pub env: LbEnv,
+    /// What was found.
+    pub outcome: ScanOutcome,
+}
+
+/// The act phase's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LbResult {
+    /// Tasks moved (`ld_moved`).
+    pub moved: u32,
+    /// `*continue_balancing`.
+    pub continue_balancing: bool,
+    /// An active balance was queued on this busiest CPU.
+    pub active_balance: Option<usize>,
+}

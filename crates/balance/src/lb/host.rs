@@ -11,7 +11,7 @@ use fairsim_topology::SdId;
 
 use crate::features::Feature;
 use crate::lb::detach::MoveTasks;
-use crate::lb::env::LbEnv;
+use crate::lb::env::{LbEnv, LbResult, LbScan};
 use crate::lb::msecs_to_jiffies;
 use crate::lb::periodic::time_after;
 use crate::lb::view::{LbRead, ScanCounters};
@@ -80,6 +80,26 @@ pub trait BalanceHost: LbRead + MoveTasks {
     fn end_serialize(&mut self);
     /// `stop_one_cpu_nowait(busiest, active_load_balance_cpu_stop, ...)`.
     fn push_active_balance(&mut self, busiest: usize);
+    /// Whether this host runs Linux 3.9's balancer (LEGACY_LB) instead of 6.12's; only
+    /// the engine's machine can.
+    fn legacy_lb(&self) -> bool {
+        false
+    }
+    /// LEGACY_LB's scan half (`load_balance` of 3.9 up to `find_busiest_queue`), or
+    /// `None` when this host runs 6.12's.
+    fn legacy_lb_scan(
+        &mut self,
+        _this_cpu: usize,
+        _sd: SdId,
+        _idle: CpuIdleType,
+        _now: u64,
+    ) -> Option<LbScan> {
+        None
+    }
+    /// LEGACY_LB's act half, or the scan back when this host runs 6.12's.
+    fn legacy_lb_act(&mut self, scan: LbScan, _now: u64) -> Result<LbResult, Box<LbScan>> {
+        Err(Box::new(scan))
+    }
     /// `get_sd_balance_interval(sd, cpu_busy)`: the domain's interval in jiffies, stretched
     /// by `busy_factor` on a busy CPU (minus one jiffy so balances do not align).
     fn get_sd_balance_interval(&self, sd: SdId, cpu_busy: bool) -> u64 {
@@ -249,5 +269,26 @@ impl BalanceHost for crate::sched::Sched {
     }
     fn push_active_balance(&mut self, busiest: usize) {
         self.pending_active_balance.push(busiest);
+    }
+    fn legacy_lb(&self) -> bool {
+        crate::sched::Sched::legacy_lb(self)
+    }
+    fn legacy_lb_scan(
+        &mut self,
+        this_cpu: usize,
+        sd: SdId,
+        idle: CpuIdleType,
+        now: u64,
+    ) -> Option<LbScan> {
+        if !crate::sched::Sched::legacy_lb(self) {
+            return None;
+        }
+        Some(self.load_balance_scan_v3_9(this_cpu, sd, idle, now))
+    }
+    fn legacy_lb_act(&mut self, scan: LbScan, now: u64) -> Result<LbResult, Box<LbScan>> {
+        if !crate::sched::Sched::legacy_lb(self) {
+            return Err(Box::new(scan));
+        }
+        Ok(self.load_balance_act_v3_9(scan, now))
     }
 }

@@ -18,6 +18,7 @@ pub mod periodic;
 pub mod rng;
 pub mod rq_balance;
 pub mod sd_stats;
+pub mod v3_9;
 pub mod view;
 
 pub use env::{LbEnv, MigrationType};
@@ -107,6 +108,8 @@ pub struct LbState {
     pub nohz: NohzState,
     /// `sched_rnd_state`: each CPU's prandom state for NI_RANDOM.
     pub rnd: Vec<PrandomState>,
+    /// Linux 3.9's balancing state, present when LEGACY_LB is on.
+    pub legacy: Option<v3_9::LegacyLbState>,
 }
 
 /// `NOHZ_BALANCE_KICK`.
@@ -169,6 +172,7 @@ impl LbState {
                     PrandomState::seeded(seed ^ (cpu as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
                 })
                 .collect(),
+            legacy: None,
         }
     }
 }

@@ -14,6 +14,7 @@ use fairsim_topology::{SdFlags, SdId};
 
 use crate::features::Feature;
 use crate::lb::host::BalanceHost;
+use crate::lb::msecs_to_jiffies;
 use crate::lb::periodic::time_after;
 use crate::lb::rq_balance::{BalanceAct, LbScan};
 use crate::sched::Sched;
@@ -39,6 +40,8 @@ pub struct NewidleBalance {
     finishing: Option<(SdId, u32, bool, bool)>,
     /// `pulled_task`.
     pulled: i32,
+    /// Linux 3.9's `idle_balance` (LEGACY_LB) rather than 6.12's.
+    legacy: bool,
 }
 
 /// What a newidle step asks of the engine.
@@ -77,6 +80,9 @@ impl NewidleBalance {
         now: u64,
     ) -> Result<NewidleBalance, i32> {
         h.set_now(now);
+        if h.legacy_lb() {
+            return Self::start_v3_9(h, cpu, now);
+        }
         h.newidle_enter(cpu);
         if h.rq_ttwu_pending(cpu) {
             return Err(0);
@@ -100,13 +106,100 @@ impl NewidleBalance {
             pending_scan: None,
             finishing: None,
             pulled: 0,
+            legacy: false,
         })
+    }
+
+    /// The start of Linux 3.9's `idle_balance(this_cpu, this_rq)`: stamp the idle start,
+    /// give up when the CPU's average idle time is below `sysctl_sched_migration_cost`,
+    /// and refresh blocked averages. There is no cost budget per domain and no overload
+    /// or pending-wakeup test in 3.9.
+    fn start_v3_9<H: BalanceAct + ?Sized>(
+        h: &mut H,
+        cpu: usize,
+        now: u64,
+    ) -> Result<NewidleBalance, i32> {
+        h.set_idle_stamp(cpu);
+        if h.avg_idle(cpu) < h.migration_cost() {
+            return Err(0);
+        }
+        let Some(sd) = h.topo().cpus[cpu].sd else {
+            return Err(0);
+        };
+        h.update_blocked_averages(cpu, now);
+        Ok(NewidleBalance {
+            cpu,
+            t0: now,
+            curr_cost: 0,
+            next_balance: h.jiffies() + h.hz(),
+            next_sd: Some(sd),
+            pending_scan: None,
+            finishing: None,
+            pulled: 0,
+            legacy: true,
+        })
+    }
+
+    /// One step of Linux 3.9's `idle_balance`: each `SD_BALANCE_NEWIDLE` domain
+    /// bottom-up, a newly idle `load_balance` (scan, then act once the scan's cost has
+    /// elapsed), `next_balance` from each domain's interval, and a stop at the first
+    /// domain that pulled.
+    fn step_v3_9<H: BalanceAct + ?Sized>(&mut self, h: &mut H, now: u64) -> NewidleStep {
+        let cpu = self.cpu;
+        if let Some((scan, _)) = self.pending_scan.take() {
+            let sd = scan.env.sd;
+            let r = h.sched_balance_rq_act(scan, now);
+            if let Some(b) = r.active_balance {
+                h.push_active_balance(b);
+            }
+            self.next_balance_v3_9(h, sd);
+            if r.moved > 0 {
+                self.pulled = 1;
+                h.clear_idle_stamp(cpu);
+                return NewidleStep::Done(self.finish_v3_9(h));
+            }
+            self.next_sd = h.topo().domain(sd).parent;
+            return NewidleStep::Continue;
+        }
+        while let Some(sd) = self.next_sd {
+            if h.topo().domain(sd).flags.contains(SdFlags::BALANCE_NEWIDLE) {
+                let scan = h.sched_balance_rq_scan(cpu, sd, CpuIdleType::NewlyIdle, now);
+                self.pending_scan = Some((scan, 1));
+                return NewidleStep::Continue;
+            }
+            self.next_balance_v3_9(h, sd);
+            self.next_sd = h.topo().domain(sd).parent;
+        }
+        NewidleStep::Done(self.finish_v3_9(h))
+    }
+
+    /// `next_balance` of 3.9's `idle_balance` after domain `sd`: its last balance plus
+    /// `msecs_to_jiffies(balance_interval)`, if earlier.
+    fn next_balance_v3_9<H: BalanceAct + ?Sized>(&mut self, h: &H, sd: SdId) {
+        let interval = msecs_to_jiffies(h.sd_rt(sd).balance_interval, h.hz());
+        let at = h.sd_rt(sd).last_balance + interval;
+        if time_after(self.next_balance, at) {
+            self.next_balance = at;
+        }
+    }
+
+    /// The end of 3.9's `idle_balance`: a CPU that pulled, or whose next balance has
+    /// passed, takes the earliest next balance of its domains.
+    fn finish_v3_9<H: BalanceAct + ?Sized>(&mut self, h: &mut H) -> i32 {
+        let cpu = self.cpu;
+        if self.pulled != 0 || time_after(h.jiffies(), h.rq_next_balance(cpu)) {
+            h.set_rq_next_balance(cpu, self.next_balance);
+        }
+        self.pulled
     }
 
     /// One step of the newidle balance at `now`; see [`NewidleStep`].
     pub fn step<H: BalanceAct + ?Sized>(&mut self, h: &mut H, now: u64) -> NewidleStep {
-        let nb = self;
         h.set_now(now);
+        if self.legacy {
+            return self.step_v3_9(h, now);
+        }
+        let nb = self;
         let cpu = nb.cpu;
         if let Some((scan, weight)) = nb.pending_scan.take() {
             // The scan's cost has elapsed: act on the state as it is now.

@@ -37,6 +37,9 @@ impl Sched {
     /// and the nohz idle-balance kick.
     pub fn sched_balance_trigger(&mut self, cpu: usize, now: u64) -> TriggerResult {
         self.set_now(now);
+        if self.legacy_lb() {
+            return self.trigger_load_balance_v3_9(cpu);
+        }
         let mut r = TriggerResult::default();
         if self.topo.cpus[cpu].sd.is_none() {
             return r;
@@ -52,6 +55,10 @@ impl Sched {
     /// or this CPU's blocked-load update and `sched_balance_domains`.
     pub fn sched_balance_softirq(&mut self, cpu: usize, now: u64) {
         self.set_now(now);
+        if self.legacy_lb() {
+            self.run_rebalance_domains_v3_9(cpu, now);
+            return;
+        }
         let idle = if self.lb.rq[cpu].idle_balance {
             CpuIdleType::Idle
         } else {

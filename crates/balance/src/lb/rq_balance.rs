@@ -7,7 +7,7 @@
 
 use std::sync::atomic::Ordering;
 
-use fairsim_topology::{CpuMask, GroupId, SdFlags, SdId};
+use fairsim_topology::{CpuMask, SdFlags, SdId};
 
 use crate::lb::detach::MoveTasks;
 use crate::lb::env::{
@@ -20,50 +20,12 @@ use crate::lb::view::{LbRead, ScanCounters};
 use crate::sched::Sched;
 use crate::stats::CpuIdleType;
 use crate::stats::SdSchedstat;
+
+pub use crate::lb::env::{LbResult, LbScan, ScanOutcome};
 use crate::task::TaskId;
 
 /// `MAX_PINNED_INTERVAL` in ms.
 const MAX_PINNED_INTERVAL: u64 = 512;
-
-/// What the scan phase found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScanOutcome {
-    /// `should_we_balance` said another CPU balances this domain.
-    NotThisCpu,
-    /// No busiest group (`lb_nobusyg`).
-    NoBusyGroup,
-    /// A busiest group but no runqueue in it (`lb_nobusyq`).
-    NoBusyQueue,
-    /// A busiest group whose runqueue is not chosen yet. `sched_balance_find_src_rq`
-    /// reads the group's runqueues after `update_sd_lb_stats` has read every group, so in
-    /// virtual time it runs once the group scan's cost has elapsed, on the state as it is
-    /// then ([`BalanceAct::lb_resolve_src_rq`]): a CPU that had two tasks when its group
-    /// was read may have one by then, and the balance ends `lb_nobusyq`, as the kernel's
-    /// does, rather than failing to detach.
-    BusiestGroup(GroupId),
-    /// Pull from this CPU.
-    Busiest(usize),
-}
-
-/// The scan phase's result, carried to the act phase.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LbScan {
-    /// The balancing environment.
-    pub env: LbEnv,
-    /// What was found.
-    pub outcome: ScanOutcome,
-}
-
-/// The act phase's result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LbResult {
-    /// Tasks moved (`ld_moved`).
-    pub moved: u32,
-    /// `*continue_balancing`.
-    pub continue_balancing: bool,
-    /// An active balance was queued on this busiest CPU.
-    pub active_balance: Option<usize>,
-}
 
 impl LbScan {
     /// The runqueue whose lock the act phase will take: the busiest CPU, when it still has
@@ -196,6 +158,9 @@ pub trait BalanceAct: BalanceHost {
         now: u64,
     ) -> LbScan {
         self.set_now(now);
+        if let Some(scan) = self.legacy_lb_scan(this_cpu, sd, idle, now) {
+            return scan;
+        }
         let itype = idle as usize;
         self.sd_stats_mut(sd).lb_count[itype] += 1;
         let env = self.lb_env(this_cpu, sd, idle);
@@ -237,7 +202,10 @@ pub trait BalanceAct: BalanceHost {
     /// `nr_balance_failed` and `balance_interval`.
     fn sched_balance_rq_act(&mut self, scan: LbScan, now: u64) -> LbResult {
         self.set_now(now);
-        let mut scan = scan;
+        let mut scan = match self.legacy_lb_act(scan, now) {
+            Ok(r) => return r,
+            Err(scan) => *scan,
+        };
         self.lb_resolve_src_rq(&mut scan);
         let LbScan {
             mut env,
@@ -446,6 +414,9 @@ impl Sched {
     /// current task, pushes one task to the CPU that asked, and returns it. The engine
     /// must then reschedule both CPUs.
     pub fn active_load_balance_cpu_stop(&mut self, busiest_cpu: usize, now: u64) -> Option<TaskId> {
+        if self.legacy_lb() {
+            return self.active_load_balance_cpu_stop_v3_9(busiest_cpu, now);
+        }
         self.set_now(now);
         let target = self.lb.rq[busiest_cpu].push_cpu;
         let mut moved = None;

@@ -232,6 +232,9 @@ impl Sched {
             migration_log: None,
             visits: std::cell::Cell::new((0, 0)),
         };
+        if params.features.has(crate::features::Feature::LEGACY_LB) {
+            s.init_legacy_lb();
+        }
         // Every CPU starts in the idle loop with its tick stopped.
         for cpu in 0..n {
             s.nohz_balance_enter_idle(cpu);

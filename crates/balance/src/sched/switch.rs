@@ -223,7 +223,9 @@ impl Sched {
         let fair = self.fair;
         let rq = &mut self.rqs[cpu];
         set_next_entity(&mut rq.cfs, &mut self.tasks, p, clocks, &fair);
-        if self.tasks[p].se.on_rq {
+        // 3.9 never moved a picked task to the front of cfs_tasks (LEGACY_LB's move_tasks
+        // walks the list in enqueue order).
+        if self.tasks[p].se.on_rq && !self.fair.features.has(crate::features::Feature::LEGACY_LB) {
             rq.cfs_tasks_move_front(p);
         }
         self.update_misfit_status(Some(p), cpu);
@@ -243,6 +245,10 @@ impl Sched {
                 rq.need_resched = true;
             }
             self.update_misfit_status(Some(curr), cpu);
+        }
+        // scheduler_tick of 3.9 updates cpu_load[] before the class's tick.
+        if self.legacy_lb() {
+            self.update_cpu_load_active_v3_9(cpu);
         }
         // sched_tick: remember whether the CPU was idle for the balance softirq.
         self.lb.rq[cpu].idle_balance = self.rqs[cpu].idle_cpu();

@@ -22,6 +22,7 @@ pub mod idle_core;
 pub mod idle_scan;
 pub mod sis;
 pub mod slow_path;
+pub mod v3_9_find_idlest;
 pub mod v4_15_find_idlest;
 pub mod v4_5_sis;
 pub mod wake_affine;
@@ -94,7 +95,9 @@ impl Sched {
         }
 
         if let Some(sd) = sd {
-            new_cpu = if self.fair.features.has(Feature::LEGACY_FIND_IDLEST) {
+            new_cpu = if self.legacy_lb() {
+                self.find_idlest_cpu_v3_9(sd, p, cpu, prev_cpu, sd_flag)
+            } else if self.fair.features.has(Feature::LEGACY_FIND_IDLEST) {
                 self.find_idlest_cpu_v4_15(sd, p, cpu, prev_cpu, sd_flag)
             } else {
                 self.sched_balance_find_dst_cpu(sd, p, cpu, prev_cpu, sd_flag)

@@ -17,7 +17,7 @@ use fairsim_engine::run::{
 };
 use fairsim_engine::scenario::Scenario;
 use fairsim_engine::time::{parse_duration_with_unit, SEC};
-use fairsim_engine::world::DEFAULT_TIMER_SLACK;
+use fairsim_engine::world::{Launch, DEFAULT_TIMER_SLACK};
 use fairsim_engine::{CostTable, Cpuidle, NoiseModel, TimerExpiry, WorkloadSpec, WorldConfig};
 use fairsim_topology::BuildOptions;
 
@@ -98,6 +98,13 @@ pub struct RunArgs {
     /// Timer slack of every task (`timer_slack_ns`), default 50us.
     #[arg(long, value_name = "D", allow_hyphen_values = true)]
     timer_slack: Option<String>,
+
+    /// The CPU the workloads are launched from (where the shell that starts them runs):
+    /// a CPU number (default 0) or `random`, a CPU drawn from the seed for each workload,
+    /// as a shell runs wherever its last wakeup put it. Kernels whose fork placement
+    /// depends on the parent's CPU then differ from run to run, as on a real machine.
+    #[arg(long, value_name = "CPU")]
+    launch_cpu: Option<String>,
 
     /// Where a quiet hrtimer fires in [d, d+slack]: hard (d+slack, the kernel on an
     /// otherwise quiet CPU), mid or soft (d).
@@ -447,6 +454,10 @@ fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool),
         Some(m) => m.saturating_mul(1 << 20),
         None => DEFAULT_MEMORY_BUDGET,
     };
+    let launch = match args.launch_cpu.as_ref().or(scenario.launch_cpu.as_ref()) {
+        Some(text) => Launch::parse(text, machine.nr_cpus())?,
+        None => Launch::Cpu(0),
+    };
     let config = WorldConfig {
         params: SchedParams {
             features,
@@ -468,6 +479,7 @@ fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool),
         noise,
         warmup,
         trace: None,
+        launch,
     };
     let mut spec = RunSpec {
         machine,

@@ -148,6 +148,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
                 "migrations": m.migrations,
                 "runtime_ns": m.runtime_ns,
                 "exited_at_ns": m.exited_at,
+                "cpu_time_ns": m.cpu_ns.iter().map(|(c, ns)| [*c as u64, *ns]).collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -161,6 +162,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
         },
         "features": spec.config.params.features.to_string(),
         "util_est": w.sched.fair.util_est.name(),
+        "launch_cpu": spec.config.launch.name(),
         "hz": spec.config.params.hz,
         "seed": spec.config.seed,
         "duration_ns": spec.config.duration,

@@ -74,10 +74,17 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
     ));
     // The util_est form is named when it is not 6.12's (the default says nothing, as
     // features_diff does for default features).
-    let util_est = match spec.config.params.util_est {
+    let mut util_est = match spec.config.params.util_est {
         fairsim_balance::pelt::UtilEstMode::V6_12 => String::new(),
         m => format!("; util_est {}", m.name()),
     };
+    // So is the launching CPU when it is not the default CPU 0.
+    if spec.config.launch != crate::world::Launch::Cpu(0) {
+        util_est.push_str(&format!(
+            "; launched from CPU {}",
+            spec.config.launch.name()
+        ));
+    }
     s.push_str(&format!(
         "features: {}{util_est}\ncosts: {}; timer slack {} ({:?} expiry); cpuidle {}\n",
         features_diff(spec.config.params.features),

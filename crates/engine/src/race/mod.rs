@@ -93,6 +93,18 @@ pub fn validate(spec: &RaceSpec) -> Result<(), EngineError> {
     if n == 0 {
         return Err(EngineError::NoCpus);
     }
+    if spec
+        .params
+        .features
+        .has(fairsim_balance::features::Feature::LEGACY_LB)
+    {
+        // The race mode's per-thread contexts run 6.12's balancer only.
+        return Err(invalid(
+            "--features",
+            "LEGACY_LB",
+            "features of 6.12's balancer (the race mode does not run Linux 3.9's)",
+        ));
+    }
     if spec.threads == 0 || spec.threads > n {
         return Err(invalid(
             "--threads",

@@ -153,6 +153,9 @@ impl World {
                 }
                 seg.resume_at = t;
                 self.metrics.cpus[cpu].task_ns += ran;
+                if let Some(x) = self.cpus[cpu].curr {
+                    *self.metrics.tasks[x].cpu_ns.entry(cpu).or_default() += ran;
+                }
             }
         }
     }
@@ -372,7 +375,9 @@ impl World {
         let next = next_sid.map(|s| self.by_sched_id[s]);
         if prev.is_none() && next.is_some() && !self.cpus[cpu].tick_on {
             // do_idle leaves the idle loop: tick_nohz_idle_exit restarts the stopped tick
-            // before schedule_idle() switches to the woken task.
+            // before schedule_idle() switches to the woken task (and 3.9 catches up the
+            // CPU's cpu_load[] for the ticks it missed).
+            self.sched.tick_nohz_idle_exit(cpu, now);
             self.charge(
                 cpu,
                 now,

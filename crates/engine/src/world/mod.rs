@@ -164,6 +164,45 @@ pub struct WorldConfig {
     pub warmup: u64,
     /// What the run traces (`--trace`, `--plot`); `None` records nothing.
     pub trace: Option<crate::trace::TraceConfig>,
+    /// The CPU the run's root tasks are forked from (the launching shell's).
+    pub launch: Launch,
+}
+
+/// Where the shell that launches a workload runs, so where its root task is forked from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Launch {
+    /// Always this CPU (default 0: fairsim's launcher runs on CPU 0).
+    Cpu(usize),
+    /// A CPU drawn uniformly per root task from the run's seed, as a shell woken by the
+    /// terminal or an ssh session runs wherever its last wakeup put it. With kernels
+    /// whose fork placement depends on the parent's CPU (Linux 3.9 on TC2 puts a lone
+    /// thread on the launching shell's cluster), this is what makes runs of one command
+    /// differ.
+    Random,
+}
+
+impl Launch {
+    /// Parses `random` or a CPU number below `nr_cpus`.
+    pub fn parse(text: &str, nr_cpus: usize) -> Result<Launch, EngineError> {
+        if text == "random" {
+            return Ok(Launch::Random);
+        }
+        match text.parse::<usize>() {
+            Ok(c) if c < nr_cpus => Ok(Launch::Cpu(c)),
+            _ => Err(EngineError::Config(format!(
+                "--launch-cpu: '{text}'; allowed: random or a CPU number from 0 to {}",
+                nr_cpus.saturating_sub(1)
+            ))),
+        }
+    }
+
+    /// The option's text.
+    pub fn name(self) -> String {
+        match self {
+            Launch::Cpu(c) => c.to_string(),
+            Launch::Random => "random".to_string(),
+        }
+    }
 }
 
 impl Default for WorldConfig {
@@ -181,6 +220,7 @@ impl Default for WorldConfig {
             noise: NoiseModel::OFF,
             warmup: 0,
             trace: None,
+            launch: Launch::Cpu(0),
         }
     }
 }
@@ -449,12 +489,18 @@ impl World {
             .filter(|&t| world.tasks[t].parent.is_none())
             .collect();
         let tick = world.sched.tick_nsec;
+        // A sub-stream of its own, so that other draws do not move with the launch CPU.
+        let mut launch_rng = crate::rng::SimRng::derive(world.config.seed, u64::MAX - 1);
         for t in roots {
+            let cpu = match world.config.launch {
+                Launch::Cpu(c) => c.min(n - 1),
+                Launch::Random => (launch_rng.next_u64() % n as u64) as usize,
+            };
             let at = world.noise.phase(tick);
             if at == 0 {
-                world.fork_task(t, 0, 0);
+                world.fork_task(t, cpu, 0);
             } else {
-                world.queue.push(Time(at), Event::Launch { task: t });
+                world.queue.push(Time(at), Event::Launch { task: t, cpu });
             }
         }
         Ok(world)
@@ -577,7 +623,7 @@ impl World {
                 }
             }
             Event::NohzKick { cpu } => self.nohz_kick(cpu, now),
-            Event::Launch { task } => self.fork_task(task, 0, now),
+            Event::Launch { task, cpu } => self.fork_task(task, cpu, now),
             Event::WindowStart => self.open_window(now),
             Event::IdleReenter { cpu, gen } => self.idle_reenter(cpu, gen, now),
             Event::PollLimit { cpu, gen } => self.poll_limit(cpu, gen, now),

@@ -1,0 +1,315 @@
+//! Linux 3.9's load balancer (LEGACY_LB), with seed 002's comparison on top of it:
+//! Alex Shi's runnable-load-average balancing (LB_RUNNABLE_AVG) and the posting's two
+//! patches (LB_FORCE_BETTER_CPU, 1/2, and LB_IDLE_PULL_MULTI, 2/2).
+//!
+//! # Sources
+//!
+//! - **Linux 3.9.6**: `github:opennetworklinux/linux-3.9.6` (Makefile 3.9.6, "Black Squirrel
+//!   Wakeup Call"); no 3.9.0 or 3.9-rc2 tree is in the index. Read: `kernel/sched/fair.c`
+//!   (`weighted_cpuload` .. `cpu_avg_load_per_task` 2898-2950, `find_idlest_group` /
+//!   `find_idlest_cpu` 3177-3250, `select_task_rq_fair` 3306-3405, `lb_env` 3795-3826,
+//!   `task_hot` .. `move_tasks` 3839-4057, `sd_lb_stats` .. `find_busiest_queue`
+//!   4181-4958, `need_active_balance` .. `active_load_balance_cpu_stop` 4965-5338, the
+//!   nohz code and `rebalance_domains` .. `trigger_load_balance` 5340-5692);
+//!   `kernel/sched/core.c` (`decay_load_missed`, `__update_cpu_load`,
+//!   `update_idle_cpu_load`, `update_cpu_load_nohz`, `update_cpu_load_active` 2415-2590,
+//!   `init_sched_groups_power` 5925-5941, `sd_numa_init` 6110-6153);
+//!   `include/linux/topology.h` (`SD_SIBLING_INIT`, `SD_MC_INIT`, `SD_CPU_INIT`);
+//!   `arch/arm/kernel/topology.c` (`cpu_scale`, ported in
+//!   `fairsim_topology::source::arm_v3_9`). The seed's kernels are 3.9-rc2; the 3.9
+//!   stable fixes up to 3.9.6 touch none of the functions ported here as far as the
+//!   3.9.6 tree's code and the seed's patch context (hunks at the same lines) show.
+//! - **Alex Shi's series** (the seed's `lkml.org/lkml/2013/1/25/767`) is not in the index;
+//!   its load-balance part was merged for **Linux 3.11** (`github:PKUCloud/samsara-linux-3.11`,
+//!   Makefile 3.11.0, read `weighted_cpuload`, `cpu_avg_load_per_task`, `task_h_load`
+//!   and `update_cpu_load_active`). LB_RUNNABLE_AVG takes exactly those four changes onto
+//!   3.9: the CPU load is `cfs_rq->runnable_load_avg` instead of `rq->load.weight`, the
+//!   per-task load in `move_tasks` is `se.avg.load_avg_contrib`, and `cpu_load[]` is fed
+//!   with the runnable average. The rest of the 18-patch posting (power-aware policies,
+//!   `select_task_rq_fair` rework, `sched_balance_policy` sysfs) is not ported.
+//! - **Seed 002's patches**: read in `../shared/seeds/002_f302c838ec9ebf43.txt`, applied
+//!   at the hunks' places: 1/2 in `update_sg_lb_stats` (the `overloaded_cpu` test),
+//!   `find_busiest_queue` (the `overloaded` fallback), `need_active_balance` and
+//!   `nohz_kick_needed`; 2/2 in `move_tasks`, `update_sg_lb_stats` and
+//!   `fix_small_imbalance`.
+//!
+//! # 3.9 on 6.12's machine
+//!
+//! - **Domains.** The topology stays 6.12's (same spans and groups; on TC2 MC is the
+//!   cluster and 6.12's PKG is 3.9's CPU level). Each domain's 3.9 parameters come from the
+//!   initializer 3.9 used for that kind of level ([`SdParamsV3_9::for_domain`]): an SMT
+//!   level (`SD_SHARE_CPUCAPACITY`) from `SD_SIBLING_INIT`, an LLC level from `SD_MC_INIT`,
+//!   other non-NUMA levels from `SD_CPU_INIT`, NUMA levels from `sd_numa_init`. They set
+//!   `load_idx` per idle type, `imbalance_pct`, the intervals, `busy_factor`,
+//!   `cache_nice_tries`, `smt_gain`, and 3.9's `SD_PREFER_SIBLING` (on `SD_CPU_INIT`
+//!   levels only) and `SD_SERIALIZE` (NUMA).
+//! - **Loads.** `weighted_cpuload` is `rq->load.weight`: the weights (at 3.9's 10-bit
+//!   resolution) of the tasks queued on the CPU, current included; 6.12's delayed-dequeue
+//!   entities are sleeping tasks that 3.9 had dequeued and are left out, and so are they
+//!   from `nr_running`. With LB_RUNNABLE_AVG it is the runnable load average rebuilt as
+//!   for Linux 4.15 ([`crate::sched::Sched::weighted_cpuload_v4_15`]): 3.11's signal
+//!   (`runnable_avg_sum * weight / (runnable_avg_period + 1)` per entity) and 6.12's PELT
+//!   `load_avg` differ in their accrual details but converge to the same value for a
+//!   task that runs or waits all the time.
+//! - **`cpu_load[]`** is kept per runqueue as 3.9 does, from the tick
+//!   (`update_cpu_load_active`), the nohz idle exit (`update_cpu_load_nohz`) and the nohz
+//!   idle balance (`update_idle_cpu_load`), in [`cpu_load`].
+//! - **`cpu_power`** is `arch_scale_freq_power` (the machine's 3.9 `cpu_scale`,
+//!   [`fairsim_topology::Machine::arch_cpu_power`]) times the SMT gain, times
+//!   `scale_rt_power`, which is 1024 on a machine without RT or IRQ time, in [`power`].
+//! - **What stays 6.12's**: the wakeup path (`wake_affine`, `select_idle_sibling`, or
+//!   4.5's with LEGACY_SIS, which is 3.9's apart from the checks listed in
+//!   [`crate::select::v4_5_sis`]), the pick (EEVDF, not 3.9's CFS), PELT, and `cfs_tasks`
+//!   order (3.9 added enqueued tasks at the head and never moved a picked task to the
+//!   front; under LEGACY_LB the pick does not move it either).
+//! - **Not ported**: `SD_ASYM_PACKING` (`check_asym_packing` and its
+//!   `need_active_balance` case; 3.9 set it only on POWER7 SMT), group scheduling
+//!   (`task_h_load` is the task's own load, as without `CONFIG_FAIR_GROUP_SCHED`), CPU
+//!   hotplug (`cpu_active_mask` is every CPU).
+
+pub mod balance;
+pub mod cpu_load;
+pub mod find_busiest;
+pub mod power;
+pub mod triggers;
+
+use fairsim_topology::{SchedDomains, SdFlags};
+
+use crate::sched::Sched;
+
+/// `CPU_LOAD_IDX_MAX` of Linux 3.9.
+pub const CPU_LOAD_IDX_MAX: usize = 5;
+
+/// `SCHED_POWER_SCALE` of Linux 3.9.
+pub const SCHED_POWER_SCALE: u64 = 1024;
+
+/// `SCHED_POWER_SHIFT` of Linux 3.9.
+pub const SCHED_POWER_SHIFT: u32 = 10;
+
+/// `SCHED_LOAD_SCALE` of Linux 3.9 (`SCHED_LOAD_RESOLUTION` is 0 there).
+pub const SCHED_LOAD_SCALE: u64 = 1024;
+
+/// The fields of one `struct sched_domain` that 3.9's initializers set and 6.12's
+/// `sd_init` sets differently or not at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SdParamsV3_9 {
+    /// `min_interval` in ms.
+    pub min_interval: u64,
+    /// `max_interval` in ms.
+    pub max_interval: u64,
+    /// `busy_factor`.
+    pub busy_factor: u64,
+    /// `imbalance_pct`.
+    pub imbalance_pct: u64,
+    /// `cache_nice_tries`.
+    pub cache_nice_tries: u32,
+    /// `busy_idx`.
+    pub busy_idx: usize,
+    /// `idle_idx`.
+    pub idle_idx: usize,
+    /// `newidle_idx`.
+    pub newidle_idx: usize,
+    /// `wake_idx`.
+    pub wake_idx: usize,
+    /// `forkexec_idx`.
+    pub forkexec_idx: usize,
+    /// `smt_gain` (SMT levels: 1178, 15%).
+    pub smt_gain: u64,
+    /// The initial `balance_interval` in ms.
+    pub balance_interval: u64,
+    /// `SD_SHARE_CPUPOWER`.
+    pub share_cpupower: bool,
+    /// `SD_SHARE_PKG_RESOURCES`.
+    pub share_pkg_resources: bool,
+    /// `SD_PREFER_SIBLING`.
+    pub prefer_sibling: bool,
+    /// `SD_SERIALIZE`.
+    pub serialize: bool,
+}
+
+impl SdParamsV3_9 {
+    /// The 3.9 initializer for a domain with 6.12 `flags` spanning `span_weight` CPUs (for
+    /// a NUMA level, the weight of the node mask `sd_numa_init` reads, which is its span).
+    pub fn for_domain(flags: SdFlags, span_weight: u64) -> SdParamsV3_9 {
+        let base = SdParamsV3_9 {
+            min_interval: 1,
+            max_interval: 4,
+            busy_factor: 64,
+            imbalance_pct: 125,
+            cache_nice_tries: 1,
+            busy_idx: 2,
+            idle_idx: 0,
+            newidle_idx: 0,
+            wake_idx: 0,
+            forkexec_idx: 0,
+            smt_gain: 0,
+            balance_interval: 1,
+            share_cpupower: false,
+            share_pkg_resources: false,
+            prefer_sibling: false,
+            serialize: false,
+        };
+        if flags.contains(SdFlags::NUMA) {
+            // sd_numa_init: intervals scale with the node mask's weight.
+            SdParamsV3_9 {
+                min_interval: span_weight,
+                max_interval: 2 * span_weight,
+                busy_factor: 32,
+                cache_nice_tries: 2,
+                busy_idx: 3,
+                idle_idx: 2,
+                balance_interval: span_weight,
+                serialize: true,
+                ..base
+            }
+        } else if flags.contains(SdFlags::SHARE_CPUCAPACITY) {
+            // SD_SIBLING_INIT.
+            SdParamsV3_9 {
+                max_interval: 2,
+                imbalance_pct: 110,
+                cache_nice_tries: 0,
+                busy_idx: 0,
+                smt_gain: 1178,
+                share_cpupower: true,
+                share_pkg_resources: true,
+                ..base
+            }
+        } else if flags.contains(SdFlags::SHARE_LLC) {
+            // SD_MC_INIT.
+            SdParamsV3_9 {
+                share_pkg_resources: true,
+                ..base
+            }
+        } else {
+            // SD_CPU_INIT.
+            SdParamsV3_9 {
+                idle_idx: 1,
+                prefer_sibling: true,
+                ..base
+            }
+        }
+    }
+}
+
+/// What 3.9 kept for balancing that 6.12 does not: per-domain parameters, per-runqueue
+/// `cpu_power` and `cpu_load[]`, and per-group `struct sched_group_power` (indexed like
+/// 6.12's shared `sched_group_capacity`, which replaced it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LegacyLbState {
+    /// Per-domain 3.9 parameters, indexed like `SchedDomains::domains`.
+    pub sd: Vec<SdParamsV3_9>,
+    /// `rq->cpu_power`.
+    pub cpu_power: Vec<u64>,
+    /// `rq->cpu_load[]`.
+    pub cpu_load: Vec<[u64; CPU_LOAD_IDX_MAX]>,
+    /// `rq->last_load_update_tick` in jiffies.
+    pub last_load_update_tick: Vec<u64>,
+    /// `rq->nr_load_updates`.
+    pub nr_load_updates: Vec<u64>,
+    /// `NOHZ_IDLE` of `nohz_flags(cpu)`: the CPU counted itself out of `nr_busy_cpus`.
+    pub nohz_idle: Vec<bool>,
+    /// `NOHZ_BALANCE_KICK` of `nohz_flags(cpu)`.
+    pub nohz_kick: Vec<bool>,
+    /// `sgp->power`, per `sched_group_capacity` id.
+    pub sgp_power: Vec<u64>,
+    /// `sgp->power_orig`.
+    pub sgp_power_orig: Vec<u64>,
+    /// `sgp->next_update` in jiffies.
+    pub sgp_next_update: Vec<u64>,
+    /// `sgp->nr_busy_cpus`.
+    pub sgp_nr_busy: Vec<i32>,
+}
+
+impl LegacyLbState {
+    /// The state `build_sched_domains` leaves in 3.9 for `topo`: parameters per domain,
+    /// `cpu_load[]` at zero, and each group's power from `init_sched_groups_power`.
+    pub fn new(topo: &SchedDomains, jiffies: u64) -> LegacyLbState {
+        let n = topo.nr_cpus;
+        let sd = topo
+            .domains
+            .iter()
+            .map(|d| SdParamsV3_9::for_domain(d.flags, u64::from(d.span_weight)))
+            .collect();
+        let nsgc = topo.sgcs.len();
+        LegacyLbState {
+            sd,
+            cpu_power: vec![SCHED_POWER_SCALE; n],
+            cpu_load: vec![[0; CPU_LOAD_IDX_MAX]; n],
+            last_load_update_tick: vec![jiffies; n],
+            nr_load_updates: vec![0; n],
+            nohz_idle: vec![false; n],
+            nohz_kick: vec![false; n],
+            sgp_power: vec![SCHED_POWER_SCALE; nsgc],
+            sgp_power_orig: vec![SCHED_POWER_SCALE; nsgc],
+            sgp_next_update: vec![jiffies; nsgc],
+            sgp_nr_busy: vec![0; nsgc],
+        }
+    }
+}
+
+impl Sched {
+    /// The 3.9 state; only called on paths that LEGACY_LB selects.
+    pub(crate) fn legacy(&self) -> &LegacyLbState {
+        self.lb
+            .legacy
+            .as_ref()
+            .expect("LEGACY_LB state exists whenever LEGACY_LB is on")
+    }
+
+    /// The 3.9 state, mutable.
+    pub(crate) fn legacy_mut(&mut self) -> &mut LegacyLbState {
+        self.lb
+            .legacy
+            .as_mut()
+            .expect("LEGACY_LB state exists whenever LEGACY_LB is on")
+    }
+
+    /// Whether the 3.9 balancer runs (`LEGACY_LB`).
+    pub fn legacy_lb(&self) -> bool {
+        self.lb.legacy.is_some()
+    }
+
+    /// Sets up the 3.9 state when LEGACY_LB is on: 3.9's initial `balance_interval` per
+    /// domain, each group's power as `update_group_power` leaves it, and `nr_busy_cpus`
+    /// at each group's weight (`init_sched_groups_power`).
+    ///
+    /// 3.9 initialises groups CPU by CPU, bottom-up, from zeroed `sched_group_power`
+    /// objects, so a parent group first sums children not yet set (on TC2 the A15 cluster
+    /// starts at 1441, not 2882) until its balance CPU refreshes it at its first balance.
+    /// fairsim's machine has been up and balancing for a while: the powers are set level
+    /// by level, so every group starts at the value of its first refresh.
+    pub(crate) fn init_legacy_lb(&mut self) {
+        let jiffies = self.jiffies_now();
+        let st = LegacyLbState::new(&self.topo, jiffies);
+        for (i, p) in st.sd.iter().enumerate() {
+            self.lb.sd[i].balance_interval = p.balance_interval;
+        }
+        self.lb.legacy = Some(st);
+        let per_cpu: Vec<Vec<_>> = (0..self.nr_cpus())
+            .map(|cpu| self.topo.domains_of(cpu).collect())
+            .collect();
+        let depth = per_cpu.iter().map(Vec::len).max().unwrap_or(0);
+        for level in 0..depth {
+            for (cpu, domains) in per_cpu.iter().enumerate() {
+                let Some(&sd) = domains.get(level) else {
+                    continue;
+                };
+                let head = self.topo.domain(sd).groups[0];
+                // Only the group's balance CPU initialises its power.
+                if self.topo.group_sgc(head).balance_cpu() != cpu {
+                    continue;
+                }
+                self.update_group_power_v3_9(sd, cpu);
+                let sgc = self.topo.group(head).sgc;
+                let w = self.topo.group(head).group_weight as i32;
+                self.legacy_mut().sgp_nr_busy[sgc] = w;
+            }
+        }
+    }
+
+    /// `rq->nr_running` as 3.9 counts it: the queued tasks without 6.12's delayed ones.
+    pub fn nr_running_v3_9(&self, cpu: usize) -> u64 {
+        let rq = &self.rqs[cpu];
+        u64::from(rq.nr_running.saturating_sub(rq.cfs.h_nr_delayed))
+    }
+}
