@@ -116,6 +116,20 @@ pub enum Op {
         /// Index of the (task, phase) statistics in the workload's `Periodic` state.
         row: usize,
     },
+    /// cyclictest's `clock_nanosleep(TIMER_ABSTIME, &next)` at the head of its thread
+    /// loop (see `workloads::CyclicRt`): on first use the thread takes `next` from now;
+    /// then it sleeps on an absolute hrtimer with the task's slack until `next`, and when
+    /// it runs again the latency is recorded and `next` moves on by its interval. An
+    /// instant already passed returns at once. The thread exits here when the workload
+    /// has shut down or its loops are done, and when posted (`main`'s `SIGTERM`, which
+    /// interrupts the sleep). The thread is task `k + 1` of its workload, `main` task 0.
+    CyclicSleep,
+    /// cyclictest's `main` display loop test, `if (shutdown || allstopped) break;`: when
+    /// the threads have stopped, leave the innermost loop and go on at `after`.
+    CyclicPoll {
+        /// Index of the operation after the loop's end.
+        after: usize,
+    },
     /// Start of a loop body, run `times` times (`None`: forever).
     LoopBegin {
         /// Iteration count.

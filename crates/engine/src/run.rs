@@ -110,6 +110,7 @@ pub fn default_duration(workloads: &[WorkloadSpec]) -> u64 {
     let endless = |w: &WorkloadSpec| match &w.workload {
         Workload::Nanosleep(_) => true,
         Workload::Rtapp(r) => r.endless(),
+        Workload::Cyclictest(c) => c.endless(),
         _ => false,
     };
     if workloads.iter().any(endless) {

@@ -158,6 +158,7 @@ fn tiny_world(machine: &str, cpu: usize, progs: Vec<Program>, pipes: Vec<Pipe>) 
         hists: Vec::new(),
         tasks: (0, bp.tasks.len()),
         periodic: Default::default(),
+        cyclic: Default::default(),
     });
     let config = WorldConfig {
         duration: 1_000 * MS,

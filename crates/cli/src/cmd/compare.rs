@@ -79,6 +79,18 @@ fn workload_metrics(name: &str, json: &serde_json::Value, out: &mut RunMetrics, 
                 out.push(("loops-per-s".into(), true, v / secs));
             }
         }
+        "cyclictest" => {
+            // Over every thread's cycles, as mmtests reports cyclictest's latencies.
+            for (key, label) in [
+                ("latency_min_us", "Lat-min-us"),
+                ("latency_avg_us", "Lat-avg-us"),
+                ("latency_max_us", "Lat-max-us"),
+            ] {
+                if let Some(v) = num(key) {
+                    out.push((label.into(), false, v));
+                }
+            }
+        }
         _ => {}
     }
 }

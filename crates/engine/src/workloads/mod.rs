@@ -2,9 +2,11 @@
 //!
 //! A specification is `NAME:key=value,...` with the tool's own option letters or long
 //! names as keys (`schbench:m=6,t=24,c=30ms,s=30ms`, `hackbench:g=4,l=1000,pipe`,
-//! `nanosleep:tasks=224,sleep=1us`, `sysbench-cpu:threads=5`).
+//! `nanosleep:tasks=224,sleep=1us`, `sysbench-cpu:threads=5`, `cyclictest:t=2,a,n,D=10`).
 
 mod affinity;
+mod cyclictest;
+mod cyclictest_stats;
 mod hackbench;
 mod nanosleep;
 mod plat;
@@ -15,6 +17,8 @@ mod schbench;
 mod sysbench;
 
 pub use affinity::CpuList;
+pub use cyclictest::{Affinity, Cyclictest};
+pub use cyclictest_stats::{calcdiff, CyclicRt, CyclicStep, CyclicThread};
 pub use hackbench::Hackbench;
 pub use nanosleep::Nanosleep;
 pub use plat::PlatStats;
@@ -41,6 +45,8 @@ pub struct WorkloadRt {
     pub tasks: (Tid, Tid),
     /// rt-app's timers and phase log (empty for the other tools).
     pub periodic: Periodic,
+    /// cyclictest's threads (empty for the other tools).
+    pub cyclic: CyclicRt,
 }
 
 impl WorkloadRt {
@@ -77,10 +83,13 @@ pub enum Workload {
     SysbenchCpu(SysbenchCpu),
     /// An rt-app JSON file.
     Rtapp(Rtapp),
+    /// cyclictest (rt-tests 0.85).
+    Cyclictest(Cyclictest),
 }
 
 /// The workloads `--workload` accepts.
-pub const WORKLOAD_NAMES: &str = "schbench, hackbench, nanosleep, sysbench-cpu, rtapp:FILE.json";
+pub const WORKLOAD_NAMES: &str =
+    "schbench, hackbench, nanosleep, sysbench-cpu, cyclictest, rtapp:FILE.json";
 
 /// What a workload prints and reports after a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -223,6 +232,7 @@ impl WorkloadSpec {
             "nanosleep" => "nanosleep",
             "sysbench-cpu" | "sysbench" => "sysbench-cpu",
             "rtapp" | "rt-app" => "rtapp",
+            "cyclictest" => "cyclictest",
             other => {
                 return Err(EngineError::Workload(format!(
                     "unknown workload '{other}'; allowed: {WORKLOAD_NAMES}"
@@ -238,6 +248,7 @@ impl WorkloadSpec {
             "nanosleep" => Workload::Nanosleep(Nanosleep::parse(body)?),
             // The body is the file's path (after any cpus=LIST was taken out).
             "rtapp" => Workload::Rtapp(Rtapp::load(body.trim())?),
+            "cyclictest" => Workload::Cyclictest(Cyclictest::parse(body)?),
             _ => Workload::SysbenchCpu(SysbenchCpu::parse(body)?),
         };
         Ok(WorkloadSpec { workload, cpus })
@@ -245,8 +256,10 @@ impl WorkloadSpec {
 
     /// Checks what depends on the machine: the CPU list names only CPUs it has.
     pub fn check(&self, ncpus: usize) -> Result<(), EngineError> {
-        if let Workload::Rtapp(w) = &self.workload {
-            w.check(ncpus)?;
+        match &self.workload {
+            Workload::Rtapp(w) => w.check(ncpus)?,
+            Workload::Cyclictest(w) => w.check(ncpus)?,
+            _ => {}
         }
         if let Some(l) = &self.cpus {
             l.mask(ncpus).map_err(|why| {
@@ -268,6 +281,7 @@ impl WorkloadSpec {
             Workload::Nanosleep(_) => "nanosleep",
             Workload::SysbenchCpu(_) => "sysbench-cpu",
             Workload::Rtapp(_) => "rtapp",
+            Workload::Cyclictest(_) => "cyclictest",
         }
     }
 
@@ -279,6 +293,7 @@ impl WorkloadSpec {
             Workload::Nanosleep(w) => w.canonical(ncpus),
             Workload::SysbenchCpu(w) => w.canonical(),
             Workload::Rtapp(w) => w.canonical(),
+            Workload::Cyclictest(w) => w.canonical(ncpus),
         };
         match &self.cpus {
             Some(l) => format!("{tool},cpus={}", l.canonical()),
@@ -294,6 +309,7 @@ impl WorkloadSpec {
             Workload::Nanosleep(w) => w.nr_tasks(ncpus),
             Workload::SysbenchCpu(w) => w.nr_tasks(),
             Workload::Rtapp(w) => w.nr_tasks(),
+            Workload::Cyclictest(w) => w.nr_tasks(ncpus),
         }
     }
 
@@ -307,11 +323,13 @@ impl WorkloadSpec {
         }
     }
 
-    /// The run length the tool itself would use (schbench's `-r`), if any.
+    /// The run length the tool itself would use (schbench's `-r`, cyclictest's `-D`), if
+    /// any.
     pub fn own_duration(&self) -> Option<u64> {
         match &self.workload {
             Workload::Schbench(w) => w.runtime,
             Workload::Rtapp(w) => w.duration,
+            Workload::Cyclictest(w) => w.own_duration(),
             _ => None,
         }
     }
@@ -324,6 +342,7 @@ impl WorkloadSpec {
             hists: Vec::new(),
             tasks: (first, first),
             periodic: Periodic::default(),
+            cyclic: CyclicRt::default(),
         };
         // `check` has accepted the list for this machine; a list that does not fit leaves
         // the tasks unconfined rather than panicking.
@@ -334,6 +353,7 @@ impl WorkloadSpec {
             Workload::Nanosleep(w) => w.build(index, bp, ncpus, mask.as_ref()),
             Workload::SysbenchCpu(w) => w.build(index, bp),
             Workload::Rtapp(w) => w.build(index, bp, &mut rt, ncpus),
+            Workload::Cyclictest(w) => w.build(index, bp, &mut rt, ncpus),
         }
         if let Some(mask) = &mask {
             for t in &mut bp.tasks[first..] {
@@ -355,6 +375,7 @@ impl WorkloadSpec {
             Workload::Nanosleep(w) => w.report(index, world),
             Workload::SysbenchCpu(w) => w.report(index, world),
             Workload::Rtapp(w) => w.report(index, world),
+            Workload::Cyclictest(w) => w.report(index, world),
         }
     }
 }
@@ -424,6 +445,7 @@ mod tests {
             "hackbench:g=4,l=1000,pipe",
             "nanosleep:tasks=224,sleep=1us",
             "sysbench-cpu:threads=5",
+            "cyclictest:t=2,a,n,D=10",
             "schbench",
         ] {
             WorkloadSpec::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));

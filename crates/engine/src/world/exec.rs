@@ -2,6 +2,7 @@
 
 use crate::program::{DurSpec, Op, Target};
 use crate::time::US;
+use crate::workloads::CyclicStep;
 
 use super::cpu::SegKind;
 use super::{RtState, World};
@@ -135,6 +136,60 @@ impl World {
                     let counted = at >= self.window_start;
                     self.workloads[w].periodic.phase_end(me, row, counted);
                     self.tasks[t].pc += 1;
+                }
+                Op::CyclicSleep => {
+                    let w = self.tasks[t].workload;
+                    let k = (t - self.workloads[w].tasks.0).saturating_sub(1);
+                    if self.tasks[t].timer_fired {
+                        self.tasks[t].timer_fired = false;
+                        // The measurement window opens at `warmup`; `window_start`
+                        // reads 0 until then, so it cannot tell a warm-up cycle.
+                        let counted = at >= self.config.warmup;
+                        self.workloads[w].cyclic.woke(k, at, cpu, counted);
+                        self.tasks[t].pc += 1;
+                        continue;
+                    }
+                    if self.tasks[t].tokens > 0 {
+                        // main's pthread_kill(SIGTERM): clock_nanosleep returns EINTR and
+                        // timerthread leaves its loop without measuring.
+                        self.exit_current(cpu, now, t);
+                        return;
+                    }
+                    if self.tasks[t].timer.is_some() {
+                        // Woken before its instant by something else: sleep on.
+                        self.tasks[t].waiting_sem = true;
+                        self.block_and_schedule(cpu, now, t);
+                        return;
+                    }
+                    match self.workloads[w].cyclic.sleep(k, now) {
+                        CyclicStep::Exit => {
+                            self.exit_current(cpu, now, t);
+                            return;
+                        }
+                        CyclicStep::Until(next) if next > now => {
+                            self.arm_timer(cpu, t, now, next - now);
+                            // A post (main's signal) wakes the sleeper, as a signal
+                            // interrupts clock_nanosleep.
+                            self.tasks[t].waiting_sem = true;
+                            self.block_and_schedule(cpu, now, t);
+                            return;
+                        }
+                        CyclicStep::Until(_) => {
+                            // The instant has passed: the sleep returns at once.
+                            let counted = now >= self.config.warmup;
+                            self.workloads[w].cyclic.woke(k, now, cpu, counted);
+                            self.tasks[t].pc += 1;
+                        }
+                    }
+                }
+                Op::CyclicPoll { after } => {
+                    let w = self.tasks[t].workload;
+                    if self.workloads[w].cyclic.poll() {
+                        self.tasks[t].loops.pop();
+                        self.tasks[t].pc = after;
+                    } else {
+                        self.tasks[t].pc += 1;
+                    }
                 }
                 Op::Wait { timeout } => {
                     if self.tasks[t].tokens > 0 {
@@ -290,7 +345,7 @@ impl World {
             | Op::LoopEnd { .. }
             | Op::RecordLatency { .. }
             | Op::PhaseEnd { .. } => true,
-            Op::Sleep { .. } | Op::SleepUntil { .. } => task.timer_fired,
+            Op::Sleep { .. } | Op::SleepUntil { .. } | Op::CyclicSleep => task.timer_fired,
             Op::Wait { .. } => task.tokens > 0 || task.timer_fired,
             _ => false,
         }
