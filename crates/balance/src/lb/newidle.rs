@@ -121,10 +121,10 @@ impl NewidleBalance {
     ) -> Result<NewidleBalance, i32> {
         h.set_idle_stamp(cpu);
         if h.avg_idle(cpu) < h.migration_cost() {
-            return Err(0);
+            return Err(picks_v3_9(h, cpu, 0));
         }
         let Some(sd) = h.topo().cpus[cpu].sd else {
-            return Err(0);
+            return Err(picks_v3_9(h, cpu, 0));
         };
         h.update_blocked_averages(cpu, now);
         Ok(NewidleBalance {
@@ -190,7 +190,7 @@ impl NewidleBalance {
         if self.pulled != 0 || time_after(h.jiffies(), h.rq_next_balance(cpu)) {
             h.set_rq_next_balance(cpu, self.next_balance);
         }
-        self.pulled
+        picks_v3_9(h, cpu, self.pulled)
     }
 
     /// One step of the newidle balance at `now`; see [`NewidleStep`].
@@ -254,6 +254,17 @@ impl NewidleBalance {
             nb.next_sd = parent;
         }
         NewidleStep::Done(newidle_finish(h, nb))
+    }
+}
+
+/// What 3.9's `__schedule` does after `idle_balance`: `pick_next_task` runs whatever is
+/// queued, pulled or woken meanwhile, so the engine's pick is asked for (a non-zero
+/// result) whenever a task is queued; `idle_stamp` stays as `idle_balance` left it.
+fn picks_v3_9<H: BalanceHost + ?Sized>(h: &H, cpu: usize, pulled: i32) -> i32 {
+    if pulled != 0 || h.rq_h_nr_queued(cpu) != 0 {
+        1
+    } else {
+        0
     }
 }
 

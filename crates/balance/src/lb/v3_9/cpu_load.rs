@@ -167,7 +167,10 @@ mod tests {
         // idx 2 over 8 ticks: row 2, column 3 = 12/128 (3^8/4^8 = 0.100).
         assert_eq!(decay_load_missed(1280, 8, 2), 120);
         // 5 = 4 + 1: columns 2 and 0 of row 3.
-        assert_eq!(decay_load_missed(1024, 5, 3), (((1024 * 112) >> 7) * 75) >> 7);
+        assert_eq!(
+            decay_load_missed(1024, 5, 3),
+            (((1024 * 112) >> 7) * 75) >> 7
+        );
         assert_eq!(decay_load_missed(1024, 128, 4), 0);
         assert_eq!(decay_load_missed(1024, 0, 4), 1024);
     }
