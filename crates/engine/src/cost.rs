@@ -2,154 +2,177 @@
 //! work takes on the CPU that does it.
 //!
 //! Every constant models a cost that the real kernel pays on some CPU and that matters for
-//! the experiments fairsim reproduces. The values are orders of magnitude from public
-//! measurements on recent x86 servers, not numbers fitted to any seed's result; the
-//! reasoning for each is on its field. All of them can be overridden from the command line
-//! (`--cost name=value`, e.g. `--cost context_switch=2us`) and from a scenario file's
-//! `[cost]` table, so that a user can check how sensitive a conclusion is to them.
+//! the experiments fairsim reproduces. Its value depends on the hardware generation, so
+//! there is one table per platform, each in [`crate::cost_tables`] with the public
+//! measurement behind every value, none fitted to a seed's result:
+//!
+//! - `x86-2020s` ([`crate::cost_tables::x86_2020s`]): a current x86 server, the default;
+//! - `arm-2013` ([`crate::cost_tables::arm_2013`]): an ARMv7 big.LITTLE board of 2013
+//!   (TC2's Cortex-A15 at 1 GHz), the default of the `tc2` presets.
+//!
+//! A run starts from a named table ([`CostTableName`]: `--costs NAME`, a scenario's or a
+//! machine file's `costs = "NAME"`, else the machine's own, else `x86-2020s`) and every
+//! constant can then be overridden from the command line (`--cost name=value`, e.g.
+//! `--cost context_switch=2us`) and from a scenario file's `[cost]` table, so that a user
+//! can check how sensitive a conclusion is to them.
 //!
 //! Charged time makes the CPU busy in "kernel" state: the task it runs makes no progress
 //! meanwhile, and the time is counted as overhead, not as task time.
 
 use serde::{Deserialize, Serialize};
 
+use fairsim_topology::Machine;
+
+use crate::error::EngineError;
 use crate::time::parse_duration_with_unit;
 
-/// Costs in nanoseconds of kernel work, charged to the CPU that does it.
+/// Costs in nanoseconds of kernel work, charged to the CPU that does it. Each field says
+/// what the kernel does for it; the values, and where they come from, are in the tables of
+/// [`crate::cost_tables`]. `Default` is the `x86-2020s` table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CostTable {
     /// `__schedule` switching from one task (or idle) to another: pick, `context_switch`,
-    /// `switch_mm`, FPU and TLB work. lmbench `lat_ctx` and `perf bench sched pipe` put a
-    /// process switch with a small working set at 1-3 us on current x86; 1.5 us is the
-    /// middle of that range. Charged to the switching CPU on every `prev != next` switch.
+    /// `switch_mm`, FPU and TLB work. Charged to the switching CPU on every `prev != next`
+    /// switch.
     pub context_switch: u64,
     /// The fixed part of `try_to_wake_up` on the waking CPU (pi_lock, state checks,
-    /// `select_task_rq` bookkeeping, `ttwu_stat`), apart from the idle-CPU scan. A
-    /// `perf bench sched pipe` round trip (two syscalls, two wakeups, two switches) takes
-    /// ~4-6 us on current x86, which leaves ~0.5 us for each wakeup path.
+    /// `select_task_rq` bookkeeping, `ttwu_stat`), apart from the idle-CPU scan.
     pub wakeup: u64,
     /// One CPU visited by an idle-CPU search (`select_idle_cpu`, `select_idle_core`,
     /// `find_idlest_group_cpu`): `available_idle_cpu` reads the remote rq's `curr`,
     /// `nr_running` and `ttwu_pending`, about one cache line that is usually dirty in
-    /// another core's cache. An L3 hit or cross-core transfer is ~30-40 ns on Sapphire
-    /// Rapids (Intel MLC loaded latency); 40 ns per CPU.
+    /// another core's cache.
     pub idle_scan_per_cpu: u64,
     /// One CPU whose statistics a load balance reads (`update_sg_lb_stats` for one CPU:
     /// `cpu_load`, `cpu_util_cfs`, `cpu_runnable`, `nr_running`, `h_nr_runnable`,
-    /// `idle_cpu`, `cpu_overutilized` with `capacity_of` and the runqueue's uclamp).
-    /// Two parts:
-    /// - the instructions and cached reads, measured: `fairsim race --threads 1` runs the
-    ///   same `update_sd_lb_stats` with every runqueue in one core's caches and takes
-    ///   ~1.2 us for spr-2s56c2t's 55-group, 110-CPU MC scan on the build host, ~10 ns
-    ///   per CPU;
-    /// - the cache misses, estimated: the reads touch about five lines of the remote
-    ///   `struct rq` (its head with `nr_running`, the cfs_rq head, the cacheline-aligned
-    ///   `cfs.avg`, `curr`, `uclamp`) that the owner rewrites at every enqueue, dequeue and
-    ///   switch, so on a busy machine each read finds them modified in the owner's cache.
-    ///   A modified line moves between two cores of one Sapphire Rapids socket in
-    ///   roughly 60-100 ns (published core-to-core latency measurements of 4th-generation
-    ///   Xeon, e.g. Chips and Cheese, "Core to Core Latency Data on Large Systems",
-    ///   2023). How many of them overlap is the open question: the loads of successive
-    ///   CPUs are independent, so a Golden Cove core with 16 L1D fill buffers and a
-    ///   512-entry reorder window can keep 10-16 in flight (5 x 80 ns / 16 = 25 ns per
-    ///   CPU), while data-dependent branches that mispredict would limit it to 2-3 (160
-    ///   ns per CPU).
-    ///
-    /// The default takes the overlapped end, 40 ns in all, the same as
-    /// `idle_scan_per_cpu`, so that a default run is what it was before this constant
-    /// existed; `--cost lb_scan_per_cpu=170ns` is the other end, and the closing notes
-    /// of issue #11 say what each does to seed 000's figures. The extra for another LLC
-    /// or node (`scan_remote_llc`, `scan_remote_node`) comes on top.
+    /// `idle_cpu`, `cpu_overutilized` with `capacity_of` and the runqueue's uclamp): the
+    /// instructions, and about five lines of the remote `struct rq` that its owner
+    /// rewrites at every enqueue, dequeue and switch. The extra for another LLC or node
+    /// (`scan_remote_llc`, `scan_remote_node`) comes on top.
     pub lb_scan_per_cpu: u64,
     /// Extra cost of reading a CPU's runqueue that sits in another LLC of the same node
-    /// (another die's L3, e.g. multi-die packages): the lines come from a remote cache,
-    /// ~100 ns instead of ~40 ns on multi-die x86 (Intel MLC, AMD cross-CCX figures);
-    /// +60 ns. Only balancing counts visits by distance.
+    /// (another die's L3, another cluster's L2): the lines come from a remote cache. Only
+    /// balancing counts visits by distance.
     pub scan_remote_llc: u64,
-    /// Extra cost of reading a CPU's runqueue on another NUMA node: a remote-socket cache
-    /// hit is ~130-200 ns on 2-socket x86 (Intel MLC remote latencies) against ~40 ns
-    /// locally; +120 ns.
+    /// Extra cost of reading a CPU's runqueue on another NUMA node.
     pub scan_remote_node: u64,
     /// One sched group whose statistics are computed (`update_sg_lb_stats` fixed part,
-    /// `find_idlest_group`): the group capacity object and the loop overhead, one or two
-    /// shared cache lines; 60 ns. The group's CPUs are charged separately through
-    /// `idle_scan_per_cpu` when the balance code counts them as visited.
+    /// `find_idlest_group`): the group capacity object and the loop overhead. The group's
+    /// CPUs are charged separately through `idle_scan_per_cpu` when the balance code
+    /// counts them as visited.
     pub group_scan: u64,
     /// One task examined for migration (`can_migrate_task`: affinity, `task_hot`): a few
-    /// fields of a remote task, one or two cache misses; 50 ns.
+    /// fields of a remote task.
     pub task_examine: u64,
     /// Moving one task between runqueues within an LLC (`detach_task`/`attach_task`, or
     /// the `set_task_cpu` of a migrating wakeup) plus the first cache misses of the task on
-    /// its new CPU: ~1 us. Charged to the destination CPU.
+    /// its new CPU. Charged to the destination CPU.
     pub migration: u64,
-    /// Extra cost of a migration across LLCs (another socket's cache): the task's hot
-    /// lines come from a remote L3 or memory at ~130-200 ns each on 2-socket x86 (Intel
-    /// MLC remote latencies), a few dozen lines for a small task: 3 us more.
+    /// Extra cost of a migration across LLCs: the task's hot lines come from a remote
+    /// cache or memory.
     pub migration_cross_llc: u64,
-    /// Delivery latency of an IPI (send to handler entry on the target): 1-2 us on current
-    /// x86 (x2APIC, smp_call_function_single microbenchmarks); 1.5 us. A wakeup queued on
-    /// the target's wake list, and a remote `resched_curr`, reach the target this late.
+    /// Delivery latency of an IPI (send to handler entry on the target). A wakeup queued
+    /// on the target's wake list, and a remote `resched_curr`, reach the target this late.
     pub ipi_latency: u64,
-    /// Handling an IPI on the target: irq entry/exit and `sched_ttwu_pending` for one task;
-    /// ~0.3 us. Charged to the target CPU.
+    /// Handling an IPI on the target: irq entry/exit and `sched_ttwu_pending` for one
+    /// task. Charged to the target CPU.
     pub ipi_handle: u64,
     /// Taking a remote runqueue's lock for a direct remote enqueue (`ttwu_queue` without
-    /// the wake list): one contended cache-line transfer, ~100-200 ns; 200 ns, charged to
-    /// the waking CPU.
+    /// the wake list): one contended cache-line transfer, charged to the waking CPU.
     pub remote_rq_lock: u64,
-    /// `ttwu_do_activate` under the target runqueue's lock: `enqueue_task_fair` (update_curr,
-    /// a PELT update, the rbtree insert) and `wakeup_preempt`, a few hundred ns of mostly
-    /// cached work; 250 ns. It is how long a waker holds the target's lock, and the hold
-    /// per task detached by a balance. The time itself is inside `wakeup`, `ipi_handle`
-    /// and `migration`; this constant only sets how long others wait for the lock.
+    /// `ttwu_do_activate` under the target runqueue's lock: `enqueue_task_fair`
+    /// (update_curr, a PELT update, the rbtree insert) and `wakeup_preempt`. It is how
+    /// long a waker holds the target's lock, and the hold per task detached by a balance.
+    /// The time itself is inside `wakeup`, `ipi_handle` and `migration`; this constant only
+    /// sets how long others wait for the lock.
     pub rq_enqueue: u64,
     /// An hrtimer interrupt (`hrtimer_interrupt` with one `hrtimer_wakeup` callback and
-    /// reprogramming the clock event device): ~0.5 us on x86 with TSC deadline timers.
+    /// reprogramming the clock event device).
     pub timer_irq: u64,
     /// The periodic scheduler tick (`tick_sched_timer` -> `update_process_times` ->
-    /// `sched_tick`) on a busy CPU: ~0.5 us.
+    /// `sched_tick`) on a busy CPU.
     pub tick: u64,
-    /// Leaving the idle state when an interrupt arrives on an idle CPU. With deep C-states
-    /// disabled (as in seed 000), the shallowest state C1 has `exit_latency` 1 us in the
-    /// intel_idle tables for Sapphire Rapids; 1 us.
+    /// Leaving the idle state when an interrupt arrives on an idle CPU, where no cpuidle
+    /// table says otherwise (no cpuidle driver, or the flat table's `C1`).
     pub idle_exit: u64,
     /// Restarting the tick when a CPU whose tick was stopped leaves idle to run a task
     /// (`tick_nohz_idle_exit`: `tick_nohz_restart_sched_tick` reprograms the clock event
     /// device), after the wakeup and before the switch, so it adds to wakeup latency. On
-    /// bare metal this is a TSC-deadline MSR write and some bookkeeping, well under a
-    /// microsecond and counted in `idle_exit`; 0 by default. In a virtual machine each
-    /// reprogramming exits to the hypervisor, and it dominates: the build host's model
-    /// (`validation/host/host.toml`) measures it.
+    /// bare metal it is counted in `idle_exit`; in a virtual machine each reprogramming
+    /// exits to the hypervisor, and it dominates.
     pub tick_restart: u64,
-    /// `fork`/`clone` in the parent (`copy_process`, and for processes the mm copy):
-    /// ~10 us for a thread, tens of us for a small process; 20 us.
+    /// `fork`/`clone` in the parent (`copy_process`, and for processes the mm copy).
     pub fork: u64,
 }
 
 impl Default for CostTable {
     fn default() -> Self {
-        CostTable {
-            context_switch: 1_500,
-            wakeup: 500,
-            idle_scan_per_cpu: 40,
-            lb_scan_per_cpu: 40,
-            scan_remote_llc: 60,
-            scan_remote_node: 120,
-            group_scan: 60,
-            task_examine: 50,
-            migration: 1_000,
-            migration_cross_llc: 3_000,
-            ipi_latency: 1_500,
-            ipi_handle: 300,
-            remote_rq_lock: 200,
-            rq_enqueue: 250,
-            timer_irq: 500,
-            tick: 500,
-            idle_exit: 1_000,
-            tick_restart: 0,
-            fork: 20_000,
+        crate::cost_tables::x86_2020s::TABLE
+    }
+}
+
+/// The cost tables fairsim ships, by the name `--costs` and the `costs` keys take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum CostTableName {
+    /// A current x86 server ([`crate::cost_tables::x86_2020s`]), the default.
+    #[default]
+    X86_2020s,
+    /// An ARMv7 big.LITTLE board of 2013, TC2's Cortex-A15 at 1 GHz
+    /// ([`crate::cost_tables::arm_2013`]).
+    Arm2013,
+}
+
+impl CostTableName {
+    /// Every table, in the order `--help` lists them.
+    pub const ALL: [CostTableName; 2] = [CostTableName::X86_2020s, CostTableName::Arm2013];
+
+    /// What `--costs` accepts, for error messages.
+    pub const NAMES: &'static str = "x86-2020s (a current x86 server) or arm-2013 \
+         (an ARMv7 big.LITTLE board of 2013, TC2)";
+
+    /// The name in files, outputs and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            CostTableName::X86_2020s => "x86-2020s",
+            CostTableName::Arm2013 => "arm-2013",
         }
+    }
+
+    /// Parses a table's name.
+    pub fn parse(s: &str) -> Option<CostTableName> {
+        CostTableName::ALL
+            .into_iter()
+            .find(|t| t.name() == s.trim())
+    }
+
+    /// The table's values.
+    pub fn table(self) -> CostTable {
+        match self {
+            CostTableName::X86_2020s => crate::cost_tables::x86_2020s::TABLE,
+            CostTableName::Arm2013 => crate::cost_tables::arm_2013::TABLE,
+        }
+    }
+
+    /// The table a machine names (its `costs`, from a preset or a machine file), or the
+    /// default when it names none. An unknown name is an error naming the machine's
+    /// `costs` field after `source` (where the machine came from, e.g. `--machine m.toml`)
+    /// and the tables that exist.
+    pub fn of_machine(m: &Machine, source: &str) -> Result<CostTableName, EngineError> {
+        match &m.costs {
+            None => Ok(CostTableName::default()),
+            Some(name) => CostTableName::parse(name).ok_or_else(|| EngineError::Invalid {
+                field: format!("{source}: costs"),
+                got: name.clone(),
+                allowed: CostTableName::NAMES.to_string(),
+            }),
+        }
+    }
+}
+
+impl std::fmt::Display for CostTableName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -268,6 +291,53 @@ mod tests {
             c.apply(&format!("{name}={}ns", i + 1)).unwrap();
             assert_eq!(c.get(name), Some(i as u64 + 1));
         }
+    }
+
+    #[test]
+    fn tables_are_selected_by_name_and_overrides_go_on_top() {
+        assert_eq!(
+            CostTableName::parse("x86-2020s"),
+            Some(CostTableName::X86_2020s)
+        );
+        assert_eq!(
+            CostTableName::parse("arm-2013"),
+            Some(CostTableName::Arm2013)
+        );
+        assert_eq!(CostTableName::parse("arm"), None);
+        assert_eq!(CostTableName::default().table(), CostTable::default());
+        for t in CostTableName::ALL {
+            assert_eq!(CostTableName::parse(t.name()), Some(t));
+            assert!(CostTableName::NAMES.contains(t.name()));
+        }
+        let arm = CostTableName::Arm2013.table();
+        assert_ne!(arm, CostTable::default());
+        let mut c = arm;
+        c.apply("context_switch=2us").unwrap();
+        assert_eq!(c.context_switch, 2_000);
+        // Every other constant keeps the named table's value, not the default's.
+        for name in CostTable::NAMES.iter().filter(|n| **n != "context_switch") {
+            assert_eq!(c.get(name), arm.get(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_machine_names_its_table() {
+        let mut m = fairsim_topology::source::preset("numa-2s4c2t").unwrap();
+        assert_eq!(
+            CostTableName::of_machine(&m, "t"),
+            Ok(CostTableName::X86_2020s)
+        );
+        let tc2 = fairsim_topology::source::preset("tc2").unwrap();
+        assert_eq!(
+            CostTableName::of_machine(&tc2, "t"),
+            Ok(CostTableName::Arm2013)
+        );
+        m.costs = Some("vax-1977".into());
+        let e = CostTableName::of_machine(&m, "t").unwrap_err().to_string();
+        assert!(
+            e.contains("costs") && e.contains("vax-1977") && e.contains("arm-2013"),
+            "{e}"
+        );
     }
 
     #[test]

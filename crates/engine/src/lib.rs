@@ -10,6 +10,7 @@
 //! decision is a call into `fairsim_balance::Sched` at the instant it happens.
 
 pub mod cost;
+pub mod cost_tables;
 pub mod error;
 pub mod event;
 pub mod metrics;
@@ -22,19 +23,20 @@ mod radix;
 pub mod rng;
 pub mod run;
 pub mod scenario;
+pub mod speed;
 pub mod time;
 pub mod trace;
 pub mod workloads;
 pub mod world;
 
-pub use cost::CostTable;
+pub use cost::{CostTable, CostTableName};
 pub use error::EngineError;
 pub use fairsim_balance as balance;
 pub use noise::NoiseModel;
 pub use profile::Profile;
 pub use run::{
-    default_duration, estimate_json_memory, estimate_memory, estimate_run_memory, prepare, run,
-    RunResult, RunSpec,
+    check_machine, default_duration, estimate_json_memory, estimate_memory, estimate_run_memory,
+    prepare, run, RunResult, RunSpec,
 };
 pub use time::{parse_duration, Time};
 pub use workloads::{Workload, WorkloadSpec};

@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 
 use fairsim_topology::{build_sched_domains, estimate_build_memory, BuildOptions, Machine};
 
+use crate::cost::CostTableName;
 use crate::error::EngineError;
 use crate::time::SEC;
 use crate::workloads::{Workload, WorkloadReport, WorkloadSpec};
@@ -159,13 +160,26 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
     for w in &spec.workloads {
         w.check(ncpus)?;
     }
+    check_machine(&spec.machine, &format!("machine {}", spec.machine.name))?;
     let mut bp = Blueprint::default();
     for (i, w) in spec.workloads.iter().enumerate() {
         w.build(i, spec.config.seed, &mut bp, ncpus);
     }
+    bp.workload_kinds = spec.workloads.iter().map(WorkloadSpec::name).collect();
     let mut world = World::new(spec.machine.clone(), topo, spec.config.clone(), bp)?;
     world.cap_queue_memory(spec.memory_budget - need);
     Ok(world)
+}
+
+/// Checks what a machine names for the engine to resolve: its cost table
+/// ([`CostTableName::of_machine`]) and its speed table's workload kinds
+/// ([`crate::speed::check_speed`]); errors name the field after `source`, where the
+/// machine came from (`--machine m.toml`). `prepare` calls it, and so does the command
+/// line as soon as it has loaded a machine, so that a machine file naming a table or a
+/// kind that does not exist is refused before anything runs.
+pub fn check_machine(m: &Machine, source: &str) -> Result<(), EngineError> {
+    CostTableName::of_machine(m, source)?;
+    crate::speed::check_speed(m, source)
 }
 
 /// A finished run.

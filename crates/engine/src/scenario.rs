@@ -13,6 +13,8 @@
 //! schedstat = "schedstat.txt"
 //! schedstat_version = 16
 //! json = "run.json"
+//! costs = "arm-2013"              # the cost table (--costs); [cost] overrides go on top
+//! speed = ["sysbench=0-1:1024,2-4:504"]   # speed table entries (--speed)
 //! [cost]
 //! context_switch = "2us"
 //! ```
@@ -71,6 +73,11 @@ pub struct Scenario {
     pub schedstat_version: Option<u32>,
     /// JSON output file (`--json`).
     pub json: Option<String>,
+    /// The cost table the overrides apply to (`--costs`).
+    pub costs: Option<String>,
+    /// Speed table entries, `KIND=LIST:SPEED,...` each (`--speed`).
+    #[serde(default)]
+    pub speed: Vec<String>,
     /// Cost overrides (`--cost name=value`).
     #[serde(default)]
     pub cost: BTreeMap<String, String>,
@@ -86,7 +93,7 @@ impl Scenario {
         let scenario: Scenario = toml::from_str(text).map_err(|e| {
             let msg = e.message().replace('\n', " ");
             EngineError::Scenario(format!(
-                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, features, duration, seed, hz, util_est, timer_slack, timer_expiry, cpuidle, idle_states, noise, warmup, schedstat, schedstat_version, json, [cost]"
+                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, features, duration, seed, hz, util_est, timer_slack, timer_expiry, cpuidle, idle_states, noise, warmup, schedstat, schedstat_version, json, costs, speed, [cost]"
             ))
         })?;
         scenario.check_machine_keys()?;
@@ -144,6 +151,12 @@ mod tests {
             s.cost.get("context_switch").map(String::as_str),
             Some("2us")
         );
+        let s = Scenario::parse(
+            "costs = \"arm-2013\"\nspeed = [\"sysbench=0:512\"]\n[cost]\nwakeup = \"1us\"\n",
+        )
+        .unwrap();
+        assert_eq!(s.costs.as_deref(), Some("arm-2013"));
+        assert_eq!(s.speed, vec!["sysbench=0:512".to_string()]);
         let e = Scenario::parse("bogus = 1").unwrap_err().to_string();
         assert!(e.starts_with("scenario: ") && e.contains("bogus"), "{e}");
     }

@@ -19,6 +19,7 @@ pub mod machine;
 pub mod render;
 pub mod source;
 mod spans;
+pub mod speed;
 pub mod sync;
 
 pub use attach::build_sched_domains;
@@ -35,3 +36,4 @@ pub use machine::{
     machine_from_ids, normalize_capacities, Arch, CpuIds, CpuTopology, LlcScope, Machine,
     SCHED_CAPACITY_SCALE,
 };
+pub use speed::SpeedTable;

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use crate::cpumask::{CpuMask, NR_CPUS_MAX};
 use crate::error::TopologyError;
+use crate::speed::SpeedTable;
 
 /// Largest number of NUMA nodes: Debian's `CONFIG_NODES_SHIFT` of 10 gives 1024.
 pub const MAX_NUMNODES: usize = 1024;
@@ -113,6 +114,14 @@ pub struct Machine {
     /// are allowed), read only by the 3.9 load balancer (`LEGACY_LB`). `None` means every
     /// CPU has `SCHED_POWER_SCALE` (1024), as 3.9's default `arch_scale_freq_power` says.
     pub cpu_power: Option<Vec<u32>>,
+    /// The name of the kernel-overhead cost table that models this machine's generation
+    /// (`x86-2020s`, `arm-2013`), read by the engine as the run's default; `None` leaves
+    /// the engine's default. The crate only carries the name: costs do not shape the
+    /// sched domains, and the engine checks it.
+    pub costs: Option<String>,
+    /// How fast each CPU runs each kind of workload, apart from the capacity the
+    /// scheduler sees ([`SpeedTable`]); empty means at capacity, as the kernel assumes.
+    pub speed: SpeedTable,
 }
 
 impl Machine {
@@ -216,6 +225,7 @@ impl Machine {
         for (cpu, c) in self.cpus.iter().enumerate() {
             self.validate_cpu(cpu, c, &partitions)?;
         }
+        self.speed.validate(n)?;
         if let Some(prio) = &self.itmt_prio {
             if self.arch != Arch::X86 {
                 return Err(TopologyError::invalid(
@@ -503,6 +513,8 @@ pub fn machine_from_ids(
         itmt_prio: None,
         idle_states: None,
         cpu_power: None,
+        costs: None,
+        speed: SpeedTable::new(),
     };
     m.validate()?;
     Ok(m)

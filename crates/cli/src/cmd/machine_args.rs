@@ -66,8 +66,16 @@ pub struct MachineArgs {
 }
 
 impl MachineArgs {
-    /// Builds the machine these options describe.
+    /// Builds the machine these options describe, and checks the cost table and the
+    /// workload kinds it names (a machine file's `costs` and `[speed]`), which only the
+    /// engine knows, so that every command refuses a file naming ones that do not exist.
     pub fn load(&self) -> Result<Machine, CliError> {
+        let m = self.load_unchecked()?;
+        fairsim_engine::check_machine(&m, &self.source())?;
+        Ok(m)
+    }
+
+    fn load_unchecked(&self) -> Result<Machine, CliError> {
         self.refuse_unused()?;
         let arch = match &self.arch {
             Some(a) => Arch::parse(a).ok_or_else(|| invalid("--arch", a, "x86 or arm64"))?,
@@ -116,9 +124,11 @@ fn name_option(option: &str, err: TopologyError) -> CliError {
 
 impl MachineArgs {
     /// The option that names the machine, as the user would write it.
-    fn source(&self) -> String {
+    pub(crate) fn source(&self) -> String {
         if let Some(name) = &self.topology {
             format!("--topology {name}")
+        } else if let Some(smp) = &self.smp {
+            format!("--smp {smp}")
         } else if let Some(path) = &self.machine {
             format!("--machine {}", path.display())
         } else if let Some(dir) = &self.sysfs {

@@ -1,6 +1,7 @@
 //! One module per subcommand: its clap arguments and its `run` function.
 
 pub mod compare;
+pub(crate) mod costs;
 pub mod machine_args;
 pub mod pelt;
 pub mod plot;

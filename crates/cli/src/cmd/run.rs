@@ -18,7 +18,7 @@ use fairsim_engine::run::{
 use fairsim_engine::scenario::Scenario;
 use fairsim_engine::time::{parse_duration_with_unit, SEC};
 use fairsim_engine::world::{Launch, DEFAULT_TIMER_SLACK};
-use fairsim_engine::{CostTable, Cpuidle, NoiseModel, TimerExpiry, WorkloadSpec, WorldConfig};
+use fairsim_engine::{Cpuidle, NoiseModel, TimerExpiry, WorkloadSpec, WorldConfig};
 use fairsim_topology::BuildOptions;
 
 use super::machine_args::MachineArgs;
@@ -90,10 +90,27 @@ pub struct RunArgs {
     #[arg(long, value_name = "FORM")]
     util_est: Option<String>,
 
+    /// The kernel-overhead cost table the run starts from: x86-2020s (a current x86
+    /// server) or arm-2013 (an ARMv7 big.LITTLE board of 2013, TC2). Default: the
+    /// machine's own (arm-2013 for the tc2 presets), else x86-2020s. `--cost` overrides
+    /// apply on top.
+    #[arg(long = "costs", value_name = "TABLE")]
+    cost_table: Option<String>,
+
     /// Kernel-overhead cost override, repeatable: `NAME=DURATION`, e.g.
-    /// `context_switch=2us`, with the unit (names: see the engine's cost table).
+    /// `context_switch=2us`, with the unit (names: see the engine's cost table), on top
+    /// of the `--costs` table.
     #[arg(long = "cost", value_name = "NAME=D")]
     costs: Vec<String>,
+
+    /// A CPU speed for one workload kind apart from the capacity the scheduler sees,
+    /// repeatable: `KIND=LIST:SPEED,...` with every CPU once and speeds on the capacity
+    /// scale (1..1024), e.g. `sysbench=0-1:1024,2-4:504`. KIND is schbench, hackbench,
+    /// nanosleep, sysbench, rtapp or * (every workload without its own entry). It replaces
+    /// the machine's entry for the kind (tc2 has sysbench's); `none` drops the machine's
+    /// table, so that all work runs at capacity.
+    #[arg(long = "speed", value_name = "KIND=LIST:SPEED,...")]
+    speeds: Vec<String>,
 
     /// Timer slack of every task (`timer_slack_ns`), default 50us.
     #[arg(long, value_name = "D", allow_hyphen_values = true)]
@@ -311,7 +328,8 @@ fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool),
             .as_ref()
             .map(|m| base.map_or_else(|| PathBuf::from(m), |b| b.join(m)));
     }
-    let machine = machine_args.load()?;
+    let mut machine = machine_args.load()?;
+    super::costs::apply_speed(&mut machine, &scenario.speed, &args.speeds)?;
 
     let mut texts: Vec<String> = scenario.workload.clone();
     texts.extend(args.workloads.iter().cloned());
@@ -358,7 +376,13 @@ fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool),
         None if builtin => BUILTIN_DURATION,
         None => default_duration(&workloads),
     };
-    let mut cost = CostTable::default();
+    let cost_table = super::costs::resolve_costs(
+        args.cost_table.as_ref(),
+        scenario.costs.as_ref(),
+        &machine,
+        &machine_args.source(),
+    )?;
+    let mut cost = cost_table.table();
     for (name, value) in &scenario.cost {
         cost.apply(&format!("{name}={value}"))?;
     }
@@ -466,6 +490,7 @@ fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool),
             ..SchedParams::default()
         },
         cost,
+        cost_table,
         duration,
         seed: args
             .seed

@@ -21,6 +21,28 @@ fn cost_json(c: &CostTable) -> Value {
     Value::Object(m)
 }
 
+/// The machine's name and size, and its speed table when it has one (the key is left
+/// out otherwise, so that runs without one read as they always did).
+fn machine_json(m: &fairsim_topology::Machine) -> Value {
+    let mut v = json!({
+        "name": m.name,
+        "cpus": m.nr_cpus(),
+        "nodes": m.nr_nodes(),
+    });
+    if !m.speed.is_empty() {
+        let speed: serde_json::Map<String, Value> = m
+            .speed
+            .iter()
+            .map(|(kind, row)| {
+                let row: Vec<Value> = row.iter().map(|&s| s.into()).collect();
+                (kind.to_string(), Value::Array(row))
+            })
+            .collect();
+        v["speed"] = Value::Object(speed);
+    }
+    v
+}
+
 /// The load-balance counters of `cpu`'s domains, bottom up: every `lb_*` counter per idle
 /// type (seed 000's `lb_sg_scan` included), the active-balance and wakeup counters, and
 /// the runtime fields balancing adapts.
@@ -155,11 +177,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
     json!({
         "schema_version": JSON_SCHEMA_VERSION,
         "fairsim_version": env!("CARGO_PKG_VERSION"),
-        "machine": {
-            "name": spec.machine.name,
-            "cpus": ncpus,
-            "nodes": spec.machine.nr_nodes(),
-        },
+        "machine": machine_json(&spec.machine),
         "features": spec.config.params.features.to_string(),
         "util_est": w.sched.fair.util_est.name(),
         "launch_cpu": spec.config.launch.name(),
@@ -172,6 +190,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
         "profile": w.profile(None).to_json(),
         "timer_slack_ns": spec.config.timer_slack,
         "cpuidle": super::cpuidle::json_tables(w),
+        "cost_table": spec.config.cost_table.name(),
         "cost_ns": cost_json(&spec.config.cost),
         "workloads": workloads,
         "scheduler": {

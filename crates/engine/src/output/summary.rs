@@ -3,7 +3,7 @@
 
 use fairsim_balance::{Feature, Features};
 
-use crate::cost::CostTable;
+use crate::cost::{CostTable, CostTableName};
 use crate::run::{RunResult, RunSpec};
 use crate::time::format_duration;
 use crate::world::Overhead;
@@ -31,17 +31,36 @@ pub fn features_diff(f: Features) -> String {
     }
 }
 
-fn cost_diff(c: &CostTable) -> String {
-    let d = CostTable::default();
+/// The cost table the run started from, and the constants it overrode, as `--cost`
+/// takes them: `x86-2020s`, or `arm-2013 with context_switch=2us`.
+fn cost_diff(c: &CostTable, base: CostTableName) -> String {
+    let d = base.table();
     let words: Vec<String> = CostTable::NAMES
         .iter()
         .filter(|n| c.get(n) != d.get(n))
         .map(|n| format!("{n}={}", format_duration(c.get(n).unwrap_or(0))))
         .collect();
     if words.is_empty() {
-        "default".into()
+        base.name().to_string()
     } else {
-        words.join(",")
+        format!("{} with {}", base.name(), words.join(","))
+    }
+}
+
+/// The machine's speed table as `--speed` takes it, one entry per kind, or nothing.
+fn speed_line(m: &fairsim_topology::Machine) -> String {
+    let entries: Vec<String> = m
+        .speed
+        .iter()
+        .map(|(kind, row)| format!("{kind}={}", fairsim_topology::SpeedTable::describe(row)))
+        .collect();
+    if entries.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "speed (work rate apart from capacity): {}\n",
+            entries.join(" ")
+        )
     }
 }
 
@@ -88,11 +107,12 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
     s.push_str(&format!(
         "features: {}{util_est}\ncosts: {}; timer slack {} ({:?} expiry); cpuidle {}\n",
         features_diff(spec.config.params.features),
-        cost_diff(&spec.config.cost),
+        cost_diff(&spec.config.cost, spec.config.cost_table),
         format_duration(spec.config.timer_slack),
         spec.config.timer_expiry,
         spec.config.cpuidle.name()
     ));
+    s.push_str(&speed_line(&spec.machine));
     if spec.config.noise.is_on() || w.window_start() > 0 {
         s.push_str(&format!(
             "noise: {}; measured window [{}, {}) ({}), warm-up discarded\n",

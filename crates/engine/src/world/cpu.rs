@@ -128,23 +128,35 @@ pub struct CpuRt {
 }
 
 impl World {
-    /// Work units a CPU does per ns: its capacity scaled by its frequency.
-    fn rate(&self, cpu: usize) -> u64 {
+    /// Work units `task` does per ns on `cpu`: the CPU's capacity scaled by its
+    /// frequency, or, when the machine gives the task's workload kind a speed of its own
+    /// ([`crate::speed`]), that speed scaled by the frequency. The scheduler's capacities
+    /// stay as they are either way.
+    fn rate(&self, cpu: usize, task: Tid) -> u64 {
         let rq = &self.sched.rqs[cpu];
-        (rq.capacity_orig * rq.freq_capacity / 1024).max(1)
+        let speed = self
+            .speeds
+            .get(self.tasks[task].workload)
+            .and_then(Option::as_ref)
+            .and_then(|row| row.get(cpu).copied())
+            .unwrap_or(rq.capacity_orig);
+        (speed * rq.freq_capacity / 1024).max(1)
     }
 
     /// Time at which `seg` completes on `cpu`.
     fn seg_end(&self, cpu: usize, seg: &Seg) -> u64 {
         match seg.kind {
-            SegKind::Work { left } => seg.resume_at + left.div_ceil(self.rate(cpu)),
+            SegKind::Work { left } => seg.resume_at + left.div_ceil(self.rate(cpu, seg.task)),
             SegKind::Spin { deadline } => deadline.max(seg.resume_at),
         }
     }
 
     /// Accounts the progress of the active segment up to `t` and returns it.
     pub(super) fn advance_seg(&mut self, cpu: usize, t: u64) {
-        let rate = self.rate(cpu);
+        let Some(task) = self.cpus[cpu].seg.map(|s| s.task) else {
+            return;
+        };
+        let rate = self.rate(cpu, task);
         if let Some(seg) = &mut self.cpus[cpu].seg {
             if t > seg.resume_at {
                 let ran = t - seg.resume_at;

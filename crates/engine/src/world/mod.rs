@@ -21,7 +21,7 @@ mod wake;
 use fairsim_balance::{Sched, SchedParams, TaskId};
 use fairsim_topology::{CpuMask, Machine, SchedDomains};
 
-use crate::cost::CostTable;
+use crate::cost::{CostTable, CostTableName};
 use crate::error::EngineError;
 use crate::event::{Event, EventQueue, Tid};
 use crate::metrics::{CpuMetrics, Metrics, TaskMetrics};
@@ -139,6 +139,9 @@ pub struct WorldConfig {
     pub params: SchedParams,
     /// Kernel-overhead costs.
     pub cost: CostTable,
+    /// The named table `cost` started from, before any `--cost` override: what outputs
+    /// say ran, and what the summary lists overrides against.
+    pub cost_table: CostTableName,
     /// The run stops at this virtual time (ns), or earlier when every workload finished.
     pub duration: u64,
     /// The world seed.
@@ -210,6 +213,7 @@ impl Default for WorldConfig {
         WorldConfig {
             params: SchedParams::default(),
             cost: CostTable::default(),
+            cost_table: CostTableName::default(),
             duration: crate::time::SEC,
             seed: crate::rng::DEFAULT_SEED,
             timer_slack: DEFAULT_TIMER_SLACK,
@@ -340,6 +344,9 @@ pub struct World {
     pub pipes: Vec<Pipe>,
     /// Per-workload runtime state (RNG, histograms).
     pub workloads: Vec<crate::workloads::WorkloadRt>,
+    /// Per workload, the speed its work runs at on each CPU when the machine's speed
+    /// table gives its kind one (`None`: at the CPU's capacity).
+    speeds: Vec<Option<Vec<u64>>>,
     /// Metrics.
     pub metrics: Metrics,
     /// Engine task id of each scheduler task id.
@@ -387,6 +394,10 @@ pub struct Blueprint {
     pub pipes: Vec<Pipe>,
     /// Per-workload runtime state.
     pub workloads: Vec<crate::workloads::WorkloadRt>,
+    /// Each workload's kind (its tool's name), by which the machine's speed table
+    /// ([`crate::speed`]) gives its work a speed of its own; a workload past the end of
+    /// the list runs at capacity.
+    pub workload_kinds: Vec<&'static str>,
 }
 
 impl World {
@@ -427,6 +438,11 @@ impl World {
             )));
         }
         let idle = idle::IdleRt::new(states, config.cpuidle, n);
+        let speeds = blueprint
+            .workload_kinds
+            .iter()
+            .map(|kind| crate::speed::speeds_of(&machine, kind))
+            .collect();
         let sched = Sched::new(machine, topo, params);
         let noise = Noise::new(config.noise, config.seed);
         let cpus = (0..n).map(|_| CpuRt::default()).collect();
@@ -440,6 +456,7 @@ impl World {
             programs: blueprint.programs,
             pipes: blueprint.pipes,
             workloads: blueprint.workloads,
+            speeds,
             metrics,
             by_sched_id: Vec::new(),
             queue: EventQueue::new(),

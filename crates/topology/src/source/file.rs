@@ -12,6 +12,7 @@
 //! capacity = "0-1:1441,2-4:606"   # optional raw capacities, normalised to 1024
 //! # itmt = "0-1:60,2-4:40"   # optional, x86 only: ITMT core priorities (SD_ASYM_PACKING)
 //! # idle_states = "spr,no-C6"   # optional: cpuidle states, as `fairsim run --idle-states` takes them
+//! # costs = "arm-2013"       # optional: the kernel-overhead cost table (x86-2020s or arm-2013)
 //!
 //! [smp]                      # qemu's -smp: missing counts are completed as qemu does
 //! cpus = 5                   # optional total
@@ -26,17 +27,24 @@
 //! [numa]                     # optional; without it, one node
 //! distance = [[10]]          # square, symmetric, 10 on the diagonal
 //! cpus = ["0-4"]             # optional; default: equal contiguous ranges
+//!
+//! [speed]                    # optional: how fast each CPU runs a workload kind, apart
+//! sysbench = "0-1:1024,2-4:504"   # from its capacity (1..1024, every CPU once);
+//! # "*" = "0-4:1024"         # "*" for every kind without its own entry
 //! ```
 //!
 //! The JSON form has the same structure:
 //! `{"name": "x", "arch": "x86", "smp": {"sockets": 2, "cores": 4, "threads": 2},
-//! "numa": {"distance": [[10, 21], [21, 10]]}}`. Unknown keys are errors.
+//! "numa": {"distance": [[10, 21], [21, 10]]}, "speed": {"sysbench": "0-7:1024"}}`.
+//! Unknown keys are errors. The cost table's name and the speed table's kinds are
+//! checked by the engine, which knows which exist; this module checks their shape.
 //!
 //! # Ground truth
 //!
 //! A JSON file with a `guest_observed` key is read as a ground-truth `topology.json`; see
 //! the `guest` module for how its masks map onto a [`Machine`].
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -46,6 +54,7 @@ use crate::machine::{Arch, LlcScope, Machine};
 use crate::source::guest::machine_from_guest;
 use crate::source::read::read_bounded;
 use crate::source::spec::{build_spec, FieldNames, SpecOptions};
+use crate::speed::SpeedTable;
 
 /// Largest machine file read, so that a wrong path to a huge file fails fast.
 const MAX_FILE_BYTES: u64 = 64 << 20;
@@ -72,6 +81,11 @@ struct MachineFile {
     itmt: Option<String>,
     /// The CPU idle states, as `--idle-states` takes them (checked by the engine).
     idle_states: Option<String>,
+    /// The kernel-overhead cost table's name, as `--costs` takes it (checked by the
+    /// engine).
+    costs: Option<String>,
+    /// The `[speed]` table: workload kind -> `cpulist:speed` groups.
+    speed: Option<BTreeMap<String, String>>,
 }
 
 /// The `[smp]` table: qemu's `-smp` keys plus where the LLC sits.
@@ -198,6 +212,22 @@ fn machine_from_schema(file: MachineFile, default_name: &str) -> Result<Machine,
         .unwrap_or_else(|| default_name.to_string());
     let mut m = build_spec(&opts, &FILE_FIELDS, &name)?;
     m.idle_states = file.idle_states.clone();
+    if let Some(costs) = &file.costs {
+        if costs.trim().is_empty() {
+            return Err(TopologyError::invalid(
+                "costs",
+                "(empty)",
+                "the name of a cost table, e.g. arm-2013",
+            ));
+        }
+        m.costs = Some(costs.trim().to_string());
+    }
+    for (kind, list) in file.speed.iter().flatten() {
+        let field = format!("speed.{kind}");
+        SpeedTable::check_kind(kind, &field)?;
+        let speeds = SpeedTable::parse_speeds(list, m.nr_cpus(), &field)?;
+        m.speed.insert(kind, speeds);
+    }
     Ok(m)
 }
 
@@ -241,6 +271,54 @@ mod tests {
     fn llc_names_parse() {
         assert_eq!(parse_llc("die"), Some(LlcScope::Die));
         assert_eq!(parse_llc("l3"), None);
+    }
+
+    fn from_toml(text: &str) -> Result<Machine, TopologyError> {
+        let file: MachineFile = toml::from_str(text).map_err(|e| TopologyError::Parse {
+            path: "t.toml".into(),
+            reason: toml_message(text, &e),
+        })?;
+        machine_from_schema(file, "t")
+    }
+
+    #[test]
+    fn costs_and_speed_keys_are_read() {
+        let m = from_toml(
+            "costs = \"arm-2013\"\n[smp]\ncores = 3\n[speed]\nsysbench = \"0:1024,1-2:504\"\n\"*\" = \"0-2:900\"\n",
+        )
+        .unwrap();
+        assert_eq!(m.costs.as_deref(), Some("arm-2013"));
+        assert_eq!(m.speed.get("sysbench"), Some(&[1024, 504, 504][..]));
+        assert_eq!(m.speed.get("*"), Some(&[900, 900, 900][..]));
+        let json: MachineFile =
+            serde_json::from_str(r#"{"smp": {"cores": 2}, "speed": {"hackbench": "0-1:512"}}"#)
+                .unwrap();
+        let m = machine_from_schema(json, "j").unwrap();
+        assert_eq!(m.speed.get("hackbench"), Some(&[512, 512][..]));
+        assert!(m.costs.is_none());
+    }
+
+    #[test]
+    fn bad_speed_entries_name_their_field() {
+        for (text, needle) in [
+            (
+                "[smp]\ncores = 2\n[speed]\nsysbench = \"0:1024\"\n",
+                "speed.sysbench",
+            ),
+            (
+                "[smp]\ncores = 2\n[speed]\nsysbench = \"0-1:2000\"\n",
+                "speed.sysbench",
+            ),
+            (
+                "[smp]\ncores = 2\n[speed]\nSysbench = \"0-1:20\"\n",
+                "speed.Sysbench",
+            ),
+            ("[smp]\ncores = 2\n[speed]\nsysbench = 3\n", "line 4"),
+            ("costs = \"\"\n[smp]\ncores = 2\n", "costs"),
+        ] {
+            let e = from_toml(text).unwrap_err().to_string();
+            assert!(e.contains(needle) && !e.contains('\n'), "{e}");
+        }
     }
 
     #[test]

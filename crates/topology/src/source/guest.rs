@@ -129,6 +129,8 @@ pub(crate) fn machine_from_guest(path: &str, doc: &Value) -> Result<Machine, Top
         itmt_prio: None,
         idle_states: None,
         cpu_power: None,
+        costs: None,
+        speed: crate::speed::SpeedTable::new(),
     };
     m.validate().map_err(|e| err(e.to_string()))?;
     Ok(m)

@@ -11,7 +11,7 @@ mod nodes;
 pub mod presets;
 pub mod read;
 pub mod spec;
-mod spec_lists;
+pub(crate) mod spec_lists;
 pub mod sysfs;
 
 pub use file::{load_machine_file, parse_llc};

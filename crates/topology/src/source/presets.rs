@@ -9,6 +9,7 @@ use crate::error::TopologyError;
 use crate::machine::{machine_from_ids, normalize_capacities, Arch, CpuIds, LlcScope, Machine};
 use crate::source::arm_v3_9::{cpu_scale_v3_9, DtCpu, EFFICIENCY_CORTEX_A15, EFFICIENCY_CORTEX_A7};
 use crate::source::spec::{parse_spec, SpecOptions};
+use crate::speed::SpeedTable;
 
 /// Preset names with a one-line description, for `--help` and error messages.
 pub const PRESETS: &[(&str, &str)] = &[
@@ -26,12 +27,12 @@ pub const PRESETS: &[(&str, &str)] = &[
     ),
     (
         "tc2",
-        "ARM TC2 big.LITTLE (arm64): clusters 0-1 (A15, dmips 1441 -> 1024) and 2-4 (A7, 606 -> 430), an L2 LLC per cluster (seed 002)",
+        "ARM TC2 big.LITTLE (arm64): clusters 0-1 (A15, dmips 1441 -> 1024) and 2-4 (A7, 606 -> 430), an L2 LLC per cluster; cost table arm-2013, sysbench speed 504 on the A7s (seed 002)",
     ),
     ("tc2-2big3little", "same as tc2, named after its ground-truth directory"),
     (
         "tc2-2a15",
-        "ARM TC2 with only its A15 cluster (2 CPUs, capacity 1024): seed 002's SMP configuration",
+        "ARM TC2 with only its A15 cluster (2 CPUs, capacity 1024), cost table arm-2013: seed 002's SMP configuration",
     ),
     (
         "dies-1s2d2c1t",
@@ -105,8 +106,20 @@ pub fn preset(name: &str) -> Result<Machine, TopologyError> {
     Ok(Machine {
         name: name.to_string(),
         idle_states: idle_states_of(name).map(str::to_string),
+        costs: costs_of(name).map(str::to_string),
         ..m
     })
+}
+
+/// The kernel-overhead cost table of each preset's hardware generation, as the engine
+/// names it: the TC2 boards are 2013 ARMv7 big.LITTLE (`arm-2013`); every other preset
+/// is a current x86 server or a qemu guest of one, which the engine's default table
+/// (`x86-2020s`) models, so they name none.
+fn costs_of(name: &str) -> Option<&'static str> {
+    match name {
+        "tc2" | "tc2-2big3little" | "tc2-2a15" => Some("arm-2013"),
+        _ => None,
+    }
 }
 
 /// The cpuidle driver table of each preset's real machine, as a `fairsim-cpuidle` preset
@@ -181,9 +194,40 @@ fn tc2(nr_cpus: usize) -> Result<Machine, TopologyError> {
     )?;
     Ok(Machine {
         cpu_power: cpu_scale_v3_9(&dt),
+        speed: tc2_speed(nr_cpus),
         ..m
     })
 }
+
+/// The speed of TC2's cores on sysbench's cpu test (the prime-number loop), measured on
+/// the board: seed 002's posting (Morten Rasmussen, "[RFC PATCH 0/2] sched: Task placement
+/// on mixed cpu_power systems", LKML, 2013-03-25) gives the single-thread run as ~16.5 s
+/// on an A15 (1 GHz) and ~33.5 s on an A7 (800 MHz), so an A7 runs the loop at
+/// 16.5 / 33.5 of an A15's speed: 1024 * 16.5 / 33.5 = 504, where the capacity the
+/// scheduler sees (the DT's `capacity-dmips-mhz`) says 430. With only the A15s there is
+/// nothing to correct, and the table stays empty.
+fn tc2_speed(nr_cpus: usize) -> SpeedTable {
+    let mut t = SpeedTable::new();
+    if nr_cpus > 2 {
+        let speeds = (0..nr_cpus)
+            .map(|cpu| {
+                if cpu < 2 {
+                    TC2_A15_SYSBENCH
+                } else {
+                    TC2_A7_SYSBENCH
+                }
+            })
+            .collect();
+        t.insert("sysbench", speeds);
+    }
+    t
+}
+
+/// An A15's sysbench speed on TC2: the biggest core, 1024.
+const TC2_A15_SYSBENCH: u32 = 1024;
+
+/// An A7's sysbench speed on TC2: 1024 * 16.5 / 33.5 = 504 (see [`tc2_speed`]).
+const TC2_A7_SYSBENCH: u32 = 504;
 
 #[cfg(test)]
 mod tests {
@@ -194,6 +238,27 @@ mod tests {
         for (name, _) in PRESETS {
             let m = preset(name).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(m.name, *name);
+        }
+    }
+
+    #[test]
+    fn tc2_presets_carry_their_generation() {
+        for name in ["tc2", "tc2-2big3little"] {
+            let m = preset(name).unwrap();
+            assert_eq!(m.costs.as_deref(), Some("arm-2013"), "{name}");
+            assert_eq!(
+                m.speed.get("sysbench"),
+                Some(&[1024, 1024, 504, 504, 504][..])
+            );
+            // The speed is not the capacity: the scheduler still sees 430.
+            assert_eq!(m.cpus[2].capacity, 430);
+        }
+        let m = preset("tc2-2a15").unwrap();
+        assert_eq!(m.costs.as_deref(), Some("arm-2013"));
+        assert!(m.speed.is_empty());
+        for (name, _) in PRESETS.iter().filter(|(n, _)| !n.starts_with("tc2")) {
+            let m = preset(name).unwrap();
+            assert!(m.costs.is_none() && m.speed.is_empty(), "{name}");
         }
     }
 

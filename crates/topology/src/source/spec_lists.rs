@@ -175,7 +175,7 @@ pub(crate) fn parse_itmt(text: &str, n: usize, field: &str) -> Result<Vec<i32>, 
 /// Parses `cpulist:value` groups that give every CPU exactly one `what`, e.g.
 /// `0,2:1441,1,3-4:606`. `value` turns the text after `:` into a value, `None` when it is
 /// not `allowed`.
-fn parse_cpu_values<T: Copy>(
+pub(crate) fn parse_cpu_values<T: Copy>(
     text: &str,
     n: usize,
     field: &str,

@@ -75,6 +75,8 @@ pub fn load_sysfs(root: &Path, arch: Arch) -> Result<Machine, TopologyError> {
         itmt_prio: None,
         idle_states: None,
         cpu_power: None,
+        costs: None,
+        speed: crate::speed::SpeedTable::new(),
     };
     m.validate()?;
     Ok(m)
