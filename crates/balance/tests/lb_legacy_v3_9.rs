@@ -240,3 +240,23 @@ fn cpu_load_follows_the_tick_and_source_target_bias_it() {
     hog_for(&mut nobias, 2, 1);
     assert_eq!(nobias.source_load_v3_9(2, 2), 1024);
 }
+
+/// LB_RUNNABLE_AVG: the balancer's CPU load is the runnable average, not the weight. A
+/// task that slept for a second and was just woken weighs 1024 in 3.9 but carries its
+/// decayed average under Alex Shi's series.
+#[test]
+fn runnable_avg_reads_a_woken_sleepers_decayed_load() {
+    for (features, low) in [("LEGACY_LB", false), ("LEGACY_LB,LB_RUNNABLE_AVG", true)] {
+        let mut s = tc2(features);
+        let p = sleeper_on(&mut s, 2, None, 0);
+        settle_idle(&mut s, MS);
+        wake(&mut s, p, 2, 0, 1_000 * MS);
+        let cpu = s.tasks[p].cpu;
+        let load = s.weighted_cpuload_v3_9(cpu);
+        if low {
+            assert!(load < 512, "{features}: {load}");
+        } else {
+            assert_eq!(load, 1024, "{features}");
+        }
+    }
+}

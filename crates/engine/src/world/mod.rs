@@ -839,3 +839,22 @@ impl World {
         self.live_tasks
     }
 }
+
+#[cfg(test)]
+mod launch_tests {
+    use super::Launch;
+
+    #[test]
+    fn launch_cpu_takes_random_or_a_cpu_of_the_machine() {
+        assert_eq!(Launch::parse("random", 5).unwrap(), Launch::Random);
+        assert_eq!(Launch::parse("4", 5).unwrap(), Launch::Cpu(4));
+        for bad in ["5", "-1", "any", ""] {
+            let e = Launch::parse(bad, 5).unwrap_err().to_string();
+            assert!(
+                e.contains("--launch-cpu") && e.contains("0 to 4"),
+                "{bad}: {e}"
+            );
+            assert!(!e.contains('\n'));
+        }
+    }
+}
