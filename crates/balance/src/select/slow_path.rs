@@ -29,7 +29,7 @@ pub fn adjust_numa_imbalance(imbalance: i64, dst_running: i64, imb_numa_nr: i64)
 
 impl Sched {
     /// The highest domain of `cpu` below `weight` CPUs that has `sd_flag`: where the
-    /// descent of `find_idlest_cpu` (every version from 4.x to 6.12's
+    /// descent of `find_idlest_cpu` (every version from 3.9 to 6.12's
     /// `sched_balance_find_dst_cpu`) goes on after moving to a CPU of the chosen group.
     pub(crate) fn lower_domain_with(
         &self,

@@ -137,17 +137,7 @@ impl Sched {
             }
             // Now balance at a lower domain level of the new CPU.
             cpu = new_cpu;
-            let weight = dom.span_weight;
-            sd = None;
-            for tmp in self.topo.domains_of(cpu) {
-                let t = self.topo.domain(tmp);
-                if weight <= t.span_weight {
-                    break;
-                }
-                if t.flags.intersects(sd_flag) {
-                    sd = Some(tmp);
-                }
-            }
+            sd = self.lower_domain_with(cpu, dom.span_weight, sd_flag);
         }
         new_cpu
     }
