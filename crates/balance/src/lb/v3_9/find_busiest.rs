@@ -412,38 +412,33 @@ pub fn calculate_imbalance_arith(
     if sds.group_imb {
         sds.busiest_load_per_task = sds.busiest_load_per_task.min(sds.avg_load);
     }
-    // With SMP nice balancing the busiest group's load can be below the average.
-    if sds.max_load < sds.avg_load {
+    // With SMP nice balancing the busiest group's load can be below the average; then
+    // only fix_small_imbalance may find something to move.
+    let small = if sds.max_load < sds.avg_load {
         env.imbalance = 0;
-        fix_small_imbalance_arith(
-            env,
-            sds,
-            busiest_power,
-            this_power,
-            dst_avg_load_per_task,
-            idle_pull_multi,
-        );
-        return;
-    }
-    let mut load_above_capacity = u64::MAX;
-    if !sds.group_imb {
-        // Do not pull so many tasks that the busiest group would go idle.
-        load_above_capacity = sds
-            .busiest_nr_running
-            .wrapping_sub(sds.busiest_group_capacity);
-        load_above_capacity =
-            load_above_capacity.wrapping_mul(SCHED_LOAD_SCALE * SCHED_POWER_SCALE);
-        load_above_capacity /= busiest_power;
-    }
-    let max_pull = (sds.max_load - sds.avg_load).min(load_above_capacity);
-    let imb = (max_pull.wrapping_mul(busiest_power)).min(
-        sds.avg_load
-            .wrapping_sub(sds.this_load)
-            .wrapping_mul(this_power),
-    ) / SCHED_POWER_SCALE;
-    env.imbalance = imb as i64;
-    // Below one task's load, nothing may move: see whether moving one task helps.
-    if imb < sds.busiest_load_per_task {
+        true
+    } else {
+        let mut load_above_capacity = u64::MAX;
+        if !sds.group_imb {
+            // Do not pull so many tasks that the busiest group would go idle.
+            load_above_capacity = sds
+                .busiest_nr_running
+                .wrapping_sub(sds.busiest_group_capacity);
+            load_above_capacity =
+                load_above_capacity.wrapping_mul(SCHED_LOAD_SCALE * SCHED_POWER_SCALE);
+            load_above_capacity /= busiest_power;
+        }
+        let max_pull = (sds.max_load - sds.avg_load).min(load_above_capacity);
+        let imb = (max_pull.wrapping_mul(busiest_power)).min(
+            sds.avg_load
+                .wrapping_sub(sds.this_load)
+                .wrapping_mul(this_power),
+        ) / SCHED_POWER_SCALE;
+        env.imbalance = imb as i64;
+        // Below one task's load nothing may move: see whether moving one task helps.
+        imb < sds.busiest_load_per_task
+    };
+    if small {
         fix_small_imbalance_arith(
             env,
             sds,
