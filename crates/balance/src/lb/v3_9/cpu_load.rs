@@ -75,6 +75,13 @@ impl Sched {
     /// 3.11's `cfs.runnable_load_avg`.
     pub fn weighted_cpuload_v3_9(&self, cpu: usize) -> u64 {
         self.count_cpu_visit();
+        self.rq_load_v3_9(cpu)
+    }
+
+    /// [`Sched::weighted_cpuload_v3_9`] read by the CPU itself (the tick's and the nohz
+    /// paths' `cpu_load[]` updates): its own runqueue, not a remote read the scan cost
+    /// model counts.
+    fn rq_load_v3_9(&self, cpu: usize) -> u64 {
         if self.fair.features.has(Feature::LB_RUNNABLE_AVG) {
             return self.weighted_cpuload_v4_15(cpu);
         }
@@ -118,16 +125,14 @@ impl Sched {
 
     /// `__update_cpu_load` of `cpu`.
     fn update_cpu_load_v3_9(&mut self, cpu: usize, this_load: u64, pending: u64) {
-        let st = self.legacy_mut();
-        st.nr_load_updates[cpu] += 1;
-        update_cpu_load_array(&mut st.cpu_load[cpu], this_load, pending);
+        update_cpu_load_array(&mut self.legacy_mut().cpu_load[cpu], this_load, pending);
     }
 
     /// `update_cpu_load_active(this_rq)` from the tick: one update with the load now.
     pub fn update_cpu_load_active_v3_9(&mut self, cpu: usize) {
         let jiffies = self.jiffies_now();
         self.legacy_mut().last_load_update_tick[cpu] = jiffies;
-        let load = self.weighted_cpuload_v3_9(cpu);
+        let load = self.rq_load_v3_9(cpu);
         self.update_cpu_load_v3_9(cpu, load, 1);
     }
 
@@ -135,7 +140,7 @@ impl Sched {
     /// idle CPU missed, unless it has load or is up to date.
     pub fn update_idle_cpu_load_v3_9(&mut self, cpu: usize) {
         let curr = self.jiffies_now();
-        let load = self.weighted_cpuload_v3_9(cpu);
+        let load = self.rq_load_v3_9(cpu);
         let last = self.legacy().last_load_update_tick[cpu];
         if load != 0 || curr == last {
             return;

@@ -204,8 +204,6 @@ pub struct LegacyLbState {
     pub cpu_load: Vec<[u64; CPU_LOAD_IDX_MAX]>,
     /// `rq->last_load_update_tick` in jiffies.
     pub last_load_update_tick: Vec<u64>,
-    /// `rq->nr_load_updates`.
-    pub nr_load_updates: Vec<u64>,
     /// `NOHZ_IDLE` of `nohz_flags(cpu)`: the CPU counted itself out of `nr_busy_cpus`.
     pub nohz_idle: Vec<bool>,
     /// `NOHZ_BALANCE_KICK` of `nohz_flags(cpu)`.
@@ -236,7 +234,6 @@ impl LegacyLbState {
             cpu_power: vec![SCHED_POWER_SCALE; n],
             cpu_load: vec![[0; CPU_LOAD_IDX_MAX]; n],
             last_load_update_tick: vec![jiffies; n],
-            nr_load_updates: vec![0; n],
             nohz_idle: vec![false; n],
             nohz_kick: vec![false; n],
             sgp_power: vec![SCHED_POWER_SCALE; nsgc],
