@@ -12,6 +12,7 @@
 pub mod cost;
 pub mod cost_tables;
 pub mod error;
+pub mod memory;
 pub mod event;
 pub mod metrics;
 pub mod noise;

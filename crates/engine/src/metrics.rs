@@ -34,6 +34,8 @@ pub struct CpuMetrics {
     pub newidle_balances: u64,
     /// Runqueue lock acquisitions that had to spin (the time is `lock_spin` overhead).
     pub lock_spins: u64,
+    /// ns of `task_ns` run by tasks whose memory is on another node ([`crate::memory`]).
+    pub remote_ns: u64,
 }
 
 impl Default for CpuMetrics {
@@ -47,6 +49,7 @@ impl Default for CpuMetrics {
             newidle_ns: 0,
             newidle_balances: 0,
             lock_spins: 0,
+            remote_ns: 0,
         }
     }
 }
@@ -79,6 +82,10 @@ pub struct TaskMetrics {
     pub exited_at: Option<u64>,
     /// Task time on each CPU it ran on, in ns: where a thread ran and for how long.
     pub cpu_ns: std::collections::BTreeMap<usize, u64>,
+    /// Task time on CPUs of a node other than its memory's ([`crate::memory`]), in ns.
+    pub off_node_ns: u64,
+    /// Times the task started running on a node other than the one it last ran on.
+    pub node_migrations: u64,
 }
 
 /// Everything counted during a run.

@@ -166,6 +166,11 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
         w.build(i, spec.config.seed, &mut bp, ncpus);
     }
     bp.workload_kinds = spec.workloads.iter().map(WorkloadSpec::name).collect();
+    bp.workload_mem = spec
+        .workloads
+        .iter()
+        .map(WorkloadSpec::mem_intensity)
+        .collect();
     let mut world = World::new(spec.machine.clone(), topo, spec.config.clone(), bp)?;
     world.cap_queue_memory(spec.memory_budget - need);
     Ok(world)
@@ -280,6 +285,7 @@ mod tests {
         let rtapp = |text: &str| WorkloadSpec {
             workload: Workload::Rtapp(crate::workloads::Rtapp::parse("t.json", text).unwrap()),
             cpus: None,
+            mem: None,
         };
         let endless = r#"{"tasks": {"t": {"run": 1000, "sleep": 1000}}}"#;
         assert_eq!(

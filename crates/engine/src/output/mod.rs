@@ -5,6 +5,7 @@
 
 mod cpuidle;
 mod json;
+mod memory;
 mod summary;
 
 pub use json::{to_json, JSON_SCHEMA_VERSION};

@@ -68,6 +68,9 @@ pub struct WorkloadSpec {
     /// these CPUs, as starting the tool under `taskset -c LIST` does (children inherit
     /// `cpus_allowed`). `None`: every CPU.
     pub cpus: Option<CpuList>,
+    /// `mem=PERMILLE`: the memory intensity of the workload's work ([`crate::memory`]);
+    /// `None`: the tool's default.
+    pub mem: Option<u32>,
 }
 
 /// A tool with its options.
@@ -241,6 +244,8 @@ impl WorkloadSpec {
         };
         // Every tool takes cpus=LIST; the rest of the options are the tool's own.
         let (body, cpus) = affinity::split_cpus(tool, body)?;
+        // ... and mem=PERMILLE, the memory intensity of its work.
+        let (body, mem) = crate::memory::split_mem(tool, &body)?;
         let body = body.as_str();
         let workload = match tool {
             "schbench" => Workload::Schbench(Schbench::parse(body)?),
@@ -251,7 +256,11 @@ impl WorkloadSpec {
             "cyclictest" => Workload::Cyclictest(Cyclictest::parse(body)?),
             _ => Workload::SysbenchCpu(SysbenchCpu::parse(body)?),
         };
-        Ok(WorkloadSpec { workload, cpus })
+        Ok(WorkloadSpec {
+            workload,
+            cpus,
+            mem,
+        })
     }
 
     /// Checks what depends on the machine: the CPU list names only CPUs it has.
@@ -295,10 +304,21 @@ impl WorkloadSpec {
             Workload::Rtapp(w) => w.canonical(),
             Workload::Cyclictest(w) => w.canonical(ncpus),
         };
-        match &self.cpus {
+        let tool = match &self.cpus {
             Some(l) => format!("{tool},cpus={}", l.canonical()),
             None => tool,
+        };
+        match self.mem {
+            Some(m) => format!("{tool},mem={m}"),
+            None => tool,
         }
+    }
+
+    /// The memory intensity of the workload's work, per mille: `mem=` or the tool's
+    /// default ([`crate::memory::default_intensity`]).
+    pub fn mem_intensity(&self) -> u32 {
+        self.mem
+            .unwrap_or_else(|| crate::memory::default_intensity(self.name()))
     }
 
     /// Tasks the workload creates on a machine of `ncpus` CPUs.
@@ -420,6 +440,7 @@ pub(crate) fn new_task(
         marks: [None, None],
         last_cpu: None,
         thread: false,
+        home_node: None,
     }
 }
 

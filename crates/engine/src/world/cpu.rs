@@ -140,7 +140,32 @@ impl World {
             .and_then(Option::as_ref)
             .and_then(|row| row.get(cpu).copied())
             .unwrap_or(rq.capacity_orig);
-        (speed * rq.freq_capacity / 1024).max(1)
+        let rate = (speed * rq.freq_capacity / 1024).max(1);
+        let task = &self.tasks[task];
+        match (task.home_node, self.mem.get(task.workload).copied()) {
+            (Some(home), Some(mem)) if mem > 0 => self.locality.scale_rate(rate, cpu, home, mem),
+            _ => rate,
+        }
+    }
+
+    /// Task `t` starts running on `cpu`: counts a move across nodes, and gives a task
+    /// without a home node (just forked, or just exec'd) the one its memory will be
+    /// first touched on ([`crate::memory`]): this CPU's node, or its process's for a
+    /// thread.
+    fn settle_home(&mut self, t: Tid, cpu: usize) {
+        let node = self.locality.cpu_node[cpu];
+        if let Some(prev) = self.tasks[t].last_cpu {
+            if self.locality.cpu_node[prev] != node {
+                self.metrics.tasks[t].node_migrations += 1;
+            }
+        }
+        if self.tasks[t].home_node.is_none() {
+            let process = match (self.tasks[t].thread, self.tasks[t].parent) {
+                (true, Some(p)) => self.tasks[p].home_node,
+                _ => None,
+            };
+            self.tasks[t].home_node = Some(process.unwrap_or(node));
+        }
     }
 
     /// Time at which `seg` completes on `cpu`.
@@ -167,6 +192,11 @@ impl World {
                 self.metrics.cpus[cpu].task_ns += ran;
                 if let Some(x) = self.cpus[cpu].curr {
                     *self.metrics.tasks[x].cpu_ns.entry(cpu).or_default() += ran;
+                    let node = self.locality.cpu_node[cpu];
+                    if self.tasks[x].home_node.is_some_and(|h| h != node) {
+                        self.metrics.tasks[x].off_node_ns += ran;
+                        self.metrics.cpus[cpu].remote_ns += ran;
+                    }
                 }
             }
         }
@@ -436,6 +466,7 @@ impl World {
                 if let Some(w) = self.tasks[t].woken_at.take() {
                     self.metrics.record_wakeup_latency(t, starts - w);
                 }
+                self.settle_home(t, cpu);
                 self.tasks[t].last_cpu = Some(cpu);
                 if !self.cpus[cpu].tick_on {
                     self.arm_tick(cpu, now);

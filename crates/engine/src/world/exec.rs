@@ -297,9 +297,14 @@ impl World {
                 }
                 Op::Exec => {
                     self.tasks[t].pc += 1;
+                    // The new image is faulted in where the task runs after the exec
+                    // balance: here, or on the CPU the stopper moves it to, which sets
+                    // its home when the task starts there.
+                    self.tasks[t].home_node = None;
                     if self.sched_exec(cpu, now) {
                         return;
                     }
+                    self.tasks[t].home_node = Some(self.locality.cpu_node[cpu]);
                 }
                 Op::Mark { slot } => {
                     self.tasks[t].marks[slot.min(1)] = Some(at);

@@ -296,6 +296,9 @@ pub struct TaskRt {
     /// A thread of its parent's process (`CLONE_THREAD`), not a process of its own: traces
     /// give it the parent's thread group, and it is reaped at exit (`X`, not `Z`).
     pub thread: bool,
+    /// The node the task's memory is on ([`crate::memory`]): set where it first runs
+    /// after its fork or its exec, a thread's from its process; `None` before.
+    pub home_node: Option<usize>,
 }
 
 /// A pipe or a stream socket with a bounded buffer.
@@ -347,6 +350,10 @@ pub struct World {
     /// Per workload, the speed its work runs at on each CPU when the machine's speed
     /// table gives its kind one (`None`: at the CPU's capacity).
     speeds: Vec<Option<Vec<u64>>>,
+    /// Per workload, the memory intensity of its work (per mille).
+    mem: Vec<u32>,
+    /// The machine's nodes and distances, for the off-node slowdown.
+    locality: crate::memory::Locality,
     /// Metrics.
     pub metrics: Metrics,
     /// Engine task id of each scheduler task id.
@@ -398,6 +405,9 @@ pub struct Blueprint {
     /// ([`crate::speed`]) gives its work a speed of its own; a workload past the end of
     /// the list runs at capacity.
     pub workload_kinds: Vec<&'static str>,
+    /// Each workload's memory intensity, per mille ([`crate::memory`]); a workload past
+    /// the end of the list touches no DRAM.
+    pub workload_mem: Vec<u32>,
 }
 
 impl World {
@@ -443,6 +453,7 @@ impl World {
             .iter()
             .map(|kind| crate::speed::speeds_of(&machine, kind))
             .collect();
+        let locality = crate::memory::Locality::new(&machine);
         let sched = Sched::new(machine, topo, params);
         let noise = Noise::new(config.noise, config.seed);
         let cpus = (0..n).map(|_| CpuRt::default()).collect();
@@ -457,6 +468,8 @@ impl World {
             pipes: blueprint.pipes,
             workloads: blueprint.workloads,
             speeds,
+            mem: blueprint.workload_mem,
+            locality,
             metrics,
             by_sched_id: Vec::new(),
             queue: EventQueue::new(),
@@ -802,6 +815,16 @@ impl World {
             }
         }
         self.window_start = now;
+    }
+
+    /// Each workload's memory intensity, per mille ([`crate::memory`]).
+    pub fn workload_mem(&self) -> &[u32] {
+        &self.mem
+    }
+
+    /// The machine's nodes as the memory model reads them.
+    pub fn locality(&self) -> &crate::memory::Locality {
+        &self.locality
     }
 
     /// Start of the measurement window (0 without `--warmup`).
