@@ -34,6 +34,10 @@ pub struct CpuMetrics {
     pub newidle_balances: u64,
     /// Runqueue lock acquisitions that had to spin (the time is `lock_spin` overhead).
     pub lock_spins: u64,
+    /// ns of kernel overhead charged while no runnable task was current (idle, or inside
+    /// `schedule()` after the current task blocked or exited): the part of `overhead_ns`
+    /// that no task's `sys_ns` holds.
+    pub no_task_kernel_ns: u64,
 }
 
 impl Default for CpuMetrics {
@@ -47,6 +51,7 @@ impl Default for CpuMetrics {
             newidle_ns: 0,
             newidle_balances: 0,
             lock_spins: 0,
+            no_task_kernel_ns: 0,
         }
     }
 }
@@ -79,6 +84,20 @@ pub struct TaskMetrics {
     pub exited_at: Option<u64>,
     /// Task time on each CPU it ran on, in ns: where a thread ran and for how long.
     pub cpu_ns: std::collections::BTreeMap<usize, u64>,
+    /// User time in ns: the task's `Run` and `Spin` segments.
+    pub user_ns: u64,
+    /// System time in ns: the task's `RunSys` segments, plus the kernel work charged on
+    /// its CPU while it was current and runnable (its forks, wakeups, exit, the
+    /// interrupts that landed on it), as a kernel without `CONFIG_IRQ_TIME_ACCOUNTING`
+    /// counts interrupt time to the interrupted task.
+    pub sys_ns: u64,
+    /// Ticks that found the task current in user mode (`account_user_time` of
+    /// `account_process_tick` under `CONFIG_TICK_CPU_ACCOUNTING`).
+    pub user_ticks: u64,
+    /// Ticks that found the task current in kernel mode (`account_system_time`).
+    pub sys_ticks: u64,
+    /// `execve`s the task made (`Op::Exec`).
+    pub execs: u64,
 }
 
 /// Everything counted during a run.

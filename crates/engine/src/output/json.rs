@@ -171,6 +171,8 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
                 "runtime_ns": m.runtime_ns,
                 "exited_at_ns": m.exited_at,
                 "cpu_time_ns": m.cpu_ns.iter().map(|(c, ns)| [*c as u64, *ns]).collect::<Vec<_>>(),
+                "user_ns": m.user_ns,
+                "sys_ns": m.sys_ns,
             })
         })
         .collect();
