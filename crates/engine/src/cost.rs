@@ -104,6 +104,17 @@ pub struct CostTable {
     pub tick_restart: u64,
     /// `fork`/`clone` in the parent (`copy_process`, and for processes the mm copy).
     pub fork: u64,
+    /// `execve` in the new process's own context, up to the new image's `main`: the
+    /// binary's load, the teardown of the forked copy's mm, the mappings the dynamic loader
+    /// asks for and the page faults of the new image's start-up. Unlike the charges above,
+    /// it is not scheduler overhead: a workload runs it as the task's own system time (a
+    /// run segment, `Op::RunSysCost`), so it is preemptible and scales with the CPU's
+    /// speed. Only workloads that say so (forkbench) run it; `Op::Exec` alone does not.
+    pub exec: u64,
+    /// `do_exit` of a process in its own context before it wakes its parent: `exit_mm`
+    /// unmapping the image and freeing its page tables, the files and the signal state.
+    /// Run, like `exec`, as the task's own system time by the workloads that say so.
+    pub exit: u64,
 }
 
 impl Default for CostTable {
@@ -217,6 +228,8 @@ impl CostTable {
         "idle_exit",
         "tick_restart",
         "fork",
+        "exec",
+        "exit",
     ];
 
     fn field(&mut self, name: &str) -> Option<&mut u64> {
@@ -240,6 +253,8 @@ impl CostTable {
             "idle_exit" => &mut self.idle_exit,
             "tick_restart" => &mut self.tick_restart,
             "fork" => &mut self.fork,
+            "exec" => &mut self.exec,
+            "exit" => &mut self.exit,
             _ => return None,
         })
     }

@@ -36,6 +36,10 @@ pub struct CpuMetrics {
     pub lock_spins: u64,
     /// ns of `task_ns` run by tasks whose memory is on another node ([`crate::memory`]).
     pub remote_ns: u64,
+    /// ns of kernel overhead charged while no runnable task was current (idle, or inside
+    /// `schedule()` after the current task blocked or exited): the part of `overhead_ns`
+    /// that no task's `sys_ns` holds.
+    pub no_task_kernel_ns: u64,
 }
 
 impl Default for CpuMetrics {
@@ -50,6 +54,7 @@ impl Default for CpuMetrics {
             newidle_balances: 0,
             lock_spins: 0,
             remote_ns: 0,
+            no_task_kernel_ns: 0,
         }
     }
 }
@@ -86,6 +91,20 @@ pub struct TaskMetrics {
     pub off_node_ns: u64,
     /// Times the task started running on a node other than the one it last ran on.
     pub node_migrations: u64,
+    /// User time in ns: the task's `Run` and `Spin` segments.
+    pub user_ns: u64,
+    /// System time in ns: the task's `RunSys` segments, plus the kernel work charged on
+    /// its CPU while it was current and runnable (its forks, wakeups, exit, the
+    /// interrupts that landed on it), as a kernel without `CONFIG_IRQ_TIME_ACCOUNTING`
+    /// counts interrupt time to the interrupted task.
+    pub sys_ns: u64,
+    /// Ticks that found the task current in user mode (`account_user_time` of
+    /// `account_process_tick` under `CONFIG_TICK_CPU_ACCOUNTING`).
+    pub user_ticks: u64,
+    /// Ticks that found the task current in kernel mode (`account_system_time`).
+    pub sys_ticks: u64,
+    /// `execve`s the task made (`Op::Exec`).
+    pub execs: u64,
 }
 
 /// Everything counted during a run.

@@ -142,6 +142,47 @@ pub enum Op {
     },
     /// Exit (posting the parent, as a child's exit wakes a `wait()`ing parent).
     Exit,
+    /// Run `work` ns (at capacity 1024 and full frequency, as `Run`) of kernel work in the
+    /// task's own context: a system call's or a page fault's path. It takes the CPU as
+    /// `Run` does and is preemptible, but the time is the task's system time, not its
+    /// user time.
+    RunSys {
+        /// Work in ns at capacity 1024.
+        work: u64,
+    },
+    /// `RunSys` of a cost-table entry (the run's `--costs` table with its overrides), read
+    /// when the operation runs.
+    RunSysCost {
+        /// Which entry.
+        cost: SysCost,
+    },
+}
+
+/// Kernel work in a task's own context whose amount is a cost-table entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SysCost {
+    /// `exec`: `execve` and the new image's start-up faults.
+    Exec,
+    /// `exit`: `do_exit`'s teardown before the parent is woken.
+    Exit,
+}
+
+impl SysCost {
+    /// The entry's value in `table`.
+    pub fn of(self, table: &crate::cost::CostTable) -> u64 {
+        match self {
+            SysCost::Exec => table.exec,
+            SysCost::Exit => table.exit,
+        }
+    }
+}
+
+impl Op {
+    /// Whether the operation's run segment is the task's system time rather than its user
+    /// time.
+    pub fn is_sys(self) -> bool {
+        matches!(self, Op::RunSys { .. } | Op::RunSysCost { .. })
+    }
 }
 
 /// The target of a post or list operation.

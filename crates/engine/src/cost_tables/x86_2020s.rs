@@ -100,6 +100,29 @@ pub const TICK_RESTART: u64 = 0;
 /// `fork`: ~10 us for a thread, tens of us for a small process; 20 us.
 pub const FORK: u64 = 20_000;
 
+/// The build host's profile of a shell starting short processes, from which [`EXEC`] and
+/// [`EXIT`] (and forkbench's default user start-up) are taken: `perf record -e cpu-clock
+/// -F 20000` of `bash -c 'for i in $(seq 3000); do ./t0; done'`, `t0` being `int
+/// main(void) { return 0; }` built with `gcc -O2` and linked dynamically against glibc,
+/// on the project's build host (an AMD EPYC KVM guest, Linux 6.18, 2023-era glibc). Each
+/// command takes 0.85 ms of CPU: `__x64_sys_execve` with its callees 22% (0.19 ms, the
+/// forked shell's mm torn down in `begin_new_exec` included), page faults 28% (0.24 ms, of
+/// which the forked shell's copy-on-write faults before the exec, `do_wp_page`, are 7%),
+/// the dynamic loader's `mmap`/`mprotect` system calls 7% (0.06 ms), `kernel_clone` 7%,
+/// the exiting image's `exit_mmap` and the rest of `do_exit` about 5% (0.04 ms), and user
+/// time in `ld-linux-x86-64.so.2` and libc 31% (0.26 ms). A guest's page faults cost more
+/// than bare metal's (two-dimensional page walks), so these are the upper end for x86.
+pub const PROCESS_PROFILE_NS_PER_COMMAND: u64 = 850_000;
+
+/// `exec`: from the build host's profile ([`PROCESS_PROFILE_NS_PER_COMMAND`]), the
+/// execve system call (0.19 ms), the new image's page faults (0.24 - 0.06 = 0.18 ms) and
+/// the loader's mapping calls (0.06 ms): 0.43 ms, rounded to 400 us.
+pub const EXEC: u64 = 400_000;
+
+/// `exit`: from the same profile, `exit_mmap` of the exiting image and the rest of
+/// `do_exit`, about 5% of 0.85 ms: 40 us.
+pub const EXIT: u64 = 40_000;
+
 /// The table.
 pub const TABLE: CostTable = CostTable {
     context_switch: CONTEXT_SWITCH,
@@ -121,4 +144,6 @@ pub const TABLE: CostTable = CostTable {
     idle_exit: IDLE_EXIT,
     tick_restart: TICK_RESTART,
     fork: FORK,
+    exec: EXEC,
+    exit: EXIT,
 };

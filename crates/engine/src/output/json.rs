@@ -174,6 +174,8 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
                 "home_node": w.tasks[x].home_node,
                 "off_node_ns": m.off_node_ns,
                 "node_migrations": m.node_migrations,
+                "user_ns": m.user_ns,
+                "sys_ns": m.sys_ns,
             })
         })
         .collect();

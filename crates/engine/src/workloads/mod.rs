@@ -7,6 +7,8 @@
 mod affinity;
 mod cyclictest;
 mod cyclictest_stats;
+mod forkbench;
+mod forkbench_stats;
 mod hackbench;
 mod nanosleep;
 mod plat;
@@ -19,6 +21,8 @@ mod sysbench;
 pub use affinity::CpuList;
 pub use cyclictest::{Affinity, Cyclictest};
 pub use cyclictest_stats::{calcdiff, CyclicRt, CyclicStep, CyclicThread};
+pub use forkbench::{Forkbench, PIPE_COPY_NS_PER_KIB};
+pub use forkbench_stats::{cputime_adjust, exp2_q16, log2_q16, Cputime, WorkDist};
 pub use hackbench::Hackbench;
 pub use nanosleep::Nanosleep;
 pub use plat::PlatStats;
@@ -88,11 +92,13 @@ pub enum Workload {
     Rtapp(Rtapp),
     /// cyclictest (rt-tests 0.85).
     Cyclictest(Cyclictest),
+    /// Shell scripts forking short-lived commands (git's test suite, seed 004).
+    Forkbench(Forkbench),
 }
 
 /// The workloads `--workload` accepts.
 pub const WORKLOAD_NAMES: &str =
-    "schbench, hackbench, nanosleep, sysbench-cpu, cyclictest, rtapp:FILE.json";
+    "schbench, hackbench, nanosleep, sysbench-cpu, cyclictest, forkbench, rtapp:FILE.json";
 
 /// What a workload prints and reports after a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -236,6 +242,7 @@ impl WorkloadSpec {
             "sysbench-cpu" | "sysbench" => "sysbench-cpu",
             "rtapp" | "rt-app" => "rtapp",
             "cyclictest" => "cyclictest",
+            "forkbench" => "forkbench",
             other => {
                 return Err(EngineError::Workload(format!(
                     "unknown workload '{other}'; allowed: {WORKLOAD_NAMES}"
@@ -254,6 +261,7 @@ impl WorkloadSpec {
             // The body is the file's path (after any cpus=LIST was taken out).
             "rtapp" => Workload::Rtapp(Rtapp::load(body.trim())?),
             "cyclictest" => Workload::Cyclictest(Cyclictest::parse(body)?),
+            "forkbench" => Workload::Forkbench(Forkbench::parse(body)?),
             _ => Workload::SysbenchCpu(SysbenchCpu::parse(body)?),
         };
         Ok(WorkloadSpec {
@@ -291,6 +299,7 @@ impl WorkloadSpec {
             Workload::SysbenchCpu(_) => "sysbench-cpu",
             Workload::Rtapp(_) => "rtapp",
             Workload::Cyclictest(_) => "cyclictest",
+            Workload::Forkbench(_) => "forkbench",
         }
     }
 
@@ -303,6 +312,7 @@ impl WorkloadSpec {
             Workload::SysbenchCpu(w) => w.canonical(),
             Workload::Rtapp(w) => w.canonical(),
             Workload::Cyclictest(w) => w.canonical(ncpus),
+            Workload::Forkbench(w) => w.canonical(),
         };
         let tool = match &self.cpus {
             Some(l) => format!("{tool},cpus={}", l.canonical()),
@@ -330,6 +340,7 @@ impl WorkloadSpec {
             Workload::SysbenchCpu(w) => w.nr_tasks(),
             Workload::Rtapp(w) => w.nr_tasks(),
             Workload::Cyclictest(w) => w.nr_tasks(ncpus),
+            Workload::Forkbench(w) => w.nr_tasks(),
         }
     }
 
@@ -374,6 +385,7 @@ impl WorkloadSpec {
             Workload::SysbenchCpu(w) => w.build(index, bp),
             Workload::Rtapp(w) => w.build(index, bp, &mut rt, ncpus),
             Workload::Cyclictest(w) => w.build(index, bp, &mut rt, ncpus),
+            Workload::Forkbench(w) => w.build(index, bp, &mut rt),
         }
         if let Some(mask) = &mask {
             for t in &mut bp.tasks[first..] {
@@ -396,6 +408,7 @@ impl WorkloadSpec {
             Workload::SysbenchCpu(w) => w.report(index, world),
             Workload::Rtapp(w) => w.report(index, world),
             Workload::Cyclictest(w) => w.report(index, world),
+            Workload::Forkbench(w) => w.report(index, world),
         }
     }
 }

@@ -182,6 +182,7 @@ impl World {
             return;
         };
         let rate = self.rate(cpu, task);
+        let sys = self.seg_is_sys(task);
         if let Some(seg) = &mut self.cpus[cpu].seg {
             if t > seg.resume_at {
                 let ran = t - seg.resume_at;
@@ -191,14 +192,60 @@ impl World {
                 seg.resume_at = t;
                 self.metrics.cpus[cpu].task_ns += ran;
                 if let Some(x) = self.cpus[cpu].curr {
-                    *self.metrics.tasks[x].cpu_ns.entry(cpu).or_default() += ran;
                     let node = self.locality.cpu_node[cpu];
-                    if self.tasks[x].home_node.is_some_and(|h| h != node) {
-                        self.metrics.tasks[x].off_node_ns += ran;
+                    let away = self.tasks[x].home_node.is_some_and(|h| h != node);
+                    let m = &mut self.metrics.tasks[x];
+                    *m.cpu_ns.entry(cpu).or_default() += ran;
+                    if sys {
+                        m.sys_ns += ran;
+                    } else {
+                        m.user_ns += ran;
+                    }
+                    if away {
+                        m.off_node_ns += ran;
                         self.metrics.cpus[cpu].remote_ns += ran;
                     }
                 }
             }
+        }
+    }
+
+    /// Whether the segment `task` runs is system time: the operation at its program
+    /// counter (a segment's operation stays there until the segment ends) is a `RunSys`.
+    fn seg_is_sys(&self, task: Tid) -> bool {
+        let rt = &self.tasks[task];
+        self.programs[rt.prog]
+            .ops
+            .get(rt.pc)
+            .is_some_and(|op| op.is_sys())
+    }
+
+    /// The task whose system time kernel work charged on `cpu` now is: the current task
+    /// while it is runnable. Work inside `schedule()` after the current task blocked or
+    /// exited (the pick, a newidle balance, the switch) is no task's, as that task's
+    /// runtime stopped at its dequeue; so is work on an idle CPU.
+    fn kernel_owner(&self, cpu: usize) -> Option<Tid> {
+        self.cpus[cpu]
+            .curr
+            .filter(|&t| self.tasks[t].state == RtState::Runnable)
+    }
+
+    /// `account_process_tick` under `CONFIG_TICK_CPU_ACCOUNTING`: the tick that arrives at
+    /// `now` samples the current task in user mode when it is in a user run segment with
+    /// no kernel work in progress on its CPU, and in kernel mode otherwise.
+    fn account_tick(&mut self, cpu: usize, now: u64) {
+        let Some(t) = self.kernel_owner(cpu) else {
+            return;
+        };
+        let user = self.cpus[cpu].kernel_until <= now
+            && self.cpus[cpu]
+                .seg
+                .is_some_and(|s| s.task == t && s.resume_at <= now && !self.seg_is_sys(t));
+        let m = &mut self.metrics.tasks[t];
+        if user {
+            m.user_ticks += 1;
+        } else {
+            m.sys_ticks += 1;
         }
     }
 
@@ -271,6 +318,10 @@ impl World {
         }
         if cost == 0 {
             return;
+        }
+        match self.kernel_owner(cpu) {
+            Some(t) => self.metrics.tasks[t].sys_ns += cost,
+            None => self.metrics.cpus[cpu].no_task_kernel_ns += cost,
         }
         let start = now.max(self.cpus[cpu].kernel_until);
         self.advance_seg(cpu, start);
@@ -529,6 +580,7 @@ impl World {
         if idle {
             self.interrupt_entry_by(cpu, now, true);
         }
+        self.account_tick(cpu, now);
         // sched_tick's update_curr and task_tick run under the rq lock.
         self.rq_lock(cpu, cpu, now, self.config.cost.tick, Ctx::Tick);
         self.charge(cpu, now, self.config.cost.tick, Site::fixed(Ctx::Tick));

@@ -81,7 +81,15 @@ impl World {
                 return;
             };
             match op {
-                Op::Run { work } => {
+                Op::Run { work } | Op::RunSys { work } => {
+                    let kind = self.tasks[t].saved.take().unwrap_or(SegKind::Work {
+                        left: work.saturating_mul(1024),
+                    });
+                    self.start_seg(cpu, now, t, kind);
+                    return;
+                }
+                Op::RunSysCost { cost } => {
+                    let work = cost.of(&self.config.cost);
                     let kind = self.tasks[t].saved.take().unwrap_or(SegKind::Work {
                         left: work.saturating_mul(1024),
                     });
@@ -297,6 +305,7 @@ impl World {
                 }
                 Op::Exec => {
                     self.tasks[t].pc += 1;
+                    self.metrics.tasks[t].execs += 1;
                     // The new image is faulted in where the task runs after the exec
                     // balance: here, or on the CPU the stopper moves it to, which sets
                     // its home when the task starts there.
@@ -343,6 +352,8 @@ impl World {
         let task = &self.tasks[t];
         match op {
             Op::Run { .. }
+            | Op::RunSys { .. }
+            | Op::RunSysCost { .. }
             | Op::Spin { .. }
             | Op::ClearTokens
             | Op::Mark { .. }
