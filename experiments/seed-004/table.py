@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Seed 004's hackbench-process-pipes table next to fairsim's, from a sweep's point files.
 
-Usage: table.py SWEEP-DIR
+Usage: table.py HACKBENCH-SWEEP-DIR [GITSUITE-SWEEP-DIR]
 
 For each group count: the posting's Amean (seconds) for 4.15.0 without and with the
 SD_NUMA patch and its gain (positive = faster with the patch), then fairsim's Amean over
@@ -25,7 +25,54 @@ SEED = {
 }
 
 
+# The posting's git-suite rows (seed 004): Elapsed over its iterations and the
+# User/System/Elapsed block summed over them, seconds.
+SEED_GIT = {
+    "Elapsed min": (1706.06, 1435.94), "Elapsed mean": (1709.53, 1436.98),
+    "Elapsed max": (1711.59, 1438.01), "User": (5434.12, 5188.41),
+    "System": (4878.77, 3467.09),
+}
+
+
+def points(d):
+    """(coordinates, metrics by name) of every point file under sweep directory d."""
+    for p in sorted((Path(d) / "points").glob("*.json")):
+        pt = json.loads(p.read_text())
+        yield dict(pt["coordinates"]), {m["name"]: m["value"] for m in pt["metrics"]}
+
+
+def gitsuite(d):
+    """The git suite's rows: Elapsed min/mean/max, User, System, then fairsim's own
+    explanation columns (share of task time off the home node, moves across nodes)."""
+    runs = {"before": [], "after": []}
+    for c, m in points(d):
+        runs[c["features"]].append(m)
+    if not runs["before"] or not runs["after"]:
+        return
+    def col(k, name):
+        v = [m[name] for m in runs[k]]
+        return {"min": min(v), "mean": sum(v) / len(v), "max": max(v)}
+    print("git test suite (forkbench): seconds; gain = (before - after) / before, positive = faster with the patch")
+    print(f"{'':<14} {'seed before':>11} {'seed after':>10} {'gain':>8}   "
+          f"{'fairsim before':>14} {'fairsim after':>13} {'gain':>8}  direction")
+    rows = [("Elapsed min", "Elapsed-s", "min"), ("Elapsed mean", "Elapsed-s", "mean"),
+            ("Elapsed max", "Elapsed-s", "max"), ("User", "User-s", "mean"),
+            ("System", "System-s", "mean")]
+    for label, name, agg in rows:
+        sb, sa = SEED_GIT[label]
+        fb, fa = col("before", name)[agg], col("after", name)[agg]
+        same = (sb - sa) * (fb - fa) > 0
+        print(f"{label:<14} {sb:>11.2f} {sa:>10.2f} {(sb - sa) / sb * 100:>7.2f}%   "
+              f"{fb:>14.4f} {fa:>13.4f} {(fb - fa) / fb * 100:>7.2f}%  {'same' if same else '!'}")
+    for label, name in [("off-node %", "off-node-%"), ("node moves/s", "node-moves/s")]:
+        fb, fa = col("before", name)["mean"], col("after", name)["mean"]
+        print(f"{label:<14} {'':>11} {'':>10} {'':>8}   {fb:>14.2f} {fa:>13.2f}")
+    print()
+
+
 def main():
+    if len(sys.argv) > 2:
+        gitsuite(sys.argv[2])
     d = Path(sys.argv[1])
     samples = {}
     for p in sorted((d / "points").glob("*.json")):

@@ -79,6 +79,19 @@ fn workload_metrics(name: &str, json: &serde_json::Value, out: &mut RunMetrics, 
                 out.push(("loops-per-s".into(), true, v / secs));
             }
         }
+        "forkbench" => {
+            // mmtests' gitsource block: the suite's elapsed time and its processes' CPU
+            // time as /usr/bin/time splits it.
+            for (key, label) in [
+                ("elapsed_ns", "Elapsed-s"),
+                ("user_ns", "User-s"),
+                ("sys_ns", "System-s"),
+            ] {
+                if let Some(v) = num(key) {
+                    out.push((label.into(), false, v / 1e9));
+                }
+            }
+        }
         "cyclictest" => {
             // Over every thread's cycles, as mmtests reports cyclictest's latencies.
             for (key, label) in [
@@ -151,6 +164,19 @@ pub(crate) fn metrics_of(
     ] {
         let line = profile.line(sym);
         m.push((name.into(), false, line.children_ns as f64 / busy_p * 100.0));
+    }
+    // Where the memory model ([`fairsim_engine::memory`]) can change a runtime: the share
+    // of task time run away from the task's home node, and the moves across nodes.
+    if w.locality().nr_nodes() > 1 && w.workload_mem().iter().any(|&m| m > 0) {
+        let task: u64 = w.metrics.cpus.iter().map(|c| c.task_ns).sum();
+        let off: u64 = w.metrics.cpus.iter().map(|c| c.remote_ns).sum();
+        let moves: u64 = w.metrics.tasks.iter().map(|t| t.node_migrations).sum();
+        m.push((
+            "off-node-%".into(),
+            false,
+            off as f64 / task.max(1) as f64 * 100.0,
+        ));
+        m.push(("node-moves/s".into(), false, moves as f64 / secs));
     }
     let spin = w.metrics.overhead_of(Overhead::LockSpin);
     m.push(("rq-lock-spin-%".into(), false, spin as f64 / cpu_ns * 100.0));
