@@ -205,6 +205,7 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
         w.events()
     ));
     s.push_str(&super::cpuidle::summary_section(w));
+    s.push_str(&super::cpufreq::summary_section(w));
     s
 }
 
