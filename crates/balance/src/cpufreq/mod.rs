@@ -202,8 +202,8 @@ pub struct Cpufreq {
 impl Cpufreq {
     /// The policies of `machine` under `governor`, as the CPUs come up at time `now`
     /// (engine ns, for the stats): each starts at the frequency its governor sets
-    /// (schedutil at the highest, the state fairsim's CPUs were in before cpufreq, until
-    /// its first update), with the energy model of its first CPU's capacity
+    /// (schedutil at the highest until [`Sched::install_cpufreq`] runs its first
+    /// update), with the energy model of its first CPU's capacity
     /// (`capacities`). Errors name what does not fit (a `userspace` frequency outside a
     /// table is resolved, as `scaling_setspeed` is, so only an empty machine fails).
     pub fn new(
@@ -399,14 +399,49 @@ impl Sched {
 
     /// Installs cpufreq: the runqueues of every policy start at their governor's
     /// frequency scale.
-    pub fn install_cpufreq(&mut self, cf: Cpufreq) {
+    ///
+    /// The machine has been up and idle for a while when a run starts (as [`Sched::new`]
+    /// has it: every CPU in the idle loop with its tick stopped, so each has one idle
+    /// call). Under schedutil that means each policy already runs at the frequency the
+    /// governor picks for idle CPUs: its hook is run once for the policy's first CPU, and
+    /// the frequency it asks for is in effect from the start, without a transition in
+    /// the stats.
+    pub fn install_cpufreq(&mut self, mut cf: Cpufreq) {
+        for c in &mut cf.idle_calls {
+            *c = 1;
+        }
+        self.cpufreq = Some(Box::new(cf));
+        if matches!(
+            self.cpufreq.as_ref().map(|c| c.governor),
+            Some(Governor::Schedutil { .. })
+        ) {
+            let first: Vec<usize> = self
+                .cpufreq
+                .as_ref()
+                .map(|c| c.policies.iter().map(|p| p.cpu).collect())
+                .unwrap_or_default();
+            for cpu in first {
+                self.cpufreq_update_util(cpu, 0);
+            }
+        }
+        let Some(cf) = self.cpufreq.as_mut() else {
+            return;
+        };
+        for (policy, _) in cf.take_requests() {
+            let target = cf.sugov_work(policy);
+            if let Some(freq) = cf.driver_target(policy, target) {
+                let p = &mut cf.policies[policy];
+                p.cur = freq;
+                let index = p.table.index_of(freq).unwrap_or(0);
+                p.stats = CpufreqStats::new(p.table.freqs.clone(), index, p.stats.last_time);
+            }
+        }
         for p in &cf.policies {
             let scale = p.freq_scale();
             for c in p.cpus.iter() {
                 self.rqs[c].freq_capacity = scale;
             }
         }
-        self.cpufreq = Some(Box::new(cf));
     }
 }
 

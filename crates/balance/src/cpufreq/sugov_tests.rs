@@ -29,12 +29,19 @@ fn cf(s: &mut Sched) -> &mut Cpufreq {
     s.cpufreq.as_mut().unwrap()
 }
 
-const T0: u64 = 1 << 30;
+/// A millisecond after the run starts: the settling update `install_cpufreq` ran at the
+/// start (rq clock 2^30) is past the rate limit.
+const T0: u64 = (1 << 30) + 1_000_000;
 
 #[test]
 fn shared_policy_next_freq_and_rate_limit() {
     let mut s = sched_with_cpufreq(preset("rk3399").unwrap());
     assert_eq!(cf(&mut s).policies[1].sugov.rate_limit_us, 60);
+    // Idle from the start, the big cluster runs at its lowest efficient OPP: 408 and 600
+    // MHz share 816 MHz's 825 mV and cost as much or more per unit of work.
+    assert_eq!(cf(&mut s).policies[1].cur, 816_000);
+    assert_eq!(s.rqs[4].freq_capacity, (816_000 << 10) / 1_800_000);
+    assert!(cf(&mut s).take_requests().is_empty());
     // util 400 on CPU 4: 400 + 400/4 = 500; 1800000 * 500 / 1024 = 878906 kHz, and the
     // lowest efficient OPP at or above it is 1008 MHz.
     set_util(&mut s, 4, 400, T0);
@@ -42,6 +49,11 @@ fn shared_policy_next_freq_and_rate_limit() {
     let sg = cf(&mut s).policies[1].sugov.clone();
     assert_eq!((sg.next_freq, sg.cached_raw_freq), (1_008_000, 878_906));
     assert!(sg.work_in_progress && !sg.limits_changed && !sg.need_freq_update);
+    assert_eq!(
+        cf(&mut s).policies[1].cur,
+        816_000,
+        "in effect only after the work"
+    );
     assert_eq!(sg.last_freq_update_time, T0);
     // 59.999 us later the rate limit (60 us) holds the update back.
     set_util(&mut s, 4, 800, T0 + 59_999);
@@ -54,12 +66,14 @@ fn shared_policy_next_freq_and_rate_limit() {
     let sg = cf(&mut s).policies[1].sugov.clone();
     assert_eq!((sg.next_freq, sg.cached_raw_freq), (1_800_000, 1_757_812));
     assert_eq!(cf(&mut s).take_requests(), vec![(1, T0)]);
-    // The kthread takes the latest frequency; the policy already runs at it (schedutil
-    // starts at the top), so the driver has nothing to do.
+    // The kthread takes the latest frequency and the driver switches to it; asking
+    // again for the frequency in effect does nothing.
     assert_eq!(cf(&mut s).sugov_work(1), 1_800_000);
     assert!(!cf(&mut s).policies[1].sugov.work_in_progress);
+    assert_eq!(cf(&mut s).driver_target(1, 1_800_000), Some(1_800_000));
+    assert_eq!(cf(&mut s).driver_target(1, 816_000), None);
+    assert_eq!(s.cpufreq_transition_end(1, 1_800_000, 5), 1024);
     assert_eq!(cf(&mut s).driver_target(1, 1_800_000), None);
-    assert_eq!(cf(&mut s).driver_target(1, 900_000), Some(1_008_000));
     // The same raw frequency again is answered from the cache: no new request.
     set_util(&mut s, 4, 800, T0 + 200_000);
     s.cpufreq_update_util(4, 0);
@@ -104,6 +118,7 @@ fn single_policy_holds_a_busy_cpus_frequency() {
     let mut s = sched_with_cpufreq(per_cpu_policies());
     // 100 us of latency: a 150 us rate limit.
     assert_eq!(cf(&mut s).policies[0].sugov.rate_limit_us, 150);
+    assert_eq!(cf(&mut s).policies[0].cur, 500_000);
     // util 800: 1000 -> 2000000 * 1000 / 1024 = 1953125 kHz -> 2 GHz.
     set_util(&mut s, 0, 800, T0);
     s.cpufreq_update_util(0, 0);
@@ -125,8 +140,8 @@ fn single_policy_holds_a_busy_cpus_frequency() {
     let sg = cf(&mut s).policies[0].sugov.clone();
     assert_eq!((sg.next_freq, sg.cached_raw_freq), (500_000, 244_140));
     assert_eq!(cf(&mut s).take_requests(), vec![(0, T0 + 400_000)]);
-    // The other CPU's policy never moved.
-    assert_eq!(cf(&mut s).policies[1].sugov.next_freq, 0);
+    // The other CPU's policy stays where the idle start put it.
+    assert_eq!(cf(&mut s).policies[1].sugov.next_freq, 500_000);
 }
 
 #[test]

@@ -174,7 +174,7 @@ impl World {
 
     /// Re-times the active segment of `cpu` after its rate changed (a new frequency
     /// scale): its progress up to the change must already be accounted
-    /// ([`World::advance_seg`]); the end is computed again from what is left at the new
+    /// (`advance_seg`); the end is computed again from what is left at the new
     /// rate, and the old end event goes stale.
     pub(super) fn retime_seg(&mut self, cpu: usize) {
         if let Some(seg) = self.cpus[cpu].seg {
