@@ -88,6 +88,11 @@ pub struct CfsRq {
     pub next: Option<TaskId>,
     /// `avg`: PELT signals of the cfs_rq, with removed-load bookkeeping.
     pub avg: CfsRqAvg,
+    /// An `update_load_avg` of this cfs_rq called `cfs_rq_util_change` (it decayed the
+    /// signals, or attached or detached an entity) and the runqueue has not yet run the
+    /// cpufreq hook for it (`Sched::cfs_rq_util_change`, right after the entity
+    /// operation, before anything else reads or changes the signals).
+    pub util_changed: bool,
 }
 
 impl Default for CfsRq {
@@ -106,6 +111,7 @@ impl Default for CfsRq {
             curr: None,
             next: None,
             avg: CfsRqAvg::default(),
+            util_changed: false,
         }
     }
 }
@@ -460,7 +466,7 @@ pub fn update_load_avg(
         runnable: u64::from(se.on_rq && !se.sched_delayed),
         running: cfs.curr == Some(p),
     };
-    update_load_avg_task(
+    let out = update_load_avg_task(
         clocks.clock_pelt,
         &mut cfs.avg,
         cfs_inp,
@@ -469,6 +475,9 @@ pub fn update_load_avg(
         flags,
         params.util_est.enabled(),
     );
+    if out.util_change {
+        cfs.util_changed = true;
+    }
 }
 
 /// `set_delayed(se)`.

@@ -11,6 +11,7 @@ pub const KERNEL_VERSION: &str = "6.12.117";
 
 pub mod cfs_rq;
 pub mod cpu_util;
+pub mod cpufreq;
 pub mod features;
 pub mod group_type;
 pub mod lb;

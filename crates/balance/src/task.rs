@@ -121,6 +121,9 @@ pub struct Task {
     pub sched_info: SchedInfo,
     /// `p->max_allowed_capacity`.
     pub max_allowed_capacity: u64,
+    /// `p->in_iowait`: the task sleeps in `io_schedule()`, so its wakeup's enqueue asks
+    /// cpufreq for an iowait boost. No fairsim workload waits for I/O yet.
+    pub in_iowait: bool,
 }
 
 impl Task {

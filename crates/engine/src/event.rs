@@ -116,6 +116,18 @@ pub enum Event {
         /// The CPU's idle generation when the state was entered.
         gen: u64,
     },
+    /// The governor's kthread of a cpufreq policy runs its queued work (`sugov_work`).
+    CpufreqWork {
+        /// The policy.
+        policy: usize,
+    },
+    /// A cpufreq policy's transition completes: the new frequency takes effect.
+    CpufreqTransitionEnd {
+        /// The policy.
+        policy: usize,
+        /// The new frequency, kHz.
+        khz: u32,
+    },
     /// The end of the emulated run.
     End,
 }

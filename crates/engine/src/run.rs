@@ -53,6 +53,48 @@ pub fn estimate_json_memory(spec: &RunSpec) -> u64 {
     let ncpus = spec.machine.nr_cpus();
     let tasks: u64 = spec.workloads.iter().map(|w| w.nr_tasks(ncpus)).sum();
     estimate_output_memory(tasks, ncpus, max_levels(&spec.machine))
+        .saturating_add(estimate_cpufreq_json_memory(&spec.machine))
+}
+
+/// Bytes of the cpufreq state of a run on `m`, on the high side; 0 without cpufreq.
+///
+/// Per policy and OPP: the frequency table, its inefficiency flag, the energy model's
+/// state (about 40 bytes), the stats' time (8 bytes) and a row of the transition table
+/// (8 bytes per OPP); per CPU, schedutil's state and the busy time at each OPP of its
+/// policy (8 bytes each); and the frequency timeline at its bound,
+/// [`crate::world::MAX_TIMELINE`] entries of [`crate::world::TIMELINE_ENTRY_BYTES`]. The
+/// sum is doubled for allocator slack.
+pub fn estimate_cpufreq_memory(m: &Machine) -> u64 {
+    if m.cpufreq.is_empty() {
+        return 0;
+    }
+    let tables: u64 = m
+        .cpufreq
+        .iter()
+        .map(|d| {
+            let opps = d.opps.len() as u64;
+            let cpus = d.cpus.weight() as u64;
+            512 + opps * (64 + 8 * opps) + cpus * (128 + 8 * opps)
+        })
+        .sum();
+    let timeline = crate::world::MAX_TIMELINE as u64 * crate::world::TIMELINE_ENTRY_BYTES;
+    2 * (tables + timeline)
+}
+
+/// What rendering the `cpufreq` object of the JSON adds, 0 without cpufreq: the timeline
+/// at its bound, each entry a three-number array of about 30 bytes of text, built as a
+/// tree of about 256 bytes before it is written (serde_json's `Value`s), and 1 KiB per
+/// OPP of every policy and CPU for the tables, stats and busy times.
+pub fn estimate_cpufreq_json_memory(m: &Machine) -> u64 {
+    if m.cpufreq.is_empty() {
+        return 0;
+    }
+    let opps: u64 = m
+        .cpufreq
+        .iter()
+        .map(|d| d.opps.len() as u64 * (1 + d.cpus.weight() as u64 + d.opps.len() as u64))
+        .sum();
+    crate::world::MAX_TIMELINE as u64 * 256 + opps * 1024
 }
 
 /// The most domain levels a CPU of `m` keeps: the architecture's (SMT, CLS, MC, PKG) and
@@ -74,6 +116,7 @@ pub fn estimate_run_memory(spec: &RunSpec) -> u64 {
     estimate_memory(tasks, ncpus)
         .saturating_add(guard_memory(tasks as usize, ncpus))
         .saturating_add(estimate_build_memory(&spec.machine, spec.build))
+        .saturating_add(estimate_cpufreq_memory(&spec.machine))
 }
 
 /// Everything that defines a run.

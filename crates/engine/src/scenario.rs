@@ -10,6 +10,7 @@
 //! timer_slack = "50us"
 //! timer_expiry = "hard"
 //! cpuidle = "menu"
+//! governor = "schedutil"          # cpufreq governor, on a machine with frequency domains
 //! schedstat = "schedstat.txt"
 //! schedstat_version = 16
 //! json = "run.json"
@@ -63,6 +64,8 @@ pub struct Scenario {
     pub cpuidle: Option<String>,
     /// CPU idle states (`--idle-states`).
     pub idle_states: Option<String>,
+    /// cpufreq governor (`--governor`).
+    pub governor: Option<String>,
     /// Run-to-run noise (`--noise`).
     pub noise: Option<String>,
     /// Measurement window start (`--warmup`).
@@ -93,7 +96,7 @@ impl Scenario {
         let scenario: Scenario = toml::from_str(text).map_err(|e| {
             let msg = e.message().replace('\n', " ");
             EngineError::Scenario(format!(
-                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, features, duration, seed, hz, util_est, timer_slack, timer_expiry, cpuidle, idle_states, noise, warmup, schedstat, schedstat_version, json, costs, speed, [cost]"
+                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, features, duration, seed, hz, util_est, timer_slack, timer_expiry, cpuidle, idle_states, governor, noise, warmup, schedstat, schedstat_version, json, costs, speed, [cost]"
             ))
         })?;
         scenario.check_machine_keys()?;

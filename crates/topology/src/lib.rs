@@ -16,6 +16,7 @@ mod estimate;
 pub mod flags;
 pub mod levels;
 pub mod machine;
+pub mod opp;
 pub mod render;
 pub mod source;
 mod spans;
@@ -36,4 +37,5 @@ pub use machine::{
     machine_from_ids, normalize_capacities, Arch, CpuIds, CpuTopology, LlcScope, Machine,
     SCHED_CAPACITY_SCALE,
 };
+pub use opp::{FreqDomain, Opp};
 pub use speed::SpeedTable;

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use crate::cpumask::{CpuMask, NR_CPUS_MAX};
 use crate::error::TopologyError;
+use crate::opp::FreqDomain;
 use crate::speed::SpeedTable;
 
 /// Largest number of NUMA nodes: Debian's `CONFIG_NODES_SHIFT` of 10 gives 1024.
@@ -122,6 +123,10 @@ pub struct Machine {
     /// How fast each CPU runs each kind of workload, apart from the capacity the
     /// scheduler sees ([`SpeedTable`]); empty means at capacity, as the kernel assumes.
     pub speed: SpeedTable,
+    /// The frequency domains (cpufreq policies) with their OPP tables
+    /// ([`crate::opp`]); empty means no cpufreq: every CPU runs at its highest frequency,
+    /// as fairsim's machines did before domains existed.
+    pub cpufreq: Vec<FreqDomain>,
 }
 
 impl Machine {
@@ -226,6 +231,7 @@ impl Machine {
             self.validate_cpu(cpu, c, &partitions)?;
         }
         self.speed.validate(n)?;
+        crate::opp::validate_domains(&self.cpufreq, n)?;
         if let Some(prio) = &self.itmt_prio {
             if self.arch != Arch::X86 {
                 return Err(TopologyError::invalid(
@@ -515,6 +521,7 @@ pub fn machine_from_ids(
         cpu_power: None,
         costs: None,
         speed: SpeedTable::new(),
+        cpufreq: Vec::new(),
     };
     m.validate()?;
     Ok(m)

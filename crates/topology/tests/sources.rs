@@ -91,13 +91,14 @@ fn smp(text: &str) -> SpecOptions {
 
 #[test]
 fn presets_have_expected_sizes() {
-    let expected: [(&str, usize, usize); 14] = [
+    let expected: [(&str, usize, usize); 15] = [
         ("spr-2s56c2t", 224, 2),
         ("2s24c2t", 96, 2),
         ("e5-2690v2", 40, 2),
         ("tc2", 5, 1),
         ("tc2-2big3little", 5, 1),
         ("tc2-2a15", 2, 1),
+        ("rk3399", 6, 1),
         ("dies-1s2d2c1t", 4, 1),
         ("numa-2s4c2t", 16, 2),
         ("numa-2s8c2t", 32, 2),

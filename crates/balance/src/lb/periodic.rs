@@ -84,12 +84,13 @@ impl Sched {
             running: rq.cfs.curr.is_some(),
         };
         let now_pelt = rq.pelt.rq_clock_pelt();
-        update_cfs_rq_load_avg(now_pelt, &mut rq.cfs.avg, inp);
+        let decayed = update_cfs_rq_load_avg(now_pelt, &mut rq.cfs.avg, inp);
         let a = &rq.cfs.avg.avg;
         let has_blocked = a.load_avg != 0 || a.util_avg != 0 || a.runnable_avg != 0;
         if !has_blocked {
             self.lb.rq[cpu].has_blocked_load = false;
         }
+        self.cpufreq_blocked_update(cpu, decayed);
         self.work.cpus_visited += 1;
     }
 

@@ -43,21 +43,32 @@ impl Sched {
                 util_est_enqueue(&mut self.rqs[cpu].cfs.avg.avg, &t.se.avg, fair.util_est);
             }
         }
-        let rq = &mut self.rqs[cpu];
         if flags & qflags::DELAYED != 0 {
+            let rq = &mut self.rqs[cpu];
             requeue_delayed_entity(&mut rq.cfs, &mut self.tasks, p, clocks, &fair);
+            self.cfs_rq_util_change(cpu);
             return;
+        }
+        // The entity updates below may not call the cpufreq hook, so a task that waited
+        // for I/O calls it here with SCHED_CPUFREQ_IOWAIT.
+        if self.tasks[p].in_iowait {
+            self.cpufreq_update_util(cpu, crate::cpufreq::SCHED_CPUFREQ_IOWAIT);
         }
         let h_nr_delayed = u32::from(task_new && self.tasks[p].se.sched_delayed);
         if self.tasks[p].se.on_rq {
             if self.tasks[p].se.sched_delayed {
+                let rq = &mut self.rqs[cpu];
                 requeue_delayed_entity(&mut rq.cfs, &mut self.tasks, p, clocks, &fair);
+                self.cfs_rq_util_change(cpu);
             }
         } else {
+            let rq = &mut self.rqs[cpu];
             let upd = enqueue_entity(&mut rq.cfs, &mut self.tasks, p, flags, clocks, &fair);
             if upd.resched {
                 rq.need_resched = true;
             }
+            self.cfs_rq_util_change(cpu);
+            let rq = &mut self.rqs[cpu];
             rq.cfs_tasks_add(p);
             if h_nr_delayed == 0 {
                 rq.cfs.h_nr_runnable += 1;
@@ -66,6 +77,7 @@ impl Sched {
             rq.cfs.h_nr_delayed += h_nr_delayed;
         }
         // add_nr_running: a second runnable task makes the root domain overloaded.
+        let rq = &mut self.rqs[cpu];
         rq.nr_running += 1;
         if rq.nr_running == 2 {
             self.lb.rd_overloaded = true;
@@ -112,9 +124,11 @@ impl Sched {
         if upd.resched {
             rq.need_resched = true;
         }
+        self.cfs_rq_util_change(cpu);
         if !done {
             return -1;
         }
+        let rq = &mut self.rqs[cpu];
         rq.cfs_tasks_del(p);
         if h_nr_delayed == 0 {
             rq.cfs.h_nr_runnable -= 1;

@@ -176,6 +176,9 @@ pub struct Sched {
     /// here for a tracer to drain (`sched_migrate_task`); `None` (the default) records
     /// nothing.
     pub migration_log: Option<Vec<(TaskId, usize, usize)>>,
+    /// The machine's cpufreq policies and governor ([`crate::cpufreq`]), `None` on a
+    /// machine without frequency domains (every CPU at its highest frequency).
+    pub cpufreq: Option<Box<crate::cpufreq::Cpufreq>>,
     /// CPUs and groups read by code that only borrows the state (the wakeup path); folded
     /// into [`SchedWork`] by [`Sched::take_work`].
     visits: std::cell::Cell<(u64, u64)>,
@@ -230,6 +233,7 @@ impl Sched {
             pending_active_balance: Vec::new(),
             resched_list: Vec::new(),
             migration_log: None,
+            cpufreq: None,
             visits: std::cell::Cell::new((0, 0)),
         };
         if params.features.has(crate::features::Feature::LEGACY_LB) {
@@ -376,6 +380,7 @@ impl Sched {
             },
             sched_info: SchedInfo::default(),
             max_allowed_capacity,
+            in_iowait: false,
         });
         id
     }

@@ -214,6 +214,7 @@ impl Sched {
         if upd.resched {
             rq.need_resched = true;
         }
+        self.cfs_rq_util_change(cpu);
     }
 
     /// `set_next_task_fair(rq, p, true)`: the task becomes current and moves to the front
@@ -223,6 +224,8 @@ impl Sched {
         let fair = self.fair;
         let rq = &mut self.rqs[cpu];
         set_next_entity(&mut rq.cfs, &mut self.tasks, p, clocks, &fair);
+        self.cfs_rq_util_change(cpu);
+        let rq = &mut self.rqs[cpu];
         // 3.9 never moved a picked task to the front of cfs_tasks (LEGACY_LB's move_tasks
         // walks the list in enqueue order).
         if self.tasks[p].se.on_rq && !self.fair.features.has(crate::features::Feature::LEGACY_LB) {
@@ -244,6 +247,7 @@ impl Sched {
             if upd.resched {
                 rq.need_resched = true;
             }
+            self.cfs_rq_util_change(cpu);
             self.update_misfit_status(Some(curr), cpu);
         }
         // scheduler_tick of 3.9 updates cpu_load[] before the class's tick.

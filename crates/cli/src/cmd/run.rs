@@ -8,6 +8,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use fairsim_engine::balance::cpufreq::Governor;
 use fairsim_engine::balance::pelt::UtilEstMode;
 use fairsim_engine::balance::schedstat::{show_schedstat_with, SchedstatVersion};
 use fairsim_engine::balance::{Features, SchedParams};
@@ -144,6 +145,15 @@ pub struct RunArgs {
     /// state's exit latency.
     #[arg(long, value_name = "STATES")]
     idle_states: Option<String>,
+
+    /// The cpufreq governor of a machine with frequency domains (rk3399, or a machine
+    /// file's [[cpufreq]] tables): schedutil (the default; schedutil:rate_limit_us=N
+    /// overrides its rate limit, 1.5 transition latencies by default), performance,
+    /// powersave, or userspace:KHZ (a fixed frequency written to every policy's
+    /// scaling_setspeed, as scaling_min_freq = scaling_max_freq pins it). Refused on a
+    /// machine without cpufreq, whose CPUs always run at full frequency.
+    #[arg(long, value_name = "GOVERNOR")]
+    governor: Option<String>,
 
     /// Run-to-run noise: on (default: kernel-work durations, timer expiry within the
     /// slack and launch phase drawn from the seed's streams, spread 0.1), off (exact
@@ -482,6 +492,19 @@ fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool),
         Some(text) => Launch::parse(text, machine.nr_cpus())?,
         None => Launch::Cpu(0),
     };
+    let governor = match args.governor.as_ref().or(scenario.governor.as_ref()) {
+        Some(text) => {
+            let g = Governor::parse(text).map_err(|e| CliError::msg(format!("--governor: {e}")))?;
+            if machine.cpufreq.is_empty() {
+                return Err(CliError::msg(format!(
+                    "--governor: machine {} has no cpufreq policies; allowed: a machine with frequency domains (--topology rk3399, or a machine file's [[cpufreq]] tables)",
+                    machine.name
+                )));
+            }
+            Some(g)
+        }
+        None => None,
+    };
     let config = WorldConfig {
         params: SchedParams {
             features,
@@ -505,6 +528,7 @@ fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool),
         warmup,
         trace: None,
         launch,
+        governor,
     };
     let mut spec = RunSpec {
         machine,

@@ -179,7 +179,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut doc = json!({
         "schema_version": JSON_SCHEMA_VERSION,
         "fairsim_version": env!("CARGO_PKG_VERSION"),
         "machine": machine_json(&spec.machine),
@@ -224,5 +224,10 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
         "memory": super::memory::json(w),
         "cpus": cpus,
         "tasks": tasks,
-    })
+    });
+    // Only a machine with cpufreq has the key, so that other runs read as they did.
+    if let Some(cf) = super::cpufreq::json(w) {
+        doc["cpufreq"] = cf;
+    }
+    doc
 }

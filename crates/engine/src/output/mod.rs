@@ -3,6 +3,7 @@
 //! Both are functions of the run's inputs and results only (no wall-clock time, no host
 //! names), so the same inputs give the same bytes.
 
+mod cpufreq;
 mod cpuidle;
 mod json;
 mod memory;

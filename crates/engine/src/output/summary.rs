@@ -206,6 +206,7 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
     ));
     s.push_str(&super::cpuidle::summary_section(w));
     s.push_str(&super::memory::summary_section(w));
+    s.push_str(&super::cpufreq::summary_section(w));
     s
 }
 

@@ -249,6 +249,19 @@ impl World {
         }
     }
 
+    /// Re-times the active segment of `cpu` after its rate changed (a new frequency
+    /// scale): its progress up to the change must already be accounted
+    /// (`advance_seg`); the end is computed again from what is left at the new
+    /// rate, and the old end event goes stale.
+    pub(super) fn retime_seg(&mut self, cpu: usize) {
+        if let Some(seg) = self.cpus[cpu].seg {
+            self.cpus[cpu].gen += 1;
+            let end = self.seg_end(cpu, &seg);
+            let gen = self.cpus[cpu].gen;
+            self.queue.push(Time(end), Event::SegmentEnd { cpu, gen });
+        }
+    }
+
     /// Starts (or resumes) a run segment of the current task at `now`.
     pub(super) fn start_seg(&mut self, cpu: usize, now: u64, task: Tid, kind: SegKind) {
         let resume_at = now.max(self.cpus[cpu].kernel_until);
@@ -558,6 +571,7 @@ impl World {
         let stop_tick = self.cpuidle_enter(cpu, now);
         if stop_tick {
             self.cpus[cpu].tick_on = false;
+            self.sched.cpufreq_idle_stop_tick(cpu);
             self.sched.nohz_balance_enter_idle(cpu);
         } else if !self.cpus[cpu].tick_on {
             self.arm_tick(cpu, now);

@@ -11,6 +11,7 @@
 
 mod balance;
 mod cpu;
+mod cpufreq;
 mod exec;
 mod idle;
 mod locks;
@@ -31,6 +32,7 @@ use crate::program::Program;
 use crate::time::{Time, US};
 
 pub use cpu::{CpuRt, Overhead, Seg, SegKind};
+pub use cpufreq::{CpufreqRt, FreqChange, MAX_TIMELINE, TIMELINE_ENTRY_BYTES};
 pub use progress::{
     events_per_instant_limit, guard_memory, queue_limit, EVENTS_PER_ENTITY, MIN_EVENTS, MIN_QUEUE,
     QUEUE_PER_CPU, QUEUE_PER_TASK,
@@ -169,6 +171,10 @@ pub struct WorldConfig {
     pub trace: Option<crate::trace::TraceConfig>,
     /// The CPU the run's root tasks are forked from (the launching shell's).
     pub launch: Launch,
+    /// The cpufreq governor (`--governor`); `None` takes schedutil on a machine with
+    /// frequency domains and runs a machine without them at full frequency. A governor
+    /// on a machine without domains is refused.
+    pub governor: Option<fairsim_balance::cpufreq::Governor>,
 }
 
 /// Where the shell that launches a workload runs, so where its root task is forked from.
@@ -225,6 +231,7 @@ impl Default for WorldConfig {
             warmup: 0,
             trace: None,
             launch: Launch::Cpu(0),
+            governor: None,
         }
     }
 }
@@ -374,6 +381,8 @@ pub struct World {
     instant: progress::InstantGuard,
     /// The tracer, when the run traces.
     tracer: Option<Box<tracing::Recorder>>,
+    /// CPU frequency's timing and outputs, when the machine has cpufreq.
+    cpufreq: Option<cpufreq::CpufreqRt>,
     now: Time,
     ended: bool,
     events: u64,
@@ -454,7 +463,20 @@ impl World {
             .map(|kind| crate::speed::speeds_of(&machine, kind))
             .collect();
         let locality = crate::memory::Locality::new(&machine);
-        let sched = Sched::new(machine, topo, params);
+        let mut sched = Sched::new(machine, topo, params);
+        let cpufreq_rt = if config.governor.is_some() || !sched.machine.cpufreq.is_empty() {
+            let caps: Vec<u64> = sched.rqs.iter().map(|rq| rq.capacity_orig).collect();
+            let governor = config
+                .governor
+                .unwrap_or(fairsim_balance::cpufreq::Governor::DEFAULT);
+            let cf = fairsim_balance::cpufreq::Cpufreq::new(&sched.machine, governor, &caps, 0)
+                .map_err(EngineError::Config)?;
+            let rt = cpufreq::CpufreqRt::new(&cf, n);
+            sched.install_cpufreq(cf);
+            Some(rt)
+        } else {
+            None
+        };
         let noise = Noise::new(config.noise, config.seed);
         let cpus = (0..n).map(|_| CpuRt::default()).collect();
         let metrics = Metrics::new(n, blueprint.tasks.len());
@@ -481,6 +503,7 @@ impl World {
             window_base: Vec::new(),
             instant,
             tracer: None,
+            cpufreq: cpufreq_rt,
             now: Time::ZERO,
             ended: false,
             events: 0,
@@ -658,6 +681,10 @@ impl World {
             Event::IdleReenter { cpu, gen } => self.idle_reenter(cpu, gen, now),
             Event::PollLimit { cpu, gen } => self.poll_limit(cpu, gen, now),
             Event::ActiveBalance { cpu } => self.active_balance(cpu, now),
+            Event::CpufreqWork { policy } => self.cpufreq_work(policy, now),
+            Event::CpufreqTransitionEnd { policy, khz } => {
+                self.cpufreq_transition_end(policy, khz, now)
+            }
             Event::Resched { cpu } => {
                 if self.sched.rqs[cpu].need_resched {
                     self.charge(
@@ -669,6 +696,9 @@ impl World {
                     self.schedule_cpu(cpu, now);
                 }
             }
+        }
+        if self.cpufreq.is_some() {
+            self.cpufreq_drain(now);
         }
         if self.tracer.is_some() {
             self.trace_migrations(now);
@@ -807,6 +837,7 @@ impl World {
             })
             .collect();
         self.sched.reset_schedstat();
+        self.cpufreq_open_window(now);
         self.trace_window_reset();
         self.open_idle_window(now);
         for w in &mut self.workloads {

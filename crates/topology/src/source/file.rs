@@ -31,6 +31,11 @@
 //! [speed]                    # optional: how fast each CPU runs a workload kind, apart
 //! sysbench = "0-1:1024,2-4:504"   # from its capacity (1..1024, every CPU once);
 //! # "*" = "0-4:1024"         # "*" for every kind without its own entry
+//!
+//! [[cpufreq]]                # optional, repeatable: frequency domains and OPP tables
+//! cpus = "0-1"               # (see the file_cpufreq module for every key)
+//! transition_latency_ns = 40000
+//! opps = [{ khz = 500000 }, { khz = 1000000 }]
 //! ```
 //!
 //! The JSON form has the same structure:
@@ -86,6 +91,8 @@ struct MachineFile {
     costs: Option<String>,
     /// The `[speed]` table: workload kind -> `cpulist:speed` groups.
     speed: Option<BTreeMap<String, String>>,
+    /// The `[[cpufreq]]` tables: frequency domains and their OPPs.
+    cpufreq: Option<Vec<super::file_cpufreq::CpufreqEntry>>,
 }
 
 /// The `[smp]` table: qemu's `-smp` keys plus where the LLC sits.
@@ -228,6 +235,10 @@ fn machine_from_schema(file: MachineFile, default_name: &str) -> Result<Machine,
         let speeds = SpeedTable::parse_speeds(list, m.nr_cpus(), &field)?;
         m.speed.insert(kind, speeds);
     }
+    if let Some(entries) = &file.cpufreq {
+        m.cpufreq = super::file_cpufreq::domains_of(entries, &m)?;
+        m.validate()?;
+    }
     Ok(m)
 }
 
@@ -317,6 +328,37 @@ mod tests {
             ("costs = \"\"\n[smp]\ncores = 2\n", "costs"),
         ] {
             let e = from_toml(text).unwrap_err().to_string();
+            assert!(e.contains(needle) && !e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn cpufreq_tables_make_domains() {
+        let opps =
+            "opps = [{ khz = 800000, microvolt = 900000 }, { khz = 1600000, microvolt = 1100000 }]";
+        let m = from_toml(&format!(
+            "[smp]\nsockets = 2\ncores = 2\n[[cpufreq]]\ncpus = \"all\"\npolicy = \"package\"\ntransition_latency_ns = 10000\n{opps}\n"
+        ))
+        .unwrap();
+        let spans: Vec<String> = m.cpufreq.iter().map(|d| d.cpus.to_list()).collect();
+        assert_eq!(spans, vec!["0-1", "2-3"]);
+        assert_eq!(m.cpufreq[1].max_khz(), 1_600_000);
+        let m = from_toml(&format!(
+            "[smp]\ncores = 3\n[[cpufreq]]\ncpus = \"0-2\"\npolicy = \"cpu\"\ntransition_latency_ns = 10000\n{opps}\n"
+        ))
+        .unwrap();
+        assert_eq!(m.cpufreq.len(), 3);
+        for (text, needle) in [
+            ("cpus = \"0\"\ntransition_latency_ns = 1\nopps = [{ khz = 1 }]", "CPUs 1-2 are in no frequency domain"),
+            ("cpus = \"0-2\"\npolicy = \"node\"\ntransition_latency_ns = 1\nopps = [{ khz = 1 }]", "cpufreq[0].policy"),
+            ("cpus = \"0-7\"\ntransition_latency_ns = 1\nopps = [{ khz = 1 }]", "cpufreq[0].cpus"),
+            ("cpus = \"all\"\ntransition_latency_ns = 1\nopps = []", "cpufreq[0].opps"),
+            ("cpus = \"all\"\ntransition_latency_ns = 1\nopps = [{ khz = 2 }, { khz = 1 }]", "cpufreq[0].opps[1].khz"),
+            ("cpus = \"all\"\ntransition_latency_ns = 1\nopps = [{ khz = 2, mv = 3 }]", "line 6"),
+        ] {
+            let e = from_toml(&format!("[smp]\ncores = 3\n[[cpufreq]]\n{text}\n"))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(needle) && !e.contains('\n'), "{e}");
         }
     }

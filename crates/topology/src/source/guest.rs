@@ -131,6 +131,7 @@ pub(crate) fn machine_from_guest(path: &str, doc: &Value) -> Result<Machine, Top
         cpu_power: None,
         costs: None,
         speed: crate::speed::SpeedTable::new(),
+        cpufreq: Vec::new(),
     };
     m.validate().map_err(|e| err(e.to_string()))?;
     Ok(m)

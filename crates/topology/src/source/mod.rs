@@ -6,10 +6,12 @@
 
 pub mod arm_v3_9;
 pub mod file;
+mod file_cpufreq;
 mod guest;
 mod nodes;
 pub mod presets;
 pub mod read;
+pub mod rk3399;
 pub mod spec;
 pub(crate) mod spec_lists;
 pub mod sysfs;

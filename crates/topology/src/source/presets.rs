@@ -35,6 +35,10 @@ pub const PRESETS: &[(&str, &str)] = &[
         "ARM TC2 with only its A15 cluster (2 CPUs, capacity 1024), cost table arm-2013: seed 002's SMP configuration",
     ),
     (
+        "rk3399",
+        "Rockchip RK3399 big.LITTLE (arm64): CPUs 0-3 Cortex-A53 (capacity 381, 408-1416 MHz) and 4-5 Cortex-A72 (1024, 408-1800 MHz), a cpufreq policy, an L2 LLC and an energy model per cluster (Linux 6.12 device tree)",
+    ),
+    (
         "dies-1s2d2c1t",
         "1 socket x 2 dies x 2 cores x 1 thread (4 CPUs), an LLC per die",
     ),
@@ -77,6 +81,7 @@ pub fn preset(name: &str) -> Result<Machine, TopologyError> {
         "e5-2690v2" => spec("40,sockets=2,dies=1,cores=10,threads=2", Some(D2))?,
         "tc2" | "tc2-2big3little" => tc2(5)?,
         "tc2-2a15" => tc2(2)?,
+        "rk3399" => super::rk3399::rk3399()?,
         "dies-1s2d2c1t" => spec("4,sockets=1,dies=2,cores=2,threads=1", None)?,
         "numa-2s4c2t" => spec("16,sockets=2,dies=1,cores=4,threads=2", Some(D2))?,
         "numa-2s8c2t" => spec("32,sockets=2,dies=1,cores=8,threads=2", Some(D2))?,

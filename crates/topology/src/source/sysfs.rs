@@ -77,6 +77,7 @@ pub fn load_sysfs(root: &Path, arch: Arch) -> Result<Machine, TopologyError> {
         cpu_power: None,
         costs: None,
         speed: crate::speed::SpeedTable::new(),
+        cpufreq: Vec::new(),
     };
     m.validate()?;
     Ok(m)

@@ -1,0 +1,484 @@
+//! cpufreq as the scheduler drives it: the policies of a machine with frequency domains,
+//! their governor (`schedutil`, `performance`, `powersave`, `userspace`), the
+//! `cpufreq_update_util` hooks fair.c calls, and the driver's side of a transition
+//! (`__cpufreq_driver_target`, `cpufreq_freq_transition_end` with `arch_set_freq_scale`,
+//! the stats).
+//!
+//! Sources, Linux 6.12: `kernel/sched/cpufreq_schedutil.c` (see [`schedutil`]),
+//! `drivers/cpufreq/cpufreq.c` (`__cpufreq_driver_target`, `__resolve_freq`,
+//! `cpufreq_driver_resolve_freq`, `cpufreq_policy_transition_delay_us`,
+//! `cpufreq_freq_transition_end`), `drivers/cpufreq/cpufreq_{performance,powersave,
+//! userspace}.c`, `drivers/cpufreq/cpufreq_stats.c`, `drivers/base/arch_topology.c`
+//! (`topology_set_freq_scale`), `kernel/power/energy_model.c`, and fair.c 6.12.117 for
+//! where the hooks sit.
+//!
+//! The driver modelled is cpufreq-dt, arm64's generic one: a table of OPPs, no fast
+//! switching (schedutil takes its slow path through a kthread), updates allowed from any
+//! CPU (`dvfs_possible_from_any_cpu`), an energy model registered from the device tree
+//! whose inefficient OPPs schedutil skips. This crate decides; the engine times: it runs
+//! [`Cpufreq::sugov_work`] for each queued request, and calls
+//! [`Sched::cpufreq_transition_end`] once the driver's transition latency has passed, when
+//! the new frequency takes effect.
+
+pub mod schedutil;
+pub mod stats;
+#[cfg(test)]
+mod sugov_tests;
+pub mod table;
+
+use fairsim_topology::{CpuMask, Machine};
+
+use crate::sched::Sched;
+
+pub use schedutil::{SugovCpu, SugovPolicy, IOWAIT_BOOST_MIN, SCHED_CPUFREQ_IOWAIT};
+pub use stats::{CpufreqStats, NSEC_PER_CLOCK_T};
+pub use table::{em_create_perf_table, EmPerfState, FreqTable, Relation};
+
+/// A cpufreq governor (`scaling_governor`) with its setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Governor {
+    /// schedutil; `rate_limit_us` overrides the tunable's default
+    /// (`cpufreq_policy_transition_delay_us`).
+    Schedutil {
+        /// `schedutil/rate_limit_us`, when set.
+        rate_limit_us: Option<u64>,
+    },
+    /// performance: the highest frequency.
+    Performance,
+    /// powersave: the lowest frequency.
+    Powersave,
+    /// userspace with `scaling_setspeed` written once, in kHz, to every policy (the
+    /// fixed frequency of a benchmark run; the same as scaling_min_freq =
+    /// scaling_max_freq = the frequency).
+    Userspace {
+        /// The frequency written, kHz.
+        khz: u32,
+    },
+}
+
+impl Governor {
+    /// What `--governor` takes, for error messages.
+    pub const SYNTAX: &'static str = "schedutil, schedutil:rate_limit_us=N, performance, powersave or userspace:KHZ (a frequency in kHz, e.g. userspace:1200000)";
+
+    /// The default of a machine with cpufreq: schedutil, `CPU_FREQ_DEFAULT_GOV_SCHEDUTIL`
+    /// being Kconfig's default on arm64 (and on x86 with intel_pstate or amd-pstate).
+    pub const DEFAULT: Governor = Governor::Schedutil {
+        rate_limit_us: None,
+    };
+
+    /// Parses `--governor`'s value; the error says what is allowed.
+    pub fn parse(text: &str) -> Result<Governor, String> {
+        let bad = || format!("'{text}'; allowed: {}", Self::SYNTAX);
+        let (name, arg) = match text.split_once(':') {
+            Some((n, a)) => (n, Some(a)),
+            None => (text, None),
+        };
+        match (name, arg) {
+            ("schedutil", None) => Ok(Governor::DEFAULT),
+            ("schedutil", Some(a)) => {
+                let us = a
+                    .strip_prefix("rate_limit_us=")
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .filter(|&v| v <= 1_000_000)
+                    .ok_or_else(|| {
+                        format!("'{text}'; allowed: schedutil:rate_limit_us=N with N from 0 to 1000000 (us)")
+                    })?;
+                Ok(Governor::Schedutil {
+                    rate_limit_us: Some(us),
+                })
+            }
+            ("performance", None) => Ok(Governor::Performance),
+            ("powersave", None) => Ok(Governor::Powersave),
+            ("userspace", Some(a)) => a
+                .parse::<u32>()
+                .ok()
+                .filter(|&k| k > 0)
+                .map(|khz| Governor::Userspace { khz })
+                .ok_or_else(|| format!("'{text}'; allowed: userspace:KHZ with a frequency in kHz above 0, e.g. userspace:1200000")),
+            _ => Err(bad()),
+        }
+    }
+
+    /// The governor's name (`scaling_governor`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Governor::Schedutil { .. } => "schedutil",
+            Governor::Performance => "performance",
+            Governor::Powersave => "powersave",
+            Governor::Userspace { .. } => "userspace",
+        }
+    }
+
+    /// The option's text back (`schedutil:rate_limit_us=500`, `userspace:1200000`).
+    pub fn describe(self) -> String {
+        match self {
+            Governor::Schedutil {
+                rate_limit_us: Some(us),
+            } => format!("schedutil:rate_limit_us={us}"),
+            Governor::Userspace { khz } => format!("userspace:{khz}"),
+            g => g.name().to_string(),
+        }
+    }
+}
+
+/// `cpufreq_policy_transition_delay_us(policy)` for a driver that sets no
+/// `transition_delay_us` (cpufreq-dt): the transition latency in us plus half of it, or
+/// 1 ms when the latency is below a microsecond.
+pub fn cpufreq_policy_transition_delay_us(transition_latency_ns: u64) -> u64 {
+    let latency = transition_latency_ns / 1000;
+    if latency != 0 {
+        latency + (latency >> 1)
+    } else {
+        1000
+    }
+}
+
+/// `struct cpufreq_policy`, the fields fairsim uses, with its governor's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpufreqPolicy {
+    /// `policy->cpu`: the first CPU, which names it (`policyN`).
+    pub cpu: usize,
+    /// `policy->cpus` (= `related_cpus`: every CPU is online).
+    pub cpus: CpuMask,
+    /// `freq_table`, with the energy model's inefficiencies.
+    pub table: FreqTable,
+    /// `cpuinfo.min_freq` (kHz).
+    pub cpuinfo_min: u32,
+    /// `cpuinfo.max_freq` (kHz): also `arch_scale_freq_ref` of its CPUs.
+    pub cpuinfo_max: u32,
+    /// `policy->min` (`scaling_min_freq`).
+    pub min: u32,
+    /// `policy->max` (`scaling_max_freq`).
+    pub max: u32,
+    /// `policy->cur`: the frequency in effect (kHz).
+    pub cur: u32,
+    /// `cpuinfo.transition_latency` in ns.
+    pub transition_latency_ns: u64,
+    /// The stats (`cpufreq/stats`).
+    pub stats: CpufreqStats,
+    /// The energy model's states, when the OPPs have power figures.
+    pub em: Option<Vec<EmPerfState>>,
+    /// schedutil's state (started for every policy; only schedutil reads it).
+    pub sugov: SugovPolicy,
+}
+
+impl CpufreqPolicy {
+    /// schedutil's state of the policy.
+    fn sugov_mut(&mut self) -> &mut SugovPolicy {
+        &mut self.sugov
+    }
+
+    /// `arch_set_freq_scale` of this policy's CPUs at `cur`: `topology_set_freq_scale`,
+    /// `(cur << SCHED_CAPACITY_SHIFT) / max_freq`.
+    pub fn freq_scale(&self) -> u64 {
+        (u64::from(self.cur) << 10) / u64::from(self.cpuinfo_max)
+    }
+}
+
+/// The cpufreq state of a machine: its policies, the governor and the per-CPU data the
+/// governor keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cpufreq {
+    /// The governor of every policy.
+    pub governor: Governor,
+    /// The policies, in order of their first CPU.
+    pub policies: Vec<CpufreqPolicy>,
+    /// The policy of each CPU.
+    pub policy_of: Vec<usize>,
+    /// schedutil's per-CPU data (`sugov_cpu`).
+    pub sg_cpu: Vec<SugovCpu>,
+    /// `ts->idle_calls` of each CPU: how often its idle loop stopped the tick
+    /// (`tick_nohz_idle_stop_tick`), which `sugov_hold_freq` reads.
+    pub idle_calls: Vec<u64>,
+    /// `rq->avg_rt.last_update_time` of each CPU (rq_clock_pelt, ns): without RT tasks
+    /// the RT signal is only aged by the blocked-load update, whose `decayed` also
+    /// counts a PELT period crossed by it.
+    avg_rt_last_update: Vec<u64>,
+    /// Policies whose slow-path work was queued (`irq_work_queue`), with the rq clock of
+    /// the request, for the engine to run.
+    requests: Vec<(usize, u64)>,
+}
+
+impl Cpufreq {
+    /// The policies of `machine` under `governor`, as the CPUs come up at time `now`
+    /// (engine ns, for the stats): each starts at the frequency its governor sets
+    /// (schedutil at the highest until [`Sched::install_cpufreq`] runs its first
+    /// update), with the energy model of its first CPU's capacity
+    /// (`capacities`). Errors name what does not fit (a `userspace` frequency outside a
+    /// table is resolved, as `scaling_setspeed` is, so only an empty machine fails).
+    pub fn new(
+        machine: &Machine,
+        governor: Governor,
+        capacities: &[u64],
+        now: u64,
+    ) -> Result<Cpufreq, String> {
+        let n = machine.nr_cpus();
+        if machine.cpufreq.is_empty() {
+            return Err(format!(
+                "--governor: machine {} has no cpufreq policies; allowed: a machine with frequency domains (the rk3399 preset, or a machine file's [[cpufreq]] tables)",
+                machine.name
+            ));
+        }
+        if let Governor::Userspace { khz } = governor {
+            let lo = machine
+                .cpufreq
+                .iter()
+                .map(|d| d.min_khz())
+                .min()
+                .unwrap_or(0);
+            let hi = machine
+                .cpufreq
+                .iter()
+                .map(|d| d.max_khz())
+                .max()
+                .unwrap_or(0);
+            if !(lo..=hi).contains(&khz) {
+                return Err(format!(
+                    "--governor: userspace:{khz} is outside every policy's range; allowed: a frequency from {lo} to {hi} kHz (each policy takes the lowest of its OPPs at or above it, within its range)"
+                ));
+            }
+        }
+        let mut policy_of = vec![0; n];
+        let mut policies = Vec::with_capacity(machine.cpufreq.len());
+        for (i, d) in machine.cpufreq.iter().enumerate() {
+            let freqs: Vec<u32> = d.opps.iter().map(|o| o.khz).collect();
+            let mut table = FreqTable::new(freqs.clone());
+            let first = d.cpus.first().unwrap_or(0);
+            let em = d
+                .em_power_uw()
+                .and_then(|p| em_create_perf_table(&freqs, &p, capacities[first]));
+            if let Some(em) = &em {
+                table.set_inefficiencies(em);
+            }
+            for c in d.cpus.iter() {
+                policy_of[c] = i;
+            }
+            let (lo, hi) = (d.min_khz(), d.max_khz());
+            let cur = match governor {
+                Governor::Schedutil { .. } => hi,
+                Governor::Performance => table.resolve(hi, Relation::H, lo, hi),
+                Governor::Powersave => table.resolve(lo, Relation::L, lo, hi),
+                Governor::Userspace { khz } => table.resolve(khz, Relation::L, lo, hi),
+            };
+            let cur_index = table.index_of(cur).unwrap_or(0);
+            let default_rate = cpufreq_policy_transition_delay_us(d.transition_latency_ns);
+            let sugov = SugovPolicy::start(match governor {
+                Governor::Schedutil {
+                    rate_limit_us: Some(us),
+                } => us,
+                _ => default_rate,
+            });
+            policies.push(CpufreqPolicy {
+                cpu: first,
+                cpus: d.cpus.clone(),
+                stats: CpufreqStats::new(freqs, cur_index, now),
+                table,
+                cpuinfo_min: lo,
+                cpuinfo_max: hi,
+                min: lo,
+                max: hi,
+                cur,
+                transition_latency_ns: d.transition_latency_ns,
+                em,
+                sugov,
+            });
+        }
+        Ok(Cpufreq {
+            governor,
+            policies,
+            policy_of,
+            sg_cpu: vec![SugovCpu::default(); n],
+            idle_calls: vec![0; n],
+            avg_rt_last_update: vec![0; n],
+            requests: Vec::new(),
+        })
+    }
+
+    /// The policies whose slow-path work was queued since the last call, with the rq
+    /// clock of each request, in request order.
+    pub fn take_requests(&mut self) -> Vec<(usize, u64)> {
+        std::mem::take(&mut self.requests)
+    }
+
+    /// The update hook of `cpu` (`cpufreq_update_util_data`'s function): schedutil's
+    /// single or shared update; the other governors install none.
+    fn update_util(&mut self, s: &Sched, cpu: usize, time: u64, flags: u32) {
+        if !matches!(self.governor, Governor::Schedutil { .. }) {
+            return;
+        }
+        let policy = self.policy_of[cpu];
+        // policy_is_shared(): more than one CPU in policy->cpus.
+        if self.policies[policy].cpus.weight() > 1 {
+            self.sugov_update_shared(s, cpu, time, flags);
+        } else {
+            self.sugov_update_single_freq(s, cpu, time, flags);
+        }
+    }
+
+    /// `__cpufreq_driver_target(policy, target, CPUFREQ_RELATION_L)` as the governor's
+    /// work calls it: the table frequency the target resolves to, or `None` when that is
+    /// the current one and nothing happens.
+    pub fn driver_target(&self, policy: usize, target: u32) -> Option<u32> {
+        let p = &self.policies[policy];
+        let freq = p.table.resolve(target, Relation::L, p.min, p.max);
+        (freq != p.cur).then_some(freq)
+    }
+}
+
+impl Sched {
+    /// `cpufreq_update_util(rq, flags)` for `cpu`'s runqueue, at `rq_clock(rq)`: the
+    /// governor's hook, when the machine has cpufreq.
+    pub fn cpufreq_update_util(&mut self, cpu: usize, flags: u32) {
+        let Some(mut cf) = self.cpufreq.take() else {
+            return;
+        };
+        let time = self.rqs[cpu].clock;
+        cf.update_util(self, cpu, time, flags);
+        self.cpufreq = Some(cf);
+    }
+
+    /// `cfs_rq_util_change(&rq->cfs, 0)`, for the `update_load_avg` of `cpu`'s root
+    /// cfs_rq that just ran: the hook fires when that update decayed the cfs_rq's
+    /// signals or attached or detached an entity (the `util_changed` mark it left).
+    pub(crate) fn cfs_rq_util_change(&mut self, cpu: usize) {
+        if std::mem::take(&mut self.rqs[cpu].cfs.util_changed) {
+            self.cpufreq_update_util(cpu, 0);
+        }
+    }
+
+    /// The cpufreq end of `sched_balance_update_blocked_averages(cpu)`: the hook fires
+    /// when the fair signals decayed (`fair_decayed`) or the other classes' did
+    /// (`update_other_load_avgs`): without RT, deadline or IRQ time their sums are 0, so
+    /// they "decay" exactly when a PELT period boundary of `rq_clock_pelt` passed since
+    /// their last update (`___update_load_sum` returns the periods crossed).
+    pub(crate) fn cpufreq_blocked_update(&mut self, cpu: usize, fair_decayed: bool) {
+        let Some(cf) = self.cpufreq.as_mut() else {
+            return;
+        };
+        let now = self.rqs[cpu].pelt.rq_clock_pelt();
+        let last = cf.avg_rt_last_update[cpu];
+        let mut others_decayed = false;
+        if now >= last {
+            let delta = (now - last) >> 10;
+            if delta != 0 {
+                let new_last = last + (delta << 10);
+                others_decayed = (new_last >> 20) > (last >> 20);
+                cf.avg_rt_last_update[cpu] = new_last;
+            }
+        } else {
+            cf.avg_rt_last_update[cpu] = now;
+        }
+        if fair_decayed || others_decayed {
+            self.cpufreq_update_util(cpu, 0);
+        }
+    }
+
+    /// `tick_nohz_idle_stop_tick()`'s `ts->idle_calls++` on `cpu`: its idle loop
+    /// stopped the tick, which tells schedutil the CPU has been idle.
+    pub fn cpufreq_idle_stop_tick(&mut self, cpu: usize) {
+        if let Some(cf) = self.cpufreq.as_mut() {
+            cf.idle_calls[cpu] += 1;
+        }
+    }
+
+    /// The end of a transition of `policy` to `freq` at `now` (engine ns):
+    /// `cpufreq_notify_transition(CPUFREQ_POSTCHANGE)` records it in the stats and sets
+    /// `policy->cur`; `cpufreq_freq_transition_end` then sets the frequency scale of
+    /// every CPU of the policy (`arch_set_freq_scale`). Returns that scale
+    /// (`arch_scale_freq_capacity`); the engine writes it into the runqueues, re-timing
+    /// the work in progress.
+    pub fn cpufreq_transition_end(&mut self, policy: usize, freq: u32, now: u64) -> u64 {
+        let Some(cf) = self.cpufreq.as_mut() else {
+            return 1024;
+        };
+        let p = &mut cf.policies[policy];
+        p.stats.record_transition(freq, now);
+        p.cur = freq;
+        p.freq_scale()
+    }
+
+    /// Installs cpufreq: the runqueues of every policy start at their governor's
+    /// frequency scale.
+    ///
+    /// The machine has been up and idle for a while when a run starts (as [`Sched::new`]
+    /// has it: every CPU in the idle loop with its tick stopped, so each has one idle
+    /// call). Under schedutil that means each policy already runs at the frequency the
+    /// governor picks for idle CPUs: its hook is run once for the policy's first CPU, and
+    /// the frequency it asks for is in effect from the start, without a transition in
+    /// the stats.
+    pub fn install_cpufreq(&mut self, mut cf: Cpufreq) {
+        for c in &mut cf.idle_calls {
+            *c = 1;
+        }
+        self.cpufreq = Some(Box::new(cf));
+        if matches!(
+            self.cpufreq.as_ref().map(|c| c.governor),
+            Some(Governor::Schedutil { .. })
+        ) {
+            let first: Vec<usize> = self
+                .cpufreq
+                .as_ref()
+                .map(|c| c.policies.iter().map(|p| p.cpu).collect())
+                .unwrap_or_default();
+            for cpu in first {
+                self.cpufreq_update_util(cpu, 0);
+            }
+        }
+        let Some(cf) = self.cpufreq.as_mut() else {
+            return;
+        };
+        for (policy, _) in cf.take_requests() {
+            let target = cf.sugov_work(policy);
+            if let Some(freq) = cf.driver_target(policy, target) {
+                let p = &mut cf.policies[policy];
+                p.cur = freq;
+                let index = p.table.index_of(freq).unwrap_or(0);
+                p.stats = CpufreqStats::new(p.table.freqs.clone(), index, p.stats.last_time);
+            }
+        }
+        for p in &cf.policies {
+            let scale = p.freq_scale();
+            for c in p.cpus.iter() {
+                self.rqs[c].freq_capacity = scale;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn governor_option_parses_and_describes_back() {
+        for text in [
+            "schedutil",
+            "schedutil:rate_limit_us=500",
+            "performance",
+            "powersave",
+            "userspace:1200000",
+        ] {
+            assert_eq!(Governor::parse(text).unwrap().describe(), text);
+        }
+        for bad in [
+            "ondemand",
+            "userspace",
+            "userspace:0",
+            "userspace:1.2GHz",
+            "schedutil:10",
+            "performance:1",
+            "schedutil:rate_limit_us=-1",
+        ] {
+            let e = Governor::parse(bad).unwrap_err();
+            assert!(e.contains("allowed") && !e.contains('\n'), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn rate_limit_default_is_one_and_a_half_transition_latencies() {
+        // rk3399's 40 us clock latency: 40 + 20 = 60 us.
+        assert_eq!(cpufreq_policy_transition_delay_us(40_000), 60);
+        assert_eq!(cpufreq_policy_transition_delay_us(999), 1000);
+        assert_eq!(cpufreq_policy_transition_delay_us(500_000), 750);
+    }
+}
