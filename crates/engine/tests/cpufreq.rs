@@ -63,6 +63,7 @@ fn rtapp(text: &str) -> WorkloadSpec {
     WorkloadSpec {
         workload: Workload::Rtapp(Rtapp::parse("t.json", text).unwrap()),
         cpus: None,
+        mem: None,
     }
 }
 
