@@ -2,30 +2,40 @@
 //!
 //! A specification is `NAME:key=value,...` with the tool's own option letters or long
 //! names as keys (`schbench:m=6,t=24,c=30ms,s=30ms`, `hackbench:g=4,l=1000,pipe`,
-//! `nanosleep:tasks=224,sleep=1us`, `sysbench-cpu:threads=5`, `cyclictest:t=2,a,n,D=10`).
+//! `nanosleep:tasks=224,sleep=1us`, `sysbench-cpu:threads=5`, `cyclictest:t=2,a,n,D=10`,
+//! `netperf:t=TCP_RR,instances=224,l=100`, `tbench:t=100,clients=224`).
 
 mod affinity;
 mod cyclictest;
 mod cyclictest_stats;
 mod hackbench;
 mod nanosleep;
+mod netperf;
+pub mod netsock;
 mod plat;
 mod rtapp;
 mod rtapp_json;
 mod rtapp_stats;
 mod schbench;
 mod sysbench;
+mod tbench;
+pub mod tbench_mix;
+pub mod tbench_stats;
 
 pub use affinity::CpuList;
 pub use cyclictest::{Affinity, Cyclictest};
 pub use cyclictest_stats::{calcdiff, CyclicRt, CyclicStep, CyclicThread};
 pub use hackbench::Hackbench;
 pub use nanosleep::Nanosleep;
+pub use netperf::{hmean, Netperf, NetperfTest};
+pub use netsock::NetRt;
 pub use plat::PlatStats;
 pub use rtapp::{RtEvent, RtPhase, RtTask, Rtapp};
 pub use rtapp_stats::{Periodic, PeriodicClock, PhaseAcc, PhaseRows, UsDist};
 pub use schbench::{Schbench, SchbenchVersion, SCHBENCH_2016_MESSAGE_THREADS};
 pub use sysbench::SysbenchCpu;
+pub(crate) use tbench::tbench_exchange;
+pub use tbench::{fmt_g, Tbench};
 
 use crate::error::EngineError;
 use crate::event::Tid;
@@ -47,6 +57,8 @@ pub struct WorkloadRt {
     pub periodic: Periodic,
     /// cyclictest's threads (empty for the other tools).
     pub cyclic: CyclicRt,
+    /// netperf's and tbench's sockets (empty for the other tools).
+    pub net: NetRt,
 }
 
 impl WorkloadRt {
@@ -85,11 +97,15 @@ pub enum Workload {
     Rtapp(Rtapp),
     /// cyclictest (rt-tests 0.85).
     Cyclictest(Cyclictest),
+    /// netperf 2.7.0 over loopback.
+    Netperf(Netperf),
+    /// tbench (dbench 4.0) over loopback.
+    Tbench(Tbench),
 }
 
 /// The workloads `--workload` accepts.
 pub const WORKLOAD_NAMES: &str =
-    "schbench, hackbench, nanosleep, sysbench-cpu, cyclictest, rtapp:FILE.json";
+    "schbench, hackbench, nanosleep, sysbench-cpu, cyclictest, netperf, tbench, rtapp:FILE.json";
 
 /// What a workload prints and reports after a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -233,6 +249,8 @@ impl WorkloadSpec {
             "sysbench-cpu" | "sysbench" => "sysbench-cpu",
             "rtapp" | "rt-app" => "rtapp",
             "cyclictest" => "cyclictest",
+            "netperf" => "netperf",
+            "tbench" => "tbench",
             other => {
                 return Err(EngineError::Workload(format!(
                     "unknown workload '{other}'; allowed: {WORKLOAD_NAMES}"
@@ -249,6 +267,8 @@ impl WorkloadSpec {
             // The body is the file's path (after any cpus=LIST was taken out).
             "rtapp" => Workload::Rtapp(Rtapp::load(body.trim())?),
             "cyclictest" => Workload::Cyclictest(Cyclictest::parse(body)?),
+            "netperf" => Workload::Netperf(Netperf::parse(body)?),
+            "tbench" => Workload::Tbench(Tbench::parse(body)?),
             _ => Workload::SysbenchCpu(SysbenchCpu::parse(body)?),
         };
         Ok(WorkloadSpec { workload, cpus })
@@ -282,6 +302,8 @@ impl WorkloadSpec {
             Workload::SysbenchCpu(_) => "sysbench-cpu",
             Workload::Rtapp(_) => "rtapp",
             Workload::Cyclictest(_) => "cyclictest",
+            Workload::Netperf(_) => "netperf",
+            Workload::Tbench(_) => "tbench",
         }
     }
 
@@ -294,6 +316,8 @@ impl WorkloadSpec {
             Workload::SysbenchCpu(w) => w.canonical(),
             Workload::Rtapp(w) => w.canonical(),
             Workload::Cyclictest(w) => w.canonical(ncpus),
+            Workload::Netperf(w) => w.canonical(),
+            Workload::Tbench(w) => w.canonical(),
         };
         match &self.cpus {
             Some(l) => format!("{tool},cpus={}", l.canonical()),
@@ -310,6 +334,8 @@ impl WorkloadSpec {
             Workload::SysbenchCpu(w) => w.nr_tasks(),
             Workload::Rtapp(w) => w.nr_tasks(),
             Workload::Cyclictest(w) => w.nr_tasks(ncpus),
+            Workload::Netperf(w) => w.nr_tasks(),
+            Workload::Tbench(w) => w.nr_tasks(),
         }
     }
 
@@ -343,6 +369,7 @@ impl WorkloadSpec {
             tasks: (first, first),
             periodic: Periodic::default(),
             cyclic: CyclicRt::default(),
+            net: NetRt::default(),
         };
         // `check` has accepted the list for this machine; a list that does not fit leaves
         // the tasks unconfined rather than panicking.
@@ -354,6 +381,8 @@ impl WorkloadSpec {
             Workload::SysbenchCpu(w) => w.build(index, bp),
             Workload::Rtapp(w) => w.build(index, bp, &mut rt, ncpus),
             Workload::Cyclictest(w) => w.build(index, bp, &mut rt, ncpus),
+            Workload::Netperf(w) => w.build(index, bp, &mut rt),
+            Workload::Tbench(w) => w.build(index, bp, &mut rt),
         }
         if let Some(mask) = &mask {
             for t in &mut bp.tasks[first..] {
@@ -376,6 +405,8 @@ impl WorkloadSpec {
             Workload::SysbenchCpu(w) => w.report(index, world),
             Workload::Rtapp(w) => w.report(index, world),
             Workload::Cyclictest(w) => w.report(index, world),
+            Workload::Netperf(w) => w.report(index, world),
+            Workload::Tbench(w) => w.report(index, world),
         }
     }
 }

@@ -14,6 +14,7 @@ mod cpu;
 mod exec;
 mod idle;
 mod locks;
+mod net;
 mod progress;
 mod tracing;
 mod wake;
