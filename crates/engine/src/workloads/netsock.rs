@@ -2,8 +2,12 @@
 //! connection per client and server pair, each direction a queue of whole messages at
 //! the receiving end.
 //!
-//! What the kernel does on loopback (Linux 6.12, read in `drivers/net/loopback.c`,
-//! `net/core/dev.c`, `net/ipv4/tcp.c`, `net/ipv4/udp.c`, `include/net/sock.h`):
+//! What the kernel does on loopback, as read in the indexed copies of 6.x's
+//! `drivers/net/loopback.c` (`loopback_xmit`: `skb_orphan`, `__netif_rx`),
+//! `net/core/dev.c` (`netif_rx_internal` with the three-argument `enqueue_to_backlog`
+//! of 6.12) and `net/ipv4/udp.c` (`__udp_enqueue_schedule_skb`); TCP's flow control is
+//! described from `net/ipv4/tcp.c` and `include/net/sock.h` as generally known, not
+//! re-read line by line for this model:
 //!
 //! - `loopback_xmit` hands each skb to `__netif_rx`, which with RPS off queues it on the
 //!   *sending* CPU's backlog (`enqueue_to_backlog(skb, smp_processor_id())`) and raises
