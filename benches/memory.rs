@@ -86,9 +86,10 @@ fn memory(c: &mut Criterion) {
     let (cpus, tasks, span) = (256, 4096, 200 * MS);
     let s = spec(cpus, tasks);
     g.throughput(Throughput::Elements(span / MS));
-    g.bench_function(format!("{cpus} CPUs, {tasks} tasks, 200 ms emulated"), |b| {
-        b.iter_custom(|iters| (0..iters).map(|_| run(&s, tasks, span).0).sum())
-    });
+    g.bench_function(
+        format!("{cpus} CPUs, {tasks} tasks, 200 ms emulated"),
+        |b| b.iter_custom(|iters| (0..iters).map(|_| run(&s, tasks, span).0).sum()),
+    );
     g.finish();
 }
 

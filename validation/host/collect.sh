@@ -38,6 +38,20 @@ gcc -Wall -O0 -W "$HERE/src/schbench-2016.c" -o "$BIN/schbench" -lpthread
 gcc -O2 -Wall -W "$HERE/src/messaging.c" -o "$BIN/messaging" -lpthread
 gcc -O2 -Wall -W "$HERE/src/nanosleep.c" -o "$BIN/nano_sleep"
 gcc -O2 -Wall -W "$HERE/src/pingpong.c" -o "$BIN/pingpong" -lpthread
+gcc -O2 -Wall -W "$HERE/src/netpingpong.c" -o "$BIN/netpingpong"
+# tbench and tbench_srv are dbench 4.0's, from Debian's package (with its libpopt), unpacked
+# into the work directory rather than installed.
+if [ -z "${TBENCH_DIR:-}" ]; then
+	TBENCH_DIR=$WORKDIR/dbench
+	mkdir -p "$TBENCH_DIR"
+	(cd "$TBENCH_DIR" && apt-get download dbench libpopt0 >/dev/null 2>&1 &&
+		for d in ./*.deb; do dpkg-deb -x "$d" .; done) || log "tbench: no dbench package, tbench skipped"
+fi
+if [ -x "$TBENCH_DIR/usr/bin/tbench" ]; then
+	cp "$TBENCH_DIR/usr/bin/tbench" "$TBENCH_DIR/usr/bin/tbench_srv" "$BIN/"
+	export LD_LIBRARY_PATH="$TBENCH_DIR/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	TBENCH_LOAD=$TBENCH_DIR/usr/share/dbench/client.txt
+fi
 
 # ---------------------------------------------------------------- helpers
 selected() {
@@ -123,6 +137,39 @@ run vmcost-pingpong-cpus0-0 pingpong '{"pairs":1,"loops":300000,"mode":"process"
 	-- pingpong -l 300000 -C 0,0
 run vmcost-pingpong-cpus0-1 pingpong '{"pairs":1,"loops":40000,"mode":"process","pinning":"0,1"}' \
 	-- pingpong -l 40000 -C 0,1
+
+# ---------------------------------------------------------------- loopback network
+# A TCP and a UDP ping-pong (netperf's RR) on one CPU, across CPUs, and with large
+# messages; UDP streams (netperf's UDP_STREAM) with small and large datagrams.
+for p in tcp udp; do
+	run "net-$p-rr-s1-cpus0-0" netpingpong "{\"proto\":\"$p\",\"size\":1,\"loops\":100000,\"pinning\":\"0,0\"}" \
+		-- netpingpong -p "$p" -l 100000 -C 0,0
+	run "net-$p-rr-s1-cpus0-1" netpingpong "{\"proto\":\"$p\",\"size\":1,\"loops\":20000,\"pinning\":\"0,1\"}" \
+		-- netpingpong -p "$p" -l 20000 -C 0,1
+	run "net-$p-rr-s60000-cpus0-0" netpingpong "{\"proto\":\"$p\",\"size\":60000,\"loops\":30000,\"pinning\":\"0,0\"}" \
+		-- netpingpong -p "$p" -s 60000 -l 30000 -C 0,0
+done
+for m in 64 16384; do
+	run "net-udp-stream-m$m-d1" netpingpong "{\"proto\":\"udp\",\"stream\":$m,\"seconds\":1,\"pinning\":\"none\"}" \
+		-- netpingpong -p udp -m "$m" -d 1
+done
+# Where the stack's time goes (cpu-clock samples: this guest has no hardware events), the
+# basis of the cost table's tcp_*/udp_* split: perf report --children lines kept as text.
+if selected netprofile; then
+	for p in tcp udp; do
+		"$PERF" record -q -e cpu-clock -F 20000 -g -o "$WORKDIR/netprofile-$p.data" -- \
+			"$BIN/netpingpong" -p "$p" -l 150000 -C 0,0 >/dev/null 2>&1
+		"$PERF" report -i "$WORKDIR/netprofile-$p.data" --children --stdio -g none \
+			--percent-limit 0.3 2>/dev/null | grep -v '^#' | grep -v '^$' >"$DATA/netprofile-$p.txt"
+		[ "${KEEP_RAW:-0}" = 1 ] || rm -f "$WORKDIR/netprofile-$p.data"
+	done
+fi
+if [ -n "${TBENCH_LOAD:-}" ]; then
+	for c in 2 4; do
+		run "tbench-c$c-t5" tbench "{\"clients\":$c,\"seconds\":5}" \
+			-- sh -c "tbench_srv >/dev/null & s=\$!; sleep 0.3; tbench -c $TBENCH_LOAD -t 5 $c 127.0.0.1; r=\$?; kill \$s; wait \$s; exit \$r"
+	done
+fi
 
 log "done in $(( $(date +%s) - T0 )) s; work files in $WORKDIR"
 python3 "$HERE/summary.py" "$DATA"

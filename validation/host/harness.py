@@ -41,6 +41,8 @@ COMMS = {
     "messaging": {"messaging"},
     "nanosleep": {"nano_sleep"},
     "pingpong": {"pingpong"},
+    "netpingpong": {"netpingpong"},
+    "tbench": {"tbench", "tbench_srv"},
 }
 
 
@@ -179,6 +181,23 @@ def parse_tool_output(kind, text):
             m["pair_round_trips"] = [int(x[1]) for x in pairs]
             m["pair_usecs_per_op"] = [float(x[2]) for x in pairs]
             m["round_trips_total"] = sum(int(x[1]) for x in pairs)
+    elif kind == "netpingpong":
+        mm = re.search(r"^usecs/op: ([\d.]+)", text, re.M)
+        if mm:
+            m["usecs_per_op"] = float(mm.group(1))
+        mm = re.search(r"^sent: (\d+) msgs (\d+) bytes  recv: (\d+) msgs (\d+) bytes", text, re.M)
+        if mm:
+            m["sent_msgs"], m["sent_bytes"] = int(mm.group(1)), int(mm.group(2))
+            m["recv_msgs"], m["recv_bytes"] = int(mm.group(3)), int(mm.group(4))
+        mm = re.search(r"^send Mbit/s: ([\d.]+)  recv Mbit/s: ([\d.]+)", text, re.M)
+        if mm:
+            m["send_mbit_per_s"], m["recv_mbit_per_s"] = float(mm.group(1)), float(mm.group(2))
+    elif kind == "tbench":
+        mm = re.search(r"^Throughput ([\d.e+]+) MB/sec\s+(\d+) clients\s+(\d+) procs\s+max_latency=([\d.]+) ms", text, re.M)
+        if mm:
+            m["mb_per_s"] = float(mm.group(1))
+            m["clients"] = int(mm.group(2))
+            m["max_latency_ms"] = float(mm.group(4))
     elif kind == "nanosleep":
         loops, iters = [], []
         for mm in re.finditer(r"loops=(\d+) elapsed_s=([\d.]+) mean_iter_us=([\d.]+)", text):

@@ -115,6 +115,33 @@ pub struct CostTable {
     /// unmapping the image and freeing its page tables, the files and the signal state.
     /// Run, like `exec`, as the task's own system time by the workloads that say so.
     pub exit: u64,
+    /// A TCP `send` of one segment over loopback on the sending CPU, up to the device:
+    /// the system call, `tcp_sendmsg_locked`, `tcp_write_xmit`, `__tcp_transmit_skb`,
+    /// the IP output path and `loopback_xmit` -> `netif_rx`, without the copy from user
+    /// memory (`net_copy_per_kib`) and without the receive softirq (`tcp_rx`).
+    pub tcp_send: u64,
+    /// The receive softirq of one loopback TCP segment, on the sending CPU: with RPS off
+    /// `netif_rx` queues the skb on that CPU's backlog (`enqueue_to_backlog(skb,
+    /// smp_processor_id())`) and `local_bh_enable` runs `net_rx_action` ->
+    /// `process_backlog` -> `ip_rcv` -> `tcp_v4_rcv` -> `tcp_rcv_established`, which
+    /// queues the data and processes the piggybacked ACK; the peer's wakeup from
+    /// `sock_def_readable` is `wakeup`, apart.
+    pub tcp_rx: u64,
+    /// A TCP `recv` system call that finds its data queued: `tcp_recvmsg` without the
+    /// copy to user memory and without the wait.
+    pub tcp_recv: u64,
+    /// A UDP `send` of one datagram over loopback up to the device (`udp_sendmsg`,
+    /// `ip_make_skb`, `udp_send_skb`, `loopback_xmit`), without the copy.
+    pub udp_send: u64,
+    /// The receive softirq of one loopback UDP datagram on the sending CPU
+    /// (`net_rx_action` -> `__udp4_lib_rcv` -> `__udp_enqueue_schedule_skb`), without
+    /// the peer's wakeup.
+    pub udp_rx: u64,
+    /// A UDP `recv` that finds a datagram queued (`udp_recvmsg` without the copy).
+    pub udp_recv: u64,
+    /// Copying one KiB between user memory and an skb (`_copy_from_iter` in a send,
+    /// `skb_copy_datagram_iter` in a receive), charged once per direction of the copy.
+    pub net_copy_per_kib: u64,
 }
 
 impl Default for CostTable {
@@ -230,6 +257,13 @@ impl CostTable {
         "fork",
         "exec",
         "exit",
+        "tcp_send",
+        "tcp_rx",
+        "tcp_recv",
+        "udp_send",
+        "udp_rx",
+        "udp_recv",
+        "net_copy_per_kib",
     ];
 
     fn field(&mut self, name: &str) -> Option<&mut u64> {
@@ -255,6 +289,13 @@ impl CostTable {
             "fork" => &mut self.fork,
             "exec" => &mut self.exec,
             "exit" => &mut self.exit,
+            "tcp_send" => &mut self.tcp_send,
+            "tcp_rx" => &mut self.tcp_rx,
+            "tcp_recv" => &mut self.tcp_recv,
+            "udp_send" => &mut self.udp_send,
+            "udp_rx" => &mut self.udp_rx,
+            "udp_recv" => &mut self.udp_recv,
+            "net_copy_per_kib" => &mut self.net_copy_per_kib,
             _ => return None,
         })
     }

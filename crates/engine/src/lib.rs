@@ -12,8 +12,8 @@
 pub mod cost;
 pub mod cost_tables;
 pub mod error;
-pub mod memory;
 pub mod event;
+pub mod memory;
 pub mod metrics;
 pub mod noise;
 pub mod output;

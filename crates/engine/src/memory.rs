@@ -199,7 +199,13 @@ mod tests {
 
     #[test]
     fn compute_loops_touch_no_dram_and_data_tools_sit_at_the_threshold() {
-        for t in ["nanosleep", "sysbench-cpu", "schbench", "cyclictest", "rtapp"] {
+        for t in [
+            "nanosleep",
+            "sysbench-cpu",
+            "schbench",
+            "cyclictest",
+            "rtapp",
+        ] {
             assert_eq!(default_intensity(t), 0, "{t}");
         }
         assert_eq!(default_intensity("hackbench"), DATA_TOOL_MEM);

@@ -70,6 +70,16 @@ pub enum Sym {
     TickNohzIdleExit,
     NohzRunIdleBalance,
     MigrationRefill,
+    SysSendto,
+    TcpSendmsg,
+    UdpSendmsg,
+    NetRxAction,
+    TcpV4Rcv,
+    Udp4LibRcv,
+    SysRecvfrom,
+    TcpRecvmsg,
+    UdpRecvmsg,
+    TcpCleanupRbuf,
     User,
     Idle,
 }
@@ -124,6 +134,16 @@ impl Sym {
         Sym::TickNohzIdleExit,
         Sym::NohzRunIdleBalance,
         Sym::MigrationRefill,
+        Sym::SysSendto,
+        Sym::TcpSendmsg,
+        Sym::UdpSendmsg,
+        Sym::NetRxAction,
+        Sym::TcpV4Rcv,
+        Sym::Udp4LibRcv,
+        Sym::SysRecvfrom,
+        Sym::TcpRecvmsg,
+        Sym::UdpRecvmsg,
+        Sym::TcpCleanupRbuf,
         Sym::User,
         Sym::Idle,
     ];
@@ -175,6 +195,16 @@ impl Sym {
             Sym::TickNohzIdleExit => "tick_nohz_idle_exit",
             Sym::NohzRunIdleBalance => "nohz_run_idle_balance",
             Sym::MigrationRefill => "[cache refill after migration]",
+            Sym::SysSendto => "__sys_sendto",
+            Sym::TcpSendmsg => "tcp_sendmsg",
+            Sym::UdpSendmsg => "udp_sendmsg",
+            Sym::NetRxAction => "net_rx_action",
+            Sym::TcpV4Rcv => "tcp_v4_rcv",
+            Sym::Udp4LibRcv => "__udp4_lib_rcv",
+            Sym::SysRecvfrom => "__sys_recvfrom",
+            Sym::TcpRecvmsg => "tcp_recvmsg",
+            Sym::UdpRecvmsg => "udp_recvmsg",
+            Sym::TcpCleanupRbuf => "tcp_cleanup_rbuf",
             Sym::User => "[user]",
             Sym::Idle => "[idle]",
         }
@@ -250,11 +280,30 @@ pub enum Ctx {
     TickRestart,
     /// The idle loop's blocked-load refresh.
     IdleBalance,
+    /// A TCP `send` on a loopback socket up to the device: the system call,
+    /// `tcp_sendmsg` with the copy from user memory, `tcp_write_xmit` and `loopback_xmit`.
+    NetTcpSend,
+    /// The same for UDP: `udp_sendmsg` with the copy, `ip_make_skb`, `loopback_xmit`.
+    NetUdpSend,
+    /// The receive softirq a loopback TCP send runs on its own CPU when it re-enables
+    /// bottom halves (`net_rx_action` -> `process_backlog` -> `tcp_v4_rcv`), which queues
+    /// the data on the peer's socket; the peer's wakeup is charged as `try_to_wake_up`.
+    NetTcpRx,
+    /// The same for UDP (`__udp4_lib_rcv`, `__udp_enqueue_schedule_skb`).
+    NetUdpRx,
+    /// A TCP `recv`: the system call and `tcp_recvmsg` with the copy to user memory.
+    NetTcpRecv,
+    /// A UDP `recv`: the system call and `udp_recvmsg` with the copy.
+    NetUdpRecv,
+    /// A TCP window update a `recv` sends when it reopens the window for a sender that
+    /// waits for space (`tcp_cleanup_rbuf`), with the softirq that processes it on the
+    /// reader's CPU.
+    NetTcpAck,
 }
 
 impl Ctx {
     /// Number of contexts.
-    pub const COUNT: usize = Ctx::IdleBalance as usize + 1;
+    pub const COUNT: usize = Ctx::NetTcpAck as usize + 1;
 
     /// Every context, in index order.
     pub const ALL: [Ctx; Ctx::COUNT] = [
@@ -279,6 +328,13 @@ impl Ctx {
         Ctx::IdleExit,
         Ctx::TickRestart,
         Ctx::IdleBalance,
+        Ctx::NetTcpSend,
+        Ctx::NetUdpSend,
+        Ctx::NetTcpRx,
+        Ctx::NetUdpRx,
+        Ctx::NetTcpRecv,
+        Ctx::NetUdpRecv,
+        Ctx::NetTcpAck,
     ];
 
     /// The call chain of the context, outermost first.
@@ -323,6 +379,13 @@ impl Ctx {
             Ctx::IdleExit => &[DoIdle, CpuidleEnterState],
             Ctx::TickRestart => &[DoIdle, TickNohzIdleExit],
             Ctx::IdleBalance => &[DoIdle, NohzRunIdleBalance, UpdateBlockedAverages],
+            Ctx::NetTcpSend => &[SysSendto, TcpSendmsg],
+            Ctx::NetUdpSend => &[SysSendto, UdpSendmsg],
+            Ctx::NetTcpRx => &[SysSendto, HandleSoftirqs, NetRxAction, TcpV4Rcv],
+            Ctx::NetUdpRx => &[SysSendto, HandleSoftirqs, NetRxAction, Udp4LibRcv],
+            Ctx::NetTcpRecv => &[SysRecvfrom, TcpRecvmsg],
+            Ctx::NetUdpRecv => &[SysRecvfrom, UdpRecvmsg],
+            Ctx::NetTcpAck => &[SysRecvfrom, TcpRecvmsg, TcpCleanupRbuf],
         }
     }
 
@@ -351,6 +414,13 @@ impl Ctx {
             Ctx::Tick | Ctx::Trigger => Overhead::Tick,
             Ctx::Fork | Ctx::WakeUpNewTask | Ctx::Exec | Ctx::Exit => Overhead::Fork,
             Ctx::IdleExit | Ctx::TickRestart | Ctx::IdleBalance => Overhead::IdleExit,
+            Ctx::NetTcpSend
+            | Ctx::NetUdpSend
+            | Ctx::NetTcpRx
+            | Ctx::NetUdpRx
+            | Ctx::NetTcpRecv
+            | Ctx::NetUdpRecv
+            | Ctx::NetTcpAck => Overhead::Net,
             Ctx::Newidle | Ctx::PeriodicBalance | Ctx::NohzBalance => Overhead::Scan,
         }
     }

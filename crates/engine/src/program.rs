@@ -156,6 +156,50 @@ pub enum Op {
         /// Which entry.
         cost: SysCost,
     },
+    /// `send` of one message on loopback socket `pipe_base + sock` of the workload's
+    /// sockets (`workloads::NetRt`): the send path and the receive softirq it runs on this
+    /// CPU are charged here, the message is queued at the peer (a UDP datagram that does
+    /// not fit the peer's receive buffer is dropped), and a peer waiting in
+    /// [`Op::NetRecv`] is woken from this CPU. A TCP sender blocks while the peer's
+    /// window is full.
+    NetSend {
+        /// Socket index relative to the task's `pipe_base`.
+        sock: usize,
+        /// The message's size.
+        size: NetSize,
+    },
+    /// Receive one whole message from socket `pipe_base + sock`, in `calls` system
+    /// calls (tbench reads a 4-byte header, then the rest); block while none is queued.
+    /// A socket whose peer has closed and that holds nothing ends the task, as
+    /// netserver's and tbench_srv's loops end on a zero-length read.
+    NetRecv {
+        /// Socket index relative to the task's `pipe_base`.
+        sock: usize,
+        /// System calls per message.
+        calls: u32,
+        /// `MSG_TRUNC`: the data is discarded, not copied to user memory (tbench's
+        /// client reads its replies so).
+        trunc: bool,
+    },
+    /// `close` of socket `pipe_base + sock`: the peer's receives see the end once the
+    /// queue is empty.
+    NetClose {
+        /// Socket index relative to the task's `pipe_base`.
+        sock: usize,
+    },
+    /// One exchange of the workload's protocol ends and the next begins (tbench: the
+    /// previous load-file operation's bytes are counted and the next one is drawn).
+    NetExchange,
+    /// netperf's `times_up` test at the head of its loop: once `dur` ns have passed since
+    /// the task's mark `slot`, leave the innermost loop and go on at `after`.
+    BreakAfter {
+        /// Mark slot the deadline counts from.
+        slot: usize,
+        /// Duration in ns.
+        dur: u64,
+        /// Index of the operation after the loop's end.
+        after: usize,
+    },
 }
 
 /// Kernel work in a task's own context whose amount is a cost-table entry.
@@ -183,6 +227,18 @@ impl Op {
     pub fn is_sys(self) -> bool {
         matches!(self, Op::RunSys { .. } | Op::RunSysCost { .. })
     }
+}
+
+/// The size of a message a [`Op::NetSend`] sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetSize {
+    /// Always this many bytes.
+    Fixed(u32),
+    /// The request of the task's current exchange (drawn by [`Op::NetExchange`]); the
+    /// message carries the response size the peer is to send back.
+    Request,
+    /// The response size the last message this task received asked for.
+    Reply,
 }
 
 /// The target of a post or list operation.

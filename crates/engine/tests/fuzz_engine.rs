@@ -113,6 +113,15 @@ fn workload() -> impl Strategy<Value = String> {
             )
         }),
         (1u32..8, 1u32..50).prop_map(|(t, e)| format!("sysbench-cpu:threads={t},events={e}")),
+        (0usize..4, 1u32..6, 1u32..20, 1u32..70_000).prop_map(|(t, n, l, m)| {
+            let test = ["TCP_RR", "UDP_RR", "TCP_STREAM", "UDP_STREAM"][t];
+            let size = if t < 2 {
+                format!("r={},{}", m.min(65_507), m / 3 + 1)
+            } else {
+                format!("m={}", m.min(65_507))
+            };
+            format!("netperf:t={test},instances={n},l={l}ms,{size}")
+        }),
     ]
 }
 

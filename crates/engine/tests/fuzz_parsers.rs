@@ -189,6 +189,9 @@ fn workload_text() -> impl Strategy<Value = String> {
             "time"
         ])
         .prop_map(|b| format!("sysbench-cpu:{b}")),
+        kv_list(&["t", "l", "m", "r", "instances", "c", "C", "H", "4"])
+            .prop_map(|b| format!("netperf:{b}")),
+        kv_list(&["t", "clients", "n", "server"]).prop_map(|b| format!("tbench:{b}")),
         "[ -~]{0,24}",
         Just("schbench".to_string()),
         Just(":".to_string()),

@@ -32,6 +32,7 @@ fn one_task(cpu: usize, home: Option<usize>, mem: u32, prog: Program) -> World {
         tasks: (0, 1),
         periodic: Default::default(),
         cyclic: Default::default(),
+        net: Default::default(),
     });
     bp.workload_mem = vec![mem];
     let config = WorldConfig {
@@ -113,7 +114,11 @@ fn processes_own_their_memory_and_threads_share_their_process() {
         for (x, t) in w.tasks.iter().enumerate().skip(1) {
             let home = t.home_node.expect("every task ran");
             if threads {
-                assert_eq!(home, main_home, "{spec}: thread {} has its own home", t.name);
+                assert_eq!(
+                    home, main_home,
+                    "{spec}: thread {} has its own home",
+                    t.name
+                );
             }
             let m = &w.metrics.tasks[x];
             // Time off the home node is exactly the time on the other node's CPUs.

@@ -159,6 +159,7 @@ fn tiny_world(machine: &str, cpu: usize, progs: Vec<Program>, pipes: Vec<Pipe>) 
         tasks: (0, bp.tasks.len()),
         periodic: Default::default(),
         cyclic: Default::default(),
+        net: Default::default(),
     });
     let config = WorldConfig {
         duration: 1_000 * MS,

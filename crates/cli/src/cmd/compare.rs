@@ -92,6 +92,36 @@ fn workload_metrics(name: &str, json: &serde_json::Value, out: &mut RunMetrics, 
                 }
             }
         }
+        "netperf" => {
+            // mmtests' netperf rows: the harmonic mean over the instances (per direction
+            // for UDP_STREAM, whose sent and received rates differ by the drops), and the
+            // machine's total.
+            for (key, label) in [
+                ("hmean", "Hmean"),
+                ("sum", "Sum"),
+                ("send_hmean", "Hmean-send"),
+                ("recv_hmean", "Hmean-recv"),
+                ("send_sum", "Sum-send"),
+                ("recv_sum", "Sum-recv"),
+            ] {
+                if let Some(v) = num(key) {
+                    let unit = if key.contains("send") || key.contains("recv") {
+                        "Mbit/s"
+                    } else {
+                        "per-s"
+                    };
+                    out.push((format!("{label}-{unit}"), true, v));
+                }
+            }
+        }
+        "tbench" => {
+            if let Some(v) = num("mb_per_s") {
+                out.push(("Throughput-MB/s".into(), true, v));
+            }
+            if let Some(v) = num("max_latency_ms") {
+                out.push(("max-latency-ms".into(), false, v));
+            }
+        }
         "cyclictest" => {
             // Over every thread's cycles, as mmtests reports cyclictest's latencies.
             for (key, label) in [

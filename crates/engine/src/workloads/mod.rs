@@ -2,7 +2,8 @@
 //!
 //! A specification is `NAME:key=value,...` with the tool's own option letters or long
 //! names as keys (`schbench:m=6,t=24,c=30ms,s=30ms`, `hackbench:g=4,l=1000,pipe`,
-//! `nanosleep:tasks=224,sleep=1us`, `sysbench-cpu:threads=5`, `cyclictest:t=2,a,n,D=10`).
+//! `nanosleep:tasks=224,sleep=1us`, `sysbench-cpu:threads=5`, `cyclictest:t=2,a,n,D=10`,
+//! `netperf:t=TCP_RR,instances=224,l=100`, `tbench:t=100,clients=224`).
 
 mod affinity;
 mod cyclictest;
@@ -11,12 +12,17 @@ mod forkbench;
 mod forkbench_stats;
 mod hackbench;
 mod nanosleep;
+mod netperf;
+pub mod netsock;
 mod plat;
 mod rtapp;
 mod rtapp_json;
 mod rtapp_stats;
 mod schbench;
 mod sysbench;
+mod tbench;
+pub mod tbench_mix;
+pub mod tbench_stats;
 
 pub use affinity::CpuList;
 pub use cyclictest::{Affinity, Cyclictest};
@@ -25,11 +31,15 @@ pub use forkbench::{Forkbench, PIPE_COPY_NS_PER_KIB};
 pub use forkbench_stats::{cputime_adjust, exp2_q16, log2_q16, Cputime, WorkDist};
 pub use hackbench::Hackbench;
 pub use nanosleep::Nanosleep;
+pub use netperf::{hmean, Netperf, NetperfTest};
+pub use netsock::NetRt;
 pub use plat::PlatStats;
 pub use rtapp::{RtEvent, RtPhase, RtTask, Rtapp};
 pub use rtapp_stats::{Periodic, PeriodicClock, PhaseAcc, PhaseRows, UsDist};
 pub use schbench::{Schbench, SchbenchVersion, SCHBENCH_2016_MESSAGE_THREADS};
 pub use sysbench::SysbenchCpu;
+pub(crate) use tbench::tbench_exchange;
+pub use tbench::{fmt_g, Tbench};
 
 use crate::error::EngineError;
 use crate::event::Tid;
@@ -51,6 +61,8 @@ pub struct WorkloadRt {
     pub periodic: Periodic,
     /// cyclictest's threads (empty for the other tools).
     pub cyclic: CyclicRt,
+    /// netperf's and tbench's sockets (empty for the other tools).
+    pub net: NetRt,
 }
 
 impl WorkloadRt {
@@ -94,11 +106,14 @@ pub enum Workload {
     Cyclictest(Cyclictest),
     /// Shell scripts forking short-lived commands (git's test suite, seed 004).
     Forkbench(Forkbench),
+    /// netperf 2.7.0 over loopback.
+    Netperf(Netperf),
+    /// tbench (dbench 4.0) over loopback.
+    Tbench(Tbench),
 }
 
 /// The workloads `--workload` accepts.
-pub const WORKLOAD_NAMES: &str =
-    "schbench, hackbench, nanosleep, sysbench-cpu, cyclictest, forkbench, rtapp:FILE.json";
+pub const WORKLOAD_NAMES: &str = "schbench, hackbench, nanosleep, sysbench-cpu, cyclictest, forkbench, netperf, tbench, rtapp:FILE.json";
 
 /// What a workload prints and reports after a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -243,6 +258,8 @@ impl WorkloadSpec {
             "rtapp" | "rt-app" => "rtapp",
             "cyclictest" => "cyclictest",
             "forkbench" => "forkbench",
+            "netperf" => "netperf",
+            "tbench" => "tbench",
             other => {
                 return Err(EngineError::Workload(format!(
                     "unknown workload '{other}'; allowed: {WORKLOAD_NAMES}"
@@ -262,6 +279,8 @@ impl WorkloadSpec {
             "rtapp" => Workload::Rtapp(Rtapp::load(body.trim())?),
             "cyclictest" => Workload::Cyclictest(Cyclictest::parse(body)?),
             "forkbench" => Workload::Forkbench(Forkbench::parse(body)?),
+            "netperf" => Workload::Netperf(Netperf::parse(body)?),
+            "tbench" => Workload::Tbench(Tbench::parse(body)?),
             _ => Workload::SysbenchCpu(SysbenchCpu::parse(body)?),
         };
         Ok(WorkloadSpec {
@@ -300,6 +319,8 @@ impl WorkloadSpec {
             Workload::Rtapp(_) => "rtapp",
             Workload::Cyclictest(_) => "cyclictest",
             Workload::Forkbench(_) => "forkbench",
+            Workload::Netperf(_) => "netperf",
+            Workload::Tbench(_) => "tbench",
         }
     }
 
@@ -313,6 +334,8 @@ impl WorkloadSpec {
             Workload::Rtapp(w) => w.canonical(),
             Workload::Cyclictest(w) => w.canonical(ncpus),
             Workload::Forkbench(w) => w.canonical(),
+            Workload::Netperf(w) => w.canonical(),
+            Workload::Tbench(w) => w.canonical(),
         };
         let tool = match &self.cpus {
             Some(l) => format!("{tool},cpus={}", l.canonical()),
@@ -341,6 +364,8 @@ impl WorkloadSpec {
             Workload::Rtapp(w) => w.nr_tasks(),
             Workload::Cyclictest(w) => w.nr_tasks(ncpus),
             Workload::Forkbench(w) => w.nr_tasks(),
+            Workload::Netperf(w) => w.nr_tasks(),
+            Workload::Tbench(w) => w.nr_tasks(),
         }
     }
 
@@ -374,6 +399,7 @@ impl WorkloadSpec {
             tasks: (first, first),
             periodic: Periodic::default(),
             cyclic: CyclicRt::default(),
+            net: NetRt::default(),
         };
         // `check` has accepted the list for this machine; a list that does not fit leaves
         // the tasks unconfined rather than panicking.
@@ -386,6 +412,8 @@ impl WorkloadSpec {
             Workload::Rtapp(w) => w.build(index, bp, &mut rt, ncpus),
             Workload::Cyclictest(w) => w.build(index, bp, &mut rt, ncpus),
             Workload::Forkbench(w) => w.build(index, bp, &mut rt),
+            Workload::Netperf(w) => w.build(index, bp, &mut rt),
+            Workload::Tbench(w) => w.build(index, bp, &mut rt),
         }
         if let Some(mask) = &mask {
             for t in &mut bp.tasks[first..] {
@@ -409,6 +437,8 @@ impl WorkloadSpec {
             Workload::Rtapp(w) => w.report(index, world),
             Workload::Cyclictest(w) => w.report(index, world),
             Workload::Forkbench(w) => w.report(index, world),
+            Workload::Netperf(w) => w.report(index, world),
+            Workload::Tbench(w) => w.report(index, world),
         }
     }
 }

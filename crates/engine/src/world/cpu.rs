@@ -33,11 +33,14 @@ pub enum Overhead {
     Fork,
     /// Spinning on a runqueue lock that another CPU holds.
     LockSpin,
+    /// The loopback network stack in the tasks' system calls (send, the receive softirq
+    /// it runs, receive): kernel time, but the workload's own work, not the scheduler's.
+    Net,
 }
 
 impl Overhead {
     /// Number of kinds.
-    pub const COUNT: usize = 11;
+    pub const COUNT: usize = 12;
     /// Every kind, in index order.
     pub const ALL: [Overhead; Overhead::COUNT] = [
         Overhead::ContextSwitch,
@@ -51,6 +54,7 @@ impl Overhead {
         Overhead::IdleExit,
         Overhead::Fork,
         Overhead::LockSpin,
+        Overhead::Net,
     ];
 
     /// Name in outputs.
@@ -67,6 +71,7 @@ impl Overhead {
             Overhead::IdleExit => "idle_exit",
             Overhead::Fork => "fork",
             Overhead::LockSpin => "lock_spin",
+            Overhead::Net => "net",
         }
     }
 }

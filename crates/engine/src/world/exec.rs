@@ -5,6 +5,7 @@ use crate::time::US;
 use crate::workloads::CyclicStep;
 
 use super::cpu::SegKind;
+use super::net::NetRecvStep;
 use super::{RtState, World};
 use crate::event::Tid;
 use crate::profile::Ctx;
@@ -340,6 +341,43 @@ impl World {
                     self.exit_current(cpu, now, t);
                     return;
                 }
+                Op::NetSend { sock, size } => {
+                    if !self.net_send(cpu, now, t, sock, size) {
+                        self.block_and_schedule(cpu, now, t);
+                        return;
+                    }
+                    self.tasks[t].pc += 1;
+                }
+                Op::NetRecv { sock, calls, trunc } => {
+                    match self.net_recv(cpu, now, t, sock, calls, trunc) {
+                        NetRecvStep::Got => self.tasks[t].pc += 1,
+                        NetRecvStep::Wait => {
+                            self.block_and_schedule(cpu, now, t);
+                            return;
+                        }
+                        NetRecvStep::Eof => {
+                            self.exit_current(cpu, now, t);
+                            return;
+                        }
+                    }
+                }
+                Op::NetClose { sock } => {
+                    self.tasks[t].pc += 1;
+                    self.net_close(cpu, now, t, sock);
+                }
+                Op::NetExchange => {
+                    self.tasks[t].pc += 1;
+                    self.net_exchange(t, at);
+                }
+                Op::BreakAfter { slot, dur, after } => {
+                    let since = self.tasks[t].marks[slot.min(1)].unwrap_or(at);
+                    if at >= since.saturating_add(dur) {
+                        self.tasks[t].loops.pop();
+                        self.tasks[t].pc = after;
+                    } else {
+                        self.tasks[t].pc += 1;
+                    }
+                }
             }
         }
     }
@@ -360,7 +398,9 @@ impl World {
             | Op::LoopBegin { .. }
             | Op::LoopEnd { .. }
             | Op::RecordLatency { .. }
-            | Op::PhaseEnd { .. } => true,
+            | Op::PhaseEnd { .. }
+            | Op::NetExchange
+            | Op::BreakAfter { .. } => true,
             Op::Sleep { .. } | Op::SleepUntil { .. } | Op::CyclicSleep => task.timer_fired,
             Op::Wait { .. } => task.tokens > 0 || task.timer_fired,
             _ => false,

@@ -15,6 +15,7 @@ mod cpufreq;
 mod exec;
 mod idle;
 mod locks;
+mod net;
 mod progress;
 mod tracing;
 mod wake;
