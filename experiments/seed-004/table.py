@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Seed 004's hackbench-process-pipes table next to fairsim's, from a sweep's point files.
 
-Usage: table.py HACKBENCH-SWEEP-DIR [GITSUITE-SWEEP-DIR]
+Usage: table.py HACKBENCH-SWEEP-DIR [GITSUITE-SWEEP-DIR [NETPERF-SWEEP-DIR]]
 
 For each group count: the posting's Amean (seconds) for 4.15.0 without and with the
 SD_NUMA patch and its gain (positive = faster with the patch), then fairsim's Amean over
@@ -70,7 +70,48 @@ def gitsuite(d):
     print()
 
 
+# The posting's netperf rows (seed 004, mmtests netperf-udp): send size -> Hmean Mbit/s
+# (send before, send after, recv before, recv after).
+SEED_NET = {
+    64: (349.09, 354.67, 349.09, 354.67), 128: (699.16, 702.91, 699.16, 702.91),
+    256: (1316.34, 1350.07, 1316.34, 1350.07), 1024: (5063.99, 5124.38, 5063.99, 5124.38),
+    2048: (9705.19, 9687.44, 9705.16, 9687.43), 3312: (14359.48, 14577.64, 14359.42, 14577.59),
+    4096: (16324.20, 16393.62, 16323.98, 16393.55), 8192: (26112.61, 26877.26, 26111.85, 26876.96),
+    16384: (37208.44, 38683.43, 37206.99, 38682.41),
+}
+
+
+def netperf(d):
+    """The UDP_STREAM rows: Hmean send and recv Mbit/s per send size, both kernels."""
+    runs = {}
+    for c, m in points(d):
+        size = int(c["workloads"].split("-")[1])
+        runs.setdefault((size, c["features"]), []).append(m)
+    if not runs:
+        return
+    hm = lambda v: len(v) / sum(1 / x for x in v) if all(x > 0 for x in v) else 0.0
+    print("netperf-udp (UDP_STREAM): Hmean Mbit/s over seeds; gain = (after - before) / before, positive = faster with the patch")
+    print(f"{'':<11} {'seed before':>11} {'seed after':>10} {'gain':>7}   "
+          f"{'fairsim before':>14} {'fairsim after':>13} {'gain':>7}  direction  node-moves/s b/a")
+    for size in sorted({s for s, _ in runs}):
+        b, a = runs.get((size, "before"), []), runs.get((size, "after"), [])
+        if not b or not a:
+            continue
+        for k, (key, (sb, sa)) in enumerate([("Hmean-send-Mbit/s", SEED_NET[size][:2]),
+                                            ("Hmean-recv-Mbit/s", SEED_NET[size][2:])]):
+            fb, fa = hm([m[key] for m in b]), hm([m[key] for m in a])
+            same = (sa - sb) * (fa - fb) > 0
+            mv = lambda r: sum(m.get("node-moves/s", 0) for m in r) / len(r)
+            extra = f"  {mv(b):>6.1f}/{mv(a):<6.1f}" if k == 0 else ""
+            print(f"{('send-' if k == 0 else 'recv-') + str(size):<11} {sb:>11.2f} {sa:>10.2f} "
+                  f"{(sa - sb) / sb * 100:>6.2f}%   {fb:>14.2f} {fa:>13.2f} "
+                  f"{(fa - fb) / max(fb, 1e-9) * 100:>6.2f}%  {'same' if same else '!':<9}{extra}")
+    print()
+
+
 def main():
+    if len(sys.argv) > 3:
+        netperf(sys.argv[3])
     if len(sys.argv) > 2:
         gitsuite(sys.argv[2])
     d = Path(sys.argv[1])
