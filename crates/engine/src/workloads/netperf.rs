@@ -32,9 +32,9 @@ use crate::time::SEC;
 use crate::world::{Blueprint, World};
 
 use super::netsock::{
-    NetConn, NetProto, NetTask, TCP_RMEM_DEFAULT, TCP_WMEM_DEFAULT, UDP_MEM_DEFAULT,
+    push_pair_tasks, NetProto, Role, TCP_RMEM_DEFAULT, TCP_WMEM_DEFAULT, UDP_MEM_DEFAULT,
 };
-use super::{add_program, new_task, task_range, Keys, WorkloadReport};
+use super::{add_program, task_range, Keys, WorkloadReport};
 
 /// `UDP_LENGTH_MAX` of nettest_omni.c (65535 - 28), the largest UDP message.
 pub const UDP_LENGTH_MAX: u32 = 0xFFFF - 28;
@@ -243,8 +243,6 @@ impl Netperf {
         let n = self.instances as usize;
         let sh = bp.tasks.len();
         let daemon = sh + 1;
-        let clients = sh + 2;
-        let servers = clients + n;
         let sh_prog = add_program(
             bp,
             Program::new()
@@ -335,34 +333,29 @@ impl Netperf {
             .op(Op::Exit);
         let client_prog = add_program(bp, client);
         let server_prog = add_program(bp, server.op(Op::Exit));
-        bp.tasks.push(new_task(
-            "sh".into(),
-            sh_prog,
-            None,
-            (clients, clients + n),
+        push_pair_tasks(
+            bp,
+            rt,
             w,
-        ));
-        bp.tasks.push(new_task(
-            "netserver".into(),
-            daemon_prog,
-            None,
-            (servers, servers + n),
-            w,
-        ));
-        for i in 0..n {
-            let me = bp.tasks.len();
-            let mut t = new_task("netperf".into(), client_prog, Some(sh), (me, me), w);
-            t.pipe_base = 2 * i;
-            bp.tasks.push(t);
-        }
-        for i in 0..n {
-            let me = bp.tasks.len();
-            let mut t = new_task("netserver".into(), server_prog, Some(daemon), (me, me), w);
-            t.pipe_base = 2 * i + 1;
-            bp.tasks.push(t);
-        }
-        rt.net.conns = (0..n).map(|_| NetConn::new(self.test.proto())).collect();
-        rt.net.tasks = vec![NetTask::default(); 2 + 2 * n];
+            n,
+            self.test.proto(),
+            Role {
+                name: "sh",
+                prog: sh_prog,
+            },
+            Role {
+                name: "netserver",
+                prog: daemon_prog,
+            },
+            Role {
+                name: "netperf",
+                prog: client_prog,
+            },
+            Role {
+                name: "netserver",
+                prog: server_prog,
+            },
+        );
     }
 
     /// Per instance: elapsed seconds, then the test's throughput (trans/s, or send and

@@ -28,10 +28,10 @@ use crate::program::{NetSize, Op, Program, Target};
 use crate::rng::SimRng;
 use crate::world::{Blueprint, World};
 
-use super::netsock::{NetConn, NetProto, NetRt, NetTask};
+use super::netsock::{push_pair_tasks, NetProto, NetRt, Role};
 use super::tbench_mix::{LoadOp, LINES, MIX};
 use super::tbench_stats::TbenchRt;
-use super::{add_program, new_task, Keys, WorkloadReport};
+use super::{add_program, Keys, WorkloadReport};
 
 /// tbench options.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,8 +89,6 @@ impl Tbench {
         let n = self.clients as usize;
         let parent = bp.tasks.len();
         let listener = parent + 1;
-        let clients = parent + 2;
-        let servers = clients + n;
         let stats = TbenchRt::new(self.timelimit);
         let parent_prog = add_program(
             bp,
@@ -175,40 +173,29 @@ impl Tbench {
                 .end_loop()
                 .op(Op::Exit),
         );
-        bp.tasks.push(new_task(
-            "tbench".into(),
-            parent_prog,
-            None,
-            (clients, clients + n),
+        push_pair_tasks(
+            bp,
+            rt,
             w,
-        ));
-        bp.tasks.push(new_task(
-            "tbench_srv".into(),
-            listener_prog,
-            None,
-            (servers, servers + n),
-            w,
-        ));
-        for i in 0..n {
-            let me = bp.tasks.len();
-            let mut t = new_task("tbench".into(), client_prog, Some(parent), (me, me), w);
-            t.pipe_base = 2 * i;
-            bp.tasks.push(t);
-        }
-        for i in 0..n {
-            let me = bp.tasks.len();
-            let mut t = new_task(
-                "tbench_srv".into(),
-                server_prog,
-                Some(listener),
-                (me, me),
-                w,
-            );
-            t.pipe_base = 2 * i + 1;
-            bp.tasks.push(t);
-        }
-        rt.net.conns = (0..n).map(|_| NetConn::new(NetProto::Tcp)).collect();
-        rt.net.tasks = vec![NetTask::default(); 2 + 2 * n];
+            n,
+            NetProto::Tcp,
+            Role {
+                name: "tbench",
+                prog: parent_prog,
+            },
+            Role {
+                name: "tbench_srv",
+                prog: listener_prog,
+            },
+            Role {
+                name: "tbench",
+                prog: client_prog,
+            },
+            Role {
+                name: "tbench_srv",
+                prog: server_prog,
+            },
+        );
         rt.net.tbench = stats;
         rt.net.tbench.cum = MIX
             .iter()
