@@ -197,10 +197,7 @@ pub(crate) fn metrics_of(
     }
     // Where the memory model ([`fairsim_engine::memory`]) can change a runtime: the share
     // of task time run away from the task's home node, and the moves across nodes.
-    if w.locality().nr_nodes() > 1 && w.workload_mem().iter().any(|&m| m > 0) {
-        let task: u64 = w.metrics.cpus.iter().map(|c| c.task_ns).sum();
-        let off: u64 = w.metrics.cpus.iter().map(|c| c.remote_ns).sum();
-        let moves: u64 = w.metrics.tasks.iter().map(|t| t.node_migrations).sum();
+    if let Some((task, off, moves)) = fairsim_engine::output::locality_totals(w) {
         m.push((
             "off-node-%".into(),
             false,

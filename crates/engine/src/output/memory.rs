@@ -6,6 +6,19 @@ use serde_json::{json, Value};
 
 use crate::world::World;
 
+/// Machine-wide memory-locality figures over the window, or `None` where the model
+/// cannot change a runtime (one node, or no workload that touches DRAM): task time, the
+/// part of it run away from the tasks' home nodes, and moves across nodes.
+pub fn locality_totals(w: &World) -> Option<(u64, u64, u64)> {
+    if w.locality().nr_nodes() < 2 || w.workload_mem().iter().all(|&m| m == 0) {
+        return None;
+    }
+    let task = w.metrics.cpus.iter().map(|c| c.task_ns).sum();
+    let away = w.metrics.cpus.iter().map(|c| c.remote_ns).sum();
+    let moves = w.metrics.tasks.iter().map(|m| m.node_migrations).sum();
+    Some((task, away, moves))
+}
+
 /// Per node: `(task_ns, remote_ns, home_tasks)` over the window.
 fn node_rows(w: &World) -> Vec<(u64, u64, u64)> {
     let loc = w.locality();
@@ -47,11 +60,9 @@ pub(super) fn json(w: &World) -> Value {
 /// The summary's per-node block, on machines with more than one node where some workload
 /// touches DRAM (so runs the model cannot change print what they printed before).
 pub(super) fn summary_section(w: &World) -> String {
-    if w.locality().nr_nodes() < 2 || w.workload_mem().iter().all(|&m| m == 0) {
+    let Some((_, off, moves)) = locality_totals(w) else {
         return String::new();
-    }
-    let off: u64 = w.metrics.tasks.iter().map(|m| m.off_node_ns).sum();
-    let moves: u64 = w.metrics.tasks.iter().map(|m| m.node_migrations).sum();
+    };
     let mut s = format!(
         "memory locality (mem={} per mille): {} task-ms off their home node, {} moves across nodes\n",
         w.workload_mem()

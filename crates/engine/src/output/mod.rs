@@ -10,6 +10,7 @@ mod memory;
 mod summary;
 
 pub use json::{to_json, JSON_SCHEMA_VERSION};
+pub use memory::locality_totals;
 pub use summary::{features_diff, summary};
 
 use crate::metrics::CpuMetrics;
