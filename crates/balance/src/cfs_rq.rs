@@ -93,6 +93,19 @@ pub struct CfsRq {
     /// cpufreq hook for it (`Sched::cfs_rq_util_change`, right after the entity
     /// operation, before anything else reads or changes the signals).
     pub util_changed: bool,
+    /// The PELT updates entity operations made on this runqueue since the scheduler last
+    /// moved them into its cost-model counters (`Sched::entity_op_done`).
+    pub pelt_calls: PeltCalls,
+}
+
+/// What `update_load_avg` computed, for the cost model: each call updates the cfs_rq's
+/// signals, and the entity's unless it was never attached or `SKIP_AGE_LOAD` was asked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PeltCalls {
+    /// `__update_load_avg_se` calls.
+    pub se: u64,
+    /// `update_cfs_rq_load_avg` calls.
+    pub cfs_rq: u64,
 }
 
 impl Default for CfsRq {
@@ -112,6 +125,7 @@ impl Default for CfsRq {
             next: None,
             avg: CfsRqAvg::default(),
             util_changed: false,
+            pelt_calls: PeltCalls::default(),
         }
     }
 }
@@ -460,6 +474,12 @@ pub fn update_load_avg(
         running: cfs.curr.is_some(),
     };
     let se = &mut tasks[p].se;
+    // update_load_avg ages the entity only if it was ever attached and the caller did not
+    // ask to skip it; the cfs_rq is always brought up to date.
+    if se.avg.last_update_time != 0 && !flags.skip_age_load {
+        cfs.pelt_calls.se += 1;
+    }
+    cfs.pelt_calls.cfs_rq += 1;
     let se_inp = SeInputs {
         weight: scale_load_down(se.load.weight),
         on_rq: se.on_rq,

@@ -55,10 +55,10 @@ fn the_cost_table_is_the_machines_unless_chosen_and_overrides_go_on_top() {
     let d = scratch("select");
     let j = run_json(&d, &["--topology", "tc2", "--workload", SYSBENCH_A7]);
     assert_eq!(j["cost_table"], "arm-2013");
-    assert_eq!(j["cost_ns"]["wakeup"], 1_160);
+    assert_eq!(j["cost_ns"]["wakeup"], 1_122);
     let j = run_json(&d, &["--workload", "hackbench:g=1,l=5"]);
     assert_eq!(j["cost_table"], "x86-2020s");
-    assert_eq!(j["cost_ns"]["wakeup"], 500);
+    assert_eq!(j["cost_ns"]["wakeup"], 483);
     let j = run_json(
         &d,
         &[
@@ -84,7 +84,7 @@ fn the_cost_table_is_the_machines_unless_chosen_and_overrides_go_on_top() {
     );
     assert_eq!(j["cost_table"], "arm-2013");
     assert_eq!(j["cost_ns"]["context_switch"], 2_000);
-    assert_eq!(j["cost_ns"]["wakeup"], 1_160);
+    assert_eq!(j["cost_ns"]["wakeup"], 1_122);
 }
 
 #[test]

@@ -142,6 +142,22 @@ pub struct CostTable {
     /// Copying one KiB between user memory and an skb (`_copy_from_iter` in a send,
     /// `skb_copy_datagram_iter` in a receive), charged once per direction of the copy.
     pub net_copy_per_kib: u64,
+    /// `__update_load_avg_se` inside `update_load_avg`: one task entity's PELT sums
+    /// brought to the runqueue's PELT clock (the decay when a 1024-us period boundary
+    /// passed, the averages recomputed). Charged per call counted by the scheduler, in
+    /// whatever path made it (enqueue, dequeue, put, set, tick, a balance's detach and
+    /// attach), to the CPU that made it.
+    pub pelt_update_se: u64,
+    /// `update_cfs_rq_load_avg` inside `update_load_avg`: the runqueue's own PELT sums,
+    /// charged like `pelt_update_se`.
+    pub pelt_update_cfs_rq: u64,
+    /// `util_est_enqueue`: a task's estimate added to its runqueue's (UTIL_EST on).
+    pub util_est_enqueue: u64,
+    /// `util_est_dequeue`: a task's estimate removed from its runqueue's (UTIL_EST on).
+    pub util_est_dequeue: u64,
+    /// `util_est_update`: a new sample of a task that slept, with the EWMA step
+    /// (UTIL_EST on, `util_avg` changed since the last sample).
+    pub util_est_update: u64,
 }
 
 impl Default for CostTable {
@@ -264,6 +280,11 @@ impl CostTable {
         "udp_rx",
         "udp_recv",
         "net_copy_per_kib",
+        "pelt_update_se",
+        "pelt_update_cfs_rq",
+        "util_est_enqueue",
+        "util_est_dequeue",
+        "util_est_update",
     ];
 
     fn field(&mut self, name: &str) -> Option<&mut u64> {
@@ -296,6 +317,11 @@ impl CostTable {
             "udp_rx" => &mut self.udp_rx,
             "udp_recv" => &mut self.udp_recv,
             "net_copy_per_kib" => &mut self.net_copy_per_kib,
+            "pelt_update_se" => &mut self.pelt_update_se,
+            "pelt_update_cfs_rq" => &mut self.pelt_update_cfs_rq,
+            "util_est_enqueue" => &mut self.util_est_enqueue,
+            "util_est_dequeue" => &mut self.util_est_dequeue,
+            "util_est_update" => &mut self.util_est_update,
             _ => return None,
         })
     }

@@ -80,6 +80,12 @@ pub enum Sym {
     TcpRecvmsg,
     UdpRecvmsg,
     TcpCleanupRbuf,
+    UpdateLoadAvg,
+    UpdateLoadAvgSe,
+    UpdateCfsRqLoadAvg,
+    UtilEstEnqueue,
+    UtilEstDequeue,
+    UtilEstUpdate,
     User,
     Idle,
 }
@@ -144,6 +150,12 @@ impl Sym {
         Sym::TcpRecvmsg,
         Sym::UdpRecvmsg,
         Sym::TcpCleanupRbuf,
+        Sym::UpdateLoadAvg,
+        Sym::UpdateLoadAvgSe,
+        Sym::UpdateCfsRqLoadAvg,
+        Sym::UtilEstEnqueue,
+        Sym::UtilEstDequeue,
+        Sym::UtilEstUpdate,
         Sym::User,
         Sym::Idle,
     ];
@@ -205,6 +217,12 @@ impl Sym {
             Sym::TcpRecvmsg => "tcp_recvmsg",
             Sym::UdpRecvmsg => "udp_recvmsg",
             Sym::TcpCleanupRbuf => "tcp_cleanup_rbuf",
+            Sym::UpdateLoadAvg => "update_load_avg",
+            Sym::UpdateLoadAvgSe => "__update_load_avg_se",
+            Sym::UpdateCfsRqLoadAvg => "update_cfs_rq_load_avg",
+            Sym::UtilEstEnqueue => "util_est_enqueue",
+            Sym::UtilEstDequeue => "util_est_dequeue",
+            Sym::UtilEstUpdate => "util_est_update",
             Sym::User => "[user]",
             Sym::Idle => "[idle]",
         }
@@ -445,11 +463,21 @@ pub enum Leaf {
     Lock,
     /// Spinning on a runqueue lock another CPU holds.
     Spin,
+    /// A task entity's PELT update (`update_load_avg` -> `__update_load_avg_se`).
+    PeltSe,
+    /// A runqueue's PELT update (`update_load_avg` -> `update_cfs_rq_load_avg`).
+    PeltCfsRq,
+    /// `util_est_enqueue`.
+    UtilEstEnqueue,
+    /// `util_est_dequeue`.
+    UtilEstDequeue,
+    /// `util_est_update`.
+    UtilEstUpdate,
 }
 
 impl Leaf {
     /// Number of leaves.
-    pub const COUNT: usize = Leaf::Spin as usize + 1;
+    pub const COUNT: usize = Leaf::UtilEstUpdate as usize + 1;
 }
 
 /// One attribution point: a context and the kind of work in it.
@@ -492,6 +520,11 @@ impl Site {
             Leaf::Refill,
             Leaf::Lock,
             Leaf::Spin,
+            Leaf::PeltSe,
+            Leaf::PeltCfsRq,
+            Leaf::UtilEstEnqueue,
+            Leaf::UtilEstDequeue,
+            Leaf::UtilEstUpdate,
         ][index % Leaf::COUNT];
         Site { ctx, leaf }
     }
@@ -499,7 +532,14 @@ impl Site {
     /// The overhead kind the work counts as in the per-kind breakdown.
     pub fn overhead(self) -> Overhead {
         match self.leaf {
-            Leaf::Fixed => self.ctx.fixed_overhead(),
+            // Load tracking is part of the path that does it: a switch's dequeue and pick,
+            // a wakeup's enqueue, a balance's detach and attach.
+            Leaf::Fixed
+            | Leaf::PeltSe
+            | Leaf::PeltCfsRq
+            | Leaf::UtilEstEnqueue
+            | Leaf::UtilEstDequeue
+            | Leaf::UtilEstUpdate => self.ctx.fixed_overhead(),
             Leaf::ScanCpus | Leaf::ScanGroups | Leaf::Examine => Overhead::Scan,
             Leaf::Move | Leaf::Refill => Overhead::Migration,
             Leaf::Lock => Overhead::RemoteLock,
@@ -531,6 +571,11 @@ impl Site {
             Leaf::Move | Leaf::Refill => &[MigrationRefill],
             Leaf::Lock => &[RawSpinRqLock],
             Leaf::Spin => &[RawSpinRqLock, SpinLockSlowpath],
+            Leaf::PeltSe => &[UpdateLoadAvg, UpdateLoadAvgSe],
+            Leaf::PeltCfsRq => &[UpdateLoadAvg, UpdateCfsRqLoadAvg],
+            Leaf::UtilEstEnqueue => &[UtilEstEnqueue],
+            Leaf::UtilEstDequeue => &[UtilEstDequeue],
+            Leaf::UtilEstUpdate => &[UtilEstUpdate],
         }
     }
 

@@ -9,7 +9,8 @@ use fairsim_engine::{prepare, run, CostTable, EngineError, NoiseModel};
 
 /// The hardening issue's item 4 (`fairsim run -w nanosleep:tasks=1,sleep=0,run=0
 /// --timer-slack 0 --cost context_switch=0 --cost wakeup=0 --cost timer_irq=0
-/// --cost idle_exit=0 --duration 50ms`, on the command line's default machine).
+/// --cost idle_exit=0 --duration 50ms`, on the command line's default machine), with the
+/// load-tracking costs that came later set to 0 too: each enqueue and dequeue pays them.
 fn stuck_spec() -> fairsim_engine::RunSpec {
     let mut s = common::spec("numa-2s4c2t", &["nanosleep:tasks=1,sleep=0,run=0"], 50, 42);
     s.config.noise = NoiseModel::DEFAULT;
@@ -19,6 +20,11 @@ fn stuck_spec() -> fairsim_engine::RunSpec {
         "wakeup=0ns",
         "timer_irq=0ns",
         "idle_exit=0ns",
+        "pelt_update_se=0ns",
+        "pelt_update_cfs_rq=0ns",
+        "util_est_enqueue=0ns",
+        "util_est_dequeue=0ns",
+        "util_est_update=0ns",
     ] {
         s.config.cost.apply(o).unwrap();
     }
@@ -62,7 +68,10 @@ fn a_loop_that_never_lets_time_pass_fails_within_the_bound_and_bounded_memory() 
     assert!(!msg.contains('\n'), "{msg}");
     assert!(msg.starts_with("no progress: "), "{msg}");
     assert!(
-        msg.contains("a cost of 0 for context_switch, wakeup, timer_irq, idle_exit"),
+        msg.contains(
+            "a cost of 0 for context_switch, wakeup, timer_irq, idle_exit, pelt_update_se, \
+             pelt_update_cfs_rq, util_est_enqueue, util_est_dequeue, util_est_update"
+        ),
         "{msg}"
     );
 }

@@ -159,11 +159,6 @@ const KNOWN_DEPARTURES: &[(&str, &str, &str)] = &[
         "fairsim's tail is 2.2x the host's: a receiver woken onto a CPU that runs senders waits for the running sender's slice; the same slice behaviour as messaging-g2's entries, at a smaller scale",
     ),
     (
-        "schbench-m1-t1-c30000-s30000",
-        "latency-p99",
-        "the host's p99 rests on about 230 traced wakeups (validation/host/README.md, anomaly 5) and comes from a message thread woken behind a worker spinning 30 ms on the same vCPU, which packing (see the migrations entries) makes common; fairsim's spread placement wakes it on the idle CPU",
-    ),
-    (
         "messaging-g1-l8000-pipe-process",
         "latency-p50",
         "not explained yet: the host's figure is CPU 0's only (no tracepoints from CPU 1's idle task) and perf sched halves the rate of such runs (validation/host/README.md); fairsim wakes more than half of its receivers across CPUs onto a busy CPU, where the wakeup waits in the queue rather than for the vCPU's 10 us tick restart",
@@ -205,13 +200,13 @@ const KNOWN_DEPARTURES: &[(&str, &str, &str)] = &[
     ),
     (
         "schbench-m1-t1-c30000-s30000",
-        "latency-p50",
-        "the host's median wakeup is a halted vCPU's (tick restart, 12 us); fairsim's workers more often wake onto a CPU that is still running (4.5 us): with packing (see the migrations entries) the host's two message threads share a vCPU less often than fairsim's spread placement has them",
+        "migrations",
+        "placement, as the other migrations entries: the host's 4.4/s are a handful of moves in its run, and fairsim's median over five seeds sits either side of the bound with the run's random stream (it came out at 42/s once the load-tracking costs drew their own noise, while this figure's latencies came within bounds)",
     ),
     (
         "schbench-m1-t2-c30000-s30000",
         "latency-p50",
-        "as schbench-m1-t1-c30000-s30000's latency-p50",
+        "the host's median wakeup is a halted vCPU's (tick restart, 12 us); fairsim's workers more often wake onto a CPU that is still running (4.5 us): with packing (see the migrations entries) the host's two message threads share a vCPU less often than fairsim's spread placement has them",
     ),
 ];
 

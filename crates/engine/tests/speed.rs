@@ -135,5 +135,5 @@ fn the_arm_table_changes_what_kernel_work_costs() {
     );
     let json = fairsim_engine::output::to_json(&arm, &ra);
     assert_eq!(json["cost_table"], "arm-2013");
-    assert_eq!(json["cost_ns"]["context_switch"], 3_470);
+    assert_eq!(json["cost_ns"]["context_switch"], 3_373);
 }

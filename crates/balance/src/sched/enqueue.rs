@@ -41,12 +41,13 @@ impl Sched {
             let t = &self.tasks[p];
             if !(t.se.sched_delayed && (t.on_rq_migrating() || flags & qflags::SAVE_RESTORE != 0)) {
                 util_est_enqueue(&mut self.rqs[cpu].cfs.avg.avg, &t.se.avg, fair.util_est);
+                self.work.util_est_enqueues += u64::from(fair.util_est.enabled());
             }
         }
         if flags & qflags::DELAYED != 0 {
             let rq = &mut self.rqs[cpu];
             requeue_delayed_entity(&mut rq.cfs, &mut self.tasks, p, clocks, &fair);
-            self.cfs_rq_util_change(cpu);
+            self.entity_op_done(cpu);
             return;
         }
         // The entity updates below may not call the cpufreq hook, so a task that waited
@@ -59,7 +60,7 @@ impl Sched {
             if self.tasks[p].se.sched_delayed {
                 let rq = &mut self.rqs[cpu];
                 requeue_delayed_entity(&mut rq.cfs, &mut self.tasks, p, clocks, &fair);
-                self.cfs_rq_util_change(cpu);
+                self.entity_op_done(cpu);
             }
         } else {
             let rq = &mut self.rqs[cpu];
@@ -67,7 +68,7 @@ impl Sched {
             if upd.resched {
                 rq.need_resched = true;
             }
-            self.cfs_rq_util_change(cpu);
+            self.entity_op_done(cpu);
             let rq = &mut self.rqs[cpu];
             rq.cfs_tasks_add(p);
             if h_nr_delayed == 0 {
@@ -104,7 +105,14 @@ impl Sched {
             let t = &self.tasks[p];
             if !(t.se.sched_delayed && (t.on_rq_migrating() || flags & qflags::SAVE_RESTORE != 0)) {
                 util_est_dequeue(&mut self.rqs[cpu].cfs.avg.avg, &t.se.avg, fair.util_est);
+                self.work.util_est_dequeues += u64::from(fair.util_est.enabled());
             }
+            // util_est_update returns before its arithmetic unless the task slept and its
+            // util_avg moved since the last sample; only a sample costs the update's time.
+            let sample = fair.util_est.enabled()
+                && sleep
+                && t.se.avg.util_est & fairsim_pelt::UTIL_AVG_UNCHANGED == 0;
+            self.work.util_est_updates += u64::from(sample);
         }
         let cap = self.rqs[cpu].capacity_orig;
         util_est_update(&mut self.tasks[p].se.avg, sleep, cap, fair.util_est);
@@ -124,7 +132,7 @@ impl Sched {
         if upd.resched {
             rq.need_resched = true;
         }
-        self.cfs_rq_util_change(cpu);
+        self.entity_op_done(cpu);
         if !done {
             return -1;
         }

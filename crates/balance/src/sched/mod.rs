@@ -140,6 +140,17 @@ pub struct SchedWork {
     /// `detach_tasks`, the target's in the stopper's `attach_one_task`), in order, so that the engine
     /// can hold them for the time the work under them takes.
     pub rq_locks: Vec<usize>,
+    /// `__update_load_avg_se` calls made by entity operations (`update_load_avg`).
+    pub pelt_se_updates: u64,
+    /// `update_cfs_rq_load_avg` calls made by entity operations (`update_load_avg`).
+    pub pelt_cfs_rq_updates: u64,
+    /// `util_est_enqueue` calls that added a task's estimate (UTIL_EST on).
+    pub util_est_enqueues: u64,
+    /// `util_est_dequeue` calls that removed a task's estimate (UTIL_EST on).
+    pub util_est_dequeues: u64,
+    /// `util_est_update` calls that took a new sample: the task slept and its
+    /// `util_avg` changed since the last one (`UTIL_AVG_UNCHANGED` clear).
+    pub util_est_updates: u64,
 }
 
 /// The scheduler state of the whole machine.
@@ -271,6 +282,16 @@ impl Sched {
         self.work.cpus_visited += cpus;
         self.work.groups_visited += groups;
         std::mem::take(&mut self.work)
+    }
+
+    /// The end of every entity operation on `cpu`'s cfs_rq (enqueue, dequeue, put, set,
+    /// tick): the PELT updates it made go to the cost model's counters, and the cpufreq
+    /// hook runs if the signals changed (`cfs_rq_util_change`).
+    pub(crate) fn entity_op_done(&mut self, cpu: usize) {
+        let calls = std::mem::take(&mut self.rqs[cpu].cfs.pelt_calls);
+        self.work.pelt_se_updates += calls.se;
+        self.work.pelt_cfs_rq_updates += calls.cfs_rq;
+        self.cfs_rq_util_change(cpu);
     }
 
     /// Counts one CPU whose runqueue an idle-CPU search read (for the cost model).

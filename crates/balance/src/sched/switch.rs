@@ -18,7 +18,10 @@ impl Sched {
     }
 
     /// The current task of `cpu` exits (`do_task_dead`): it blocks for good, and a delayed
-    /// dequeue is finished at once (`task_dead_fair`).
+    /// dequeue is finished at once (`task_dead_fair`). The kernel finishes it with
+    /// `dequeue_entities` itself, not through `dequeue_task_fair`: the blocking dequeue
+    /// already removed the task's util_est and took its sample, and `sched_info` saw it
+    /// leave.
     pub fn exit_current(&mut self, cpu: usize, now: u64) {
         let Some(p) = self.rqs[cpu].curr else {
             return;
@@ -26,7 +29,7 @@ impl Sched {
         self.block_current(cpu, now);
         self.tasks[p].state = TaskState::Dead;
         if self.tasks[p].se.sched_delayed {
-            self.dequeue_task(cpu, p, qflags::SLEEP_WAKEUP | qflags::DELAYED);
+            self.dequeue_entities(cpu, p, qflags::SLEEP_WAKEUP | qflags::DELAYED);
         }
     }
 
@@ -214,7 +217,7 @@ impl Sched {
         if upd.resched {
             rq.need_resched = true;
         }
-        self.cfs_rq_util_change(cpu);
+        self.entity_op_done(cpu);
     }
 
     /// `set_next_task_fair(rq, p, true)`: the task becomes current and moves to the front
@@ -224,7 +227,7 @@ impl Sched {
         let fair = self.fair;
         let rq = &mut self.rqs[cpu];
         set_next_entity(&mut rq.cfs, &mut self.tasks, p, clocks, &fair);
-        self.cfs_rq_util_change(cpu);
+        self.entity_op_done(cpu);
         let rq = &mut self.rqs[cpu];
         // 3.9 never moved a picked task to the front of cfs_tasks (LEGACY_LB's move_tasks
         // walks the list in enqueue order).
@@ -247,7 +250,7 @@ impl Sched {
             if upd.resched {
                 rq.need_resched = true;
             }
-            self.cfs_rq_util_change(cpu);
+            self.entity_op_done(cpu);
             self.update_misfit_status(Some(curr), cpu);
         }
         // scheduler_tick of 3.9 updates cpu_load[] before the class's tick.

@@ -195,6 +195,23 @@ pub(crate) fn metrics_of(
         let line = profile.line(sym);
         m.push((name.into(), false, line.children_ns as f64 / busy_p * 100.0));
     }
+    // Load tracking's own cost (seed 003's overhead question): PELT's updates, and
+    // util_est's three steps together.
+    let pelt = profile.line(Sym::UpdateLoadAvg).children_ns;
+    m.push((
+        "perf-update_load_avg-%".into(),
+        false,
+        pelt as f64 / busy_p * 100.0,
+    ));
+    let util_est: u64 = [Sym::UtilEstEnqueue, Sym::UtilEstDequeue, Sym::UtilEstUpdate]
+        .into_iter()
+        .map(|s| profile.line(s).children_ns)
+        .sum();
+    m.push((
+        "perf-util_est-%".into(),
+        false,
+        util_est as f64 / busy_p * 100.0,
+    ));
     // Where the memory model ([`fairsim_engine::memory`]) can change a runtime: the share
     // of task time run away from the task's home node, and the moves across nodes.
     if let Some((task, off, moves)) = fairsim_engine::output::locality_totals(w) {

@@ -6,13 +6,22 @@
 
 use crate::cost::CostTable;
 
-/// `context_switch`: lmbench `lat_ctx` and `perf bench sched pipe` put a process switch
-/// with a small working set at 1-3 us on current x86; 1.5 us is the middle of that range.
-pub const CONTEXT_SWITCH: u64 = 1_500;
+/// A whole context switch: lmbench `lat_ctx` and `perf bench sched pipe` put a process
+/// switch with a small working set at 1-3 us on current x86; 1.5 us is the middle of that
+/// range. It includes the switch's load tracking, which the table charges apart
+/// ([`SWITCH_BOOKKEEPING`]).
+pub const CONTEXT_SWITCH_TOTAL: u64 = 1_500;
 
-/// `wakeup`: a `perf bench sched pipe` round trip (two syscalls, two wakeups, two
-/// switches) takes ~4-6 us on current x86, which leaves ~0.5 us for each wakeup path.
-pub const WAKEUP: u64 = 500;
+/// `context_switch`: [`CONTEXT_SWITCH_TOTAL`] less its load tracking, 1,457 ns.
+pub const CONTEXT_SWITCH: u64 = CONTEXT_SWITCH_TOTAL - SWITCH_BOOKKEEPING;
+
+/// A whole wakeup path: a `perf bench sched pipe` round trip (two syscalls, two wakeups,
+/// two switches) takes ~4-6 us on current x86, which leaves ~0.5 us for each wakeup
+/// path, the enqueue's load tracking ([`ENQUEUE_BOOKKEEPING`]) included.
+pub const WAKEUP_TOTAL: u64 = 500;
+
+/// `wakeup`: [`WAKEUP_TOTAL`] less the enqueue's load tracking, 483 ns.
+pub const WAKEUP: u64 = WAKEUP_TOTAL - ENQUEUE_BOOKKEEPING;
 
 /// `idle_scan_per_cpu`: `available_idle_cpu` reads about one cache line of the remote
 /// runqueue that is usually dirty in another core's cache. An L3 hit or cross-core
@@ -70,8 +79,12 @@ pub const MIGRATION_CROSS_LLC: u64 = 3_000;
 /// `smp_call_function_single` microbenchmarks); 1.5 us.
 pub const IPI_LATENCY: u64 = 1_500;
 
-/// `ipi_handle`: irq entry/exit and `sched_ttwu_pending` for one task; ~0.3 us.
-pub const IPI_HANDLE: u64 = 300;
+/// The whole wake-list IPI: irq entry/exit and `sched_ttwu_pending` for one task, ~0.3
+/// us, the enqueue's load tracking ([`ENQUEUE_BOOKKEEPING`]) included.
+pub const IPI_HANDLE_TOTAL: u64 = 300;
+
+/// `ipi_handle`: [`IPI_HANDLE_TOTAL`] less the enqueue's load tracking, 283 ns.
+pub const IPI_HANDLE: u64 = IPI_HANDLE_TOTAL - ENQUEUE_BOOKKEEPING;
 
 /// `remote_rq_lock`: one contended cache-line transfer, ~100-200 ns; 200 ns.
 pub const REMOTE_RQ_LOCK: u64 = 200;
@@ -172,6 +185,56 @@ pub const UDP_RECV: u64 = 510;
 /// receive), 13 and 19 ns per KiB; the mean, 16 ns.
 pub const NET_COPY_PER_KIB: u64 = 16;
 
+/// The load-tracking steps are timed by `cargo bench -p fairsim --bench pelt --
+/// bookkeeping` (criterion, `benches/pelt.rs`), which runs fairsim's ports of the kernel
+/// functions: the same integer operations on the same fields, on cache lines the caller
+/// has just touched, as `enqueue_task_fair` and `dequeue_task_fair` find them (the
+/// entity's and the runqueue's `sched_avg` are read by the enqueue or dequeue itself a
+/// few instructions earlier). Measured on the project's build host (AMD EPYC Zen 5 KVM
+/// guest, 2024, with another build running on the second CPU) on 2026-11-25:
+///
+/// | bench | median |
+/// |---|---|
+/// | `__update_load_avg_se (mixed steps)` | 7.99 ns |
+/// | `update_cfs_rq_load_avg (mixed steps)` | 8.31 ns |
+/// | `util_est_enqueue + util_est_dequeue` | 1.62 ns |
+/// | `util_est_update (6.12)` | 10.53 ns |
+/// | `util_est_update (v4.17 form)` | 9.96 ns |
+///
+/// The steps between updates mix hackbench-like intervals, about one in four crossing a
+/// 1024-us PELT period (the decay). The kernel's versions add `WRITE_ONCE`s and disabled
+/// tracepoints, a few instructions each; what the ports leave out is a cache miss, which
+/// a remote wakeup's enqueue may take on the entity's line and which the wakeup's own
+/// constants already count. As with the network constants, the 2024 core's figures are
+/// not scaled to Sapphire Rapids.
+///
+/// `pelt_update_se`: 8 ns.
+pub const PELT_UPDATE_SE: u64 = 8;
+
+/// `pelt_update_cfs_rq`: 8 ns.
+pub const PELT_UPDATE_CFS_RQ: u64 = 8;
+
+/// `util_est_enqueue`: half of the enqueue-plus-dequeue pair, rounded: 1 ns.
+pub const UTIL_EST_ENQUEUE: u64 = 1;
+
+/// `util_est_dequeue`: the other half, 1 ns.
+pub const UTIL_EST_DEQUEUE: u64 = 1;
+
+/// `util_est_update`: 10 ns (both forms).
+pub const UTIL_EST_UPDATE: u64 = 10;
+
+/// The load tracking of one enqueue, which `wakeup` and `ipi_handle` (the two places a
+/// wakeup's enqueue runs) no longer include: one `update_load_avg` (entity and
+/// runqueue) and `util_est_enqueue`, 17 ns.
+pub const ENQUEUE_BOOKKEEPING: u64 = PELT_UPDATE_SE + PELT_UPDATE_CFS_RQ + UTIL_EST_ENQUEUE;
+
+/// The load tracking of one context switch away from a task that blocks, which
+/// `context_switch` no longer includes: the dequeue's `update_load_avg`,
+/// `util_est_dequeue` and `util_est_update`, and the next task's `set_next_entity`
+/// update, 43 ns.
+pub const SWITCH_BOOKKEEPING: u64 =
+    2 * (PELT_UPDATE_SE + PELT_UPDATE_CFS_RQ) + UTIL_EST_DEQUEUE + UTIL_EST_UPDATE;
+
 /// The table.
 pub const TABLE: CostTable = CostTable {
     context_switch: CONTEXT_SWITCH,
@@ -202,4 +265,9 @@ pub const TABLE: CostTable = CostTable {
     udp_rx: UDP_RX,
     udp_recv: UDP_RECV,
     net_copy_per_kib: NET_COPY_PER_KIB,
+    pelt_update_se: PELT_UPDATE_SE,
+    pelt_update_cfs_rq: PELT_UPDATE_CFS_RQ,
+    util_est_enqueue: UTIL_EST_ENQUEUE,
+    util_est_dequeue: UTIL_EST_DEQUEUE,
+    util_est_update: UTIL_EST_UPDATE,
 };

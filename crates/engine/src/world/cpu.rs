@@ -387,6 +387,26 @@ impl World {
                     w.tasks_examined * c.task_examine,
                     Site::new(ctx, Leaf::Examine),
                 ),
+                (
+                    w.pelt_se_updates * c.pelt_update_se,
+                    Site::new(ctx, Leaf::PeltSe),
+                ),
+                (
+                    w.pelt_cfs_rq_updates * c.pelt_update_cfs_rq,
+                    Site::new(ctx, Leaf::PeltCfsRq),
+                ),
+                (
+                    w.util_est_enqueues * c.util_est_enqueue,
+                    Site::new(ctx, Leaf::UtilEstEnqueue),
+                ),
+                (
+                    w.util_est_dequeues * c.util_est_dequeue,
+                    Site::new(ctx, Leaf::UtilEstDequeue),
+                ),
+                (
+                    w.util_est_updates * c.util_est_update,
+                    Site::new(ctx, Leaf::UtilEstUpdate),
+                ),
             ],
         );
         self.charge(
