@@ -1,0 +1,140 @@
+//! `sched_setaffinity` for a task of the fair class: Linux 6.12's
+//! `__set_cpus_allowed_ptr` -> `__set_cpus_allowed_ptr_locked` -> `affine_move_task`, with
+//! the stopper's `migration_cpu_stop` -> `__migrate_task` -> `move_queued_task` when the
+//! task must leave its CPU.
+//!
+//! CPU hotplug is not modelled, so `cpu_active_mask` is every CPU of the machine, and no
+//! fairsim task disables migration, so the `SCA_MIGRATE_*` and pending-request paths of
+//! `affine_move_task` never apply.
+
+use fairsim_topology::CpuMask;
+
+use super::*;
+
+/// What [`Sched::set_cpus_allowed_ptr`] did to the task's placement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AffineMove {
+    /// The mask equals the old one (`cpumask_equal` -> `goto out`): nothing changed.
+    Unchanged,
+    /// The mask changed and the task may stay where it is (or it is blocked, and its
+    /// next wakeup chooses among the new CPUs).
+    Stays,
+    /// The task was running on a CPU outside the mask: the stopper of `from` preempted
+    /// it and moved it to `to` (`stop_one_cpu(migration_cpu_stop)`).
+    Stopper {
+        /// The CPU it ran on.
+        from: usize,
+        /// Where it is queued now.
+        to: usize,
+    },
+    /// The task was queued, not running, on a CPU outside the mask: it was moved at once
+    /// under the runqueue lock (`move_queued_task`).
+    Queued {
+        /// The CPU it was queued on.
+        from: usize,
+        /// Where it is queued now.
+        to: usize,
+    },
+}
+
+impl Sched {
+    /// `cpumask_any_and_distribute(cpu_active_mask, mask)` (lib/cpumask.c) called on
+    /// `this_cpu`: the first CPU of `mask` after the one this CPU returned last time,
+    /// wrapping around; each CPU keeps its own previous answer (the per-CPU
+    /// `distribute_cpu_mask_prev`, 0 at boot, so the first answer skips CPU 0 when the
+    /// mask holds another). `None` when the mask is empty.
+    pub fn cpumask_any_and_distribute(&mut self, mask: &CpuMask, this_cpu: usize) -> Option<usize> {
+        let n = self.nr_cpus();
+        if self.distribute_prev.len() != n {
+            self.distribute_prev = vec![0; n];
+        }
+        let prev = self.distribute_prev.get(this_cpu).copied().unwrap_or(0);
+        let next = mask
+            .next_from(prev + 1)
+            .filter(|&c| c < n)
+            .or_else(|| mask.first().filter(|&c| c < n))?;
+        if let Some(p) = self.distribute_prev.get_mut(this_cpu) {
+            *p = next;
+        }
+        Some(next)
+    }
+
+    /// `__set_cpus_allowed_ptr(p, mask)` as `sched_setaffinity` calls it from `this_cpu`
+    /// at `now`: an unchanged mask returns at once; otherwise the destination is chosen
+    /// with [`Sched::cpumask_any_and_distribute`] before anything changes, the new mask is
+    /// set (`__do_set_cpus_allowed`, with `set_task_max_allowed_capacity`), and
+    /// `affine_move_task` moves the task only when its CPU left the mask: a running task
+    /// through the stopper of its CPU, a queued one directly. A mask with no CPU of the
+    /// machine is refused (`-EINVAL`) and leaves the task as it was (`None`).
+    pub fn set_cpus_allowed_ptr(
+        &mut self,
+        p: TaskId,
+        mask: &CpuMask,
+        this_cpu: usize,
+        now: u64,
+    ) -> Option<AffineMove> {
+        if self.tasks[p].cpus_allowed == *mask {
+            return Some(AffineMove::Unchanged);
+        }
+        let dest = self.cpumask_any_and_distribute(mask, this_cpu)?;
+        self.set_now(now);
+        self.set_cpus_allowed(p, mask.clone());
+        let from = self.tasks[p].cpu;
+        if mask.test(from) {
+            return Some(AffineMove::Stays);
+        }
+        if self.rqs[from].curr == Some(p) {
+            // migration_cpu_stop on `from`: the stopper preempts the task, and
+            // __migrate_task finds it queued (put back by the preemption) and moves it.
+            self.update_rq_clock(from, now);
+            self.preempt_current_for_stopper(from);
+            self.move_queued_task(from, p, dest, now);
+            return Some(AffineMove::Stopper { from, to: dest });
+        }
+        if self.tasks[p].on_rq_queued() {
+            self.update_rq_clock(from, now);
+            self.move_queued_task(from, p, dest, now);
+            if self.rqs[from].nr_running == 0 {
+                // The CPU it left may have nothing else to run; let it notice.
+                self.resched_curr(from);
+            }
+            return Some(AffineMove::Queued { from, to: dest });
+        }
+        // Blocked: its next wakeup's select_task_rq chooses an allowed CPU.
+        Some(AffineMove::Stays)
+    }
+
+    /// `move_queued_task(rq, rf, p, new_cpu)`: deactivate on `from`, `set_task_cpu`,
+    /// activate on `to`, and `wakeup_preempt` there; counted as one task moved for the
+    /// engine's migration cost.
+    fn move_queued_task(&mut self, from: usize, p: TaskId, to: usize, now: u64) {
+        self.deactivate_task(from, p, 0);
+        self.set_task_cpu(p, to);
+        self.work.tasks_moved += 1;
+        self.update_rq_clock(to, now);
+        self.activate_task(to, p, 0);
+        self.wakeup_preempt(to, p, 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distribute_skips_zero_first_and_wraps() {
+        use fairsim_topology::source::{parse_spec, SpecOptions};
+        use fairsim_topology::{build_sched_domains, Arch, BuildOptions};
+        let m = parse_spec(&SpecOptions::new("4", Arch::Arm64)).unwrap();
+        let topo = build_sched_domains(&m, BuildOptions::default()).unwrap();
+        let mut s = Sched::new(m, topo, SchedParams::default());
+        let all = CpuMask::full(4);
+        assert_eq!(s.cpumask_any_and_distribute(&all, 0), Some(1));
+        assert_eq!(s.cpumask_any_and_distribute(&all, 0), Some(2));
+        // Another CPU keeps its own previous answer.
+        assert_eq!(s.cpumask_any_and_distribute(&all, 1), Some(1));
+        let low = CpuMask::from_cpus(4, [0, 1]);
+        assert_eq!(s.cpumask_any_and_distribute(&low, 0), Some(0));
+        assert_eq!(s.cpumask_any_and_distribute(&CpuMask::new(4), 0), None);
+    }
+}
