@@ -80,6 +80,7 @@ pub enum Sym {
     TcpRecvmsg,
     UdpRecvmsg,
     TcpCleanupRbuf,
+    MigrationCpuStop,
     User,
     Idle,
 }
@@ -144,6 +145,7 @@ impl Sym {
         Sym::TcpRecvmsg,
         Sym::UdpRecvmsg,
         Sym::TcpCleanupRbuf,
+        Sym::MigrationCpuStop,
         Sym::User,
         Sym::Idle,
     ];
@@ -205,6 +207,7 @@ impl Sym {
             Sym::TcpRecvmsg => "tcp_recvmsg",
             Sym::UdpRecvmsg => "udp_recvmsg",
             Sym::TcpCleanupRbuf => "tcp_cleanup_rbuf",
+            Sym::MigrationCpuStop => "migration_cpu_stop",
             Sym::User => "[user]",
             Sym::Idle => "[idle]",
         }
@@ -299,11 +302,14 @@ pub enum Ctx {
     /// waits for space (`tcp_cleanup_rbuf`), with the softirq that processes it on the
     /// reader's CPU.
     NetTcpAck,
+    /// The stopper's `migration_cpu_stop`, moving a task off a CPU that
+    /// `sched_setaffinity` took out of its mask.
+    AffinityStop,
 }
 
 impl Ctx {
     /// Number of contexts.
-    pub const COUNT: usize = Ctx::NetTcpAck as usize + 1;
+    pub const COUNT: usize = Ctx::AffinityStop as usize + 1;
 
     /// Every context, in index order.
     pub const ALL: [Ctx; Ctx::COUNT] = [
@@ -335,6 +341,7 @@ impl Ctx {
         Ctx::NetTcpRecv,
         Ctx::NetUdpRecv,
         Ctx::NetTcpAck,
+        Ctx::AffinityStop,
     ];
 
     /// The call chain of the context, outermost first.
@@ -386,6 +393,7 @@ impl Ctx {
             Ctx::NetTcpRecv => &[SysRecvfrom, TcpRecvmsg],
             Ctx::NetUdpRecv => &[SysRecvfrom, UdpRecvmsg],
             Ctx::NetTcpAck => &[SysRecvfrom, TcpRecvmsg, TcpCleanupRbuf],
+            Ctx::AffinityStop => &[CpuStopperThread, MigrationCpuStop],
         }
     }
 
@@ -421,6 +429,7 @@ impl Ctx {
             | Ctx::NetTcpRecv
             | Ctx::NetUdpRecv
             | Ctx::NetTcpAck => Overhead::Net,
+            Ctx::AffinityStop => Overhead::Migration,
             Ctx::Newidle | Ctx::PeriodicBalance | Ctx::NohzBalance => Overhead::Scan,
         }
     }
