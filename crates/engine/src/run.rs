@@ -47,8 +47,9 @@ pub fn estimate_output_memory(tasks: u64, cpus: usize, levels: u64) -> u64 {
     cpus as u64 * (16 * 1024 + 32 * 1024 * levels) + tasks * 2 * 1024
 }
 
-/// [`estimate_output_memory`] for the run `spec` describes: what rendering its JSON adds
-/// to [`estimate_run_memory`]. Callers that render it (`run --json`) check the sum.
+/// [`estimate_output_memory`] for the run `spec` describes, with the cpufreq tables and
+/// each rt-app workload's activation lists: what rendering its JSON adds to
+/// [`estimate_run_memory`]. Callers that render it (`run --json`) check the sum.
 pub fn estimate_json_memory(spec: &RunSpec) -> u64 {
     let ncpus = spec.machine.nr_cpus();
     let tasks: u64 = spec.workloads.iter().map(|w| w.nr_tasks(ncpus)).sum();
@@ -121,8 +122,9 @@ fn max_levels(m: &Machine) -> u64 {
 }
 
 /// Estimated peak bytes of the run `spec` describes, up to its text summary: its state,
-/// what the progress guard lets a stuck world take before it stops it, and the
-/// sched-domain build. [`prepare`] refuses a run above its budget; rendering the JSON
+/// what the progress guard lets a stuck world take before it stops it, the
+/// sched-domain build, and each rt-app workload's activation log at its bound
+/// ([`crate::workloads::ActivationLog::bound_bytes`]). [`prepare`] refuses a run above its budget; rendering the JSON
 /// results adds [`estimate_json_memory`].
 pub fn estimate_run_memory(spec: &RunSpec) -> u64 {
     let ncpus = spec.machine.nr_cpus();

@@ -94,26 +94,10 @@ impl Sched {
         if self.tasks[p].on_rq_queued() {
             self.update_rq_clock(from, now);
             self.move_queued_task(from, p, dest, now);
-            if self.rqs[from].nr_running == 0 {
-                // The CPU it left may have nothing else to run; let it notice.
-                self.resched_curr(from);
-            }
             return Some(AffineMove::Queued { from, to: dest });
         }
         // Blocked: its next wakeup's select_task_rq chooses an allowed CPU.
         Some(AffineMove::Stays)
-    }
-
-    /// `move_queued_task(rq, rf, p, new_cpu)`: deactivate on `from`, `set_task_cpu`,
-    /// activate on `to`, and `wakeup_preempt` there; counted as one task moved for the
-    /// engine's migration cost.
-    fn move_queued_task(&mut self, from: usize, p: TaskId, to: usize, now: u64) {
-        self.deactivate_task(from, p, 0);
-        self.set_task_cpu(p, to);
-        self.work.tasks_moved += 1;
-        self.update_rq_clock(to, now);
-        self.activate_task(to, p, 0);
-        self.wakeup_preempt(to, p, 0);
     }
 }
 
@@ -121,13 +105,67 @@ impl Sched {
 mod tests {
     use super::*;
 
-    #[test]
-    fn distribute_skips_zero_first_and_wraps() {
+    fn four_cpus() -> Sched {
         use fairsim_topology::source::{parse_spec, SpecOptions};
         use fairsim_topology::{build_sched_domains, Arch, BuildOptions};
         let m = parse_spec(&SpecOptions::new("4", Arch::Arm64)).unwrap();
         let topo = build_sched_domains(&m, BuildOptions::default()).unwrap();
-        let mut s = Sched::new(m, topo, SchedParams::default());
+        Sched::new(m, topo, SchedParams::default())
+    }
+
+    /// A task forked onto CPU 0 only, current there, and a second one queued behind it.
+    fn two_on_cpu0(s: &mut Sched) -> (TaskId, TaskId) {
+        let only0 = CpuMask::single(4, 0);
+        let a = s.create_task("a", 0, Some(only0.clone()), 0);
+        s.wake_up_new_task_select(a, 0, 1_000);
+        s.wake_up_new_task_activate(a, 1_000);
+        assert_eq!(s.schedule(0, 2_000), Some(a));
+        let b = s.create_task("b", 0, Some(only0), 0);
+        s.wake_up_new_task_select(b, 0, 3_000);
+        s.wake_up_new_task_activate(b, 3_000);
+        (a, b)
+    }
+
+    #[test]
+    fn a_running_task_off_its_new_mask_is_moved_by_the_stopper() {
+        let mut s = four_cpus();
+        let (a, _) = two_on_cpu0(&mut s);
+        let to3 = CpuMask::single(4, 3);
+        let moved = s.set_cpus_allowed_ptr(a, &to3, 0, 10_000);
+        assert_eq!(moved, Some(AffineMove::Stopper { from: 0, to: 3 }));
+        assert_eq!((s.tasks[a].cpu, s.rqs[0].curr), (3, None));
+        assert!(s.tasks[a].on_rq_queued() && s.rqs[0].need_resched);
+        assert_eq!(s.take_work().tasks_moved, 1);
+        s.check_invariants().unwrap();
+        // The same mask again is `cpumask_equal`: nothing happens.
+        assert_eq!(
+            s.set_cpus_allowed_ptr(a, &to3, 0, 11_000),
+            Some(AffineMove::Unchanged)
+        );
+    }
+
+    #[test]
+    fn a_queued_task_is_moved_and_one_still_allowed_stays() {
+        let mut s = four_cpus();
+        let (a, b) = two_on_cpu0(&mut s);
+        let moved = s.set_cpus_allowed_ptr(b, &CpuMask::from_cpus(4, [1, 2]), 0, 10_000);
+        // cpumask_any_and_distribute from CPU 0's first call: the first CPU after 0.
+        assert_eq!(moved, Some(AffineMove::Queued { from: 0, to: 1 }));
+        assert_eq!(s.rqs[0].curr, Some(a));
+        s.check_invariants().unwrap();
+        let widened = s.set_cpus_allowed_ptr(a, &CpuMask::full(4), 0, 11_000);
+        assert_eq!(widened, Some(AffineMove::Stays));
+        assert_eq!(s.tasks[a].nr_cpus_allowed, 4);
+        assert_eq!(s.set_cpus_allowed_ptr(a, &CpuMask::new(4), 0, 12_000), None);
+        assert_eq!(
+            s.tasks[a].nr_cpus_allowed, 4,
+            "an empty mask changes nothing"
+        );
+    }
+
+    #[test]
+    fn distribute_skips_zero_first_and_wraps() {
+        let mut s = four_cpus();
         let all = CpuMask::full(4);
         assert_eq!(s.cpumask_any_and_distribute(&all, 0), Some(1));
         assert_eq!(s.cpumask_any_and_distribute(&all, 0), Some(2));
