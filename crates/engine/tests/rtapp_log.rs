@@ -99,6 +99,23 @@ fn a_phase_without_cpus_goes_back_to_the_task_cpus() {
     }
 }
 
+#[test]
+fn without_task_cpus_a_phase_goes_back_to_the_inherited_affinity() {
+    // No task-level list: rt-app's default is the affinity the thread started with,
+    // here the workload's `cpus=0-1` (as `taskset` would give it), not every CPU.
+    let text = r#"{"tasks": {"t": {"loop": 1, "phases": {
+        "away": {"cpus": [3], "loop": 2, "run": 5000, "timer": {"ref": "unique", "period": 10000}},
+        "back": {"loop": 2, "run": 5000, "timer": {"ref": "unique", "period": 10000}}
+    }}}}"#;
+    let w = format!("{},cpus=0-1", write("inherit.json", text));
+    let mut s = common::spec("smt-mc-1s4c2t", &[w.as_str()], 1_000, 7);
+    s.config.check_invariants = true;
+    let r = run(&s, &mut |_, _| {}).unwrap();
+    let cpus = cpus_of(&r.reports[0].json, 0);
+    assert_eq!(&cpus[..2], [3, 3], "{cpus:?}");
+    assert!(cpus[2..].iter().all(|c| [0, 1].contains(c)), "{cpus:?}");
+}
+
 /// A log file's data lines as columns.
 fn rows(text: &str) -> Vec<Vec<i64>> {
     text.lines()

@@ -267,6 +267,21 @@ mod tests {
     }
 
     #[test]
+    fn set_thread_affinity_skips_the_set_it_asked_for_last() {
+        let mut p = Periodic {
+            masks: vec![CpuMask::full(4), CpuMask::single(4, 2)],
+            curr_set: vec![0],
+            acc: vec![PhaseAcc::default()],
+            ..Periodic::default()
+        };
+        // The thread starts with the inherited set: asking for it makes no call.
+        assert_eq!(p.affinity_change(0, 0), None);
+        assert_eq!(p.affinity_change(0, 1), Some(CpuMask::single(4, 2)));
+        assert_eq!(p.affinity_change(0, 1), None);
+        assert_eq!(p.affinity_change(0, 0), Some(CpuMask::full(4)));
+    }
+
+    #[test]
     fn timer_follows_rt_app() {
         let mut p = Periodic {
             clocks: vec![PeriodicClock {
