@@ -86,6 +86,7 @@ pub enum Sym {
     UtilEstEnqueue,
     UtilEstDequeue,
     UtilEstUpdate,
+    MigrationCpuStop,
     User,
     Idle,
 }
@@ -156,6 +157,7 @@ impl Sym {
         Sym::UtilEstEnqueue,
         Sym::UtilEstDequeue,
         Sym::UtilEstUpdate,
+        Sym::MigrationCpuStop,
         Sym::User,
         Sym::Idle,
     ];
@@ -223,6 +225,7 @@ impl Sym {
             Sym::UtilEstEnqueue => "util_est_enqueue",
             Sym::UtilEstDequeue => "util_est_dequeue",
             Sym::UtilEstUpdate => "util_est_update",
+            Sym::MigrationCpuStop => "migration_cpu_stop",
             Sym::User => "[user]",
             Sym::Idle => "[idle]",
         }
@@ -317,11 +320,14 @@ pub enum Ctx {
     /// waits for space (`tcp_cleanup_rbuf`), with the softirq that processes it on the
     /// reader's CPU.
     NetTcpAck,
+    /// The stopper's `migration_cpu_stop`, moving a task off a CPU that
+    /// `sched_setaffinity` took out of its mask.
+    AffinityStop,
 }
 
 impl Ctx {
     /// Number of contexts.
-    pub const COUNT: usize = Ctx::NetTcpAck as usize + 1;
+    pub const COUNT: usize = Ctx::AffinityStop as usize + 1;
 
     /// Every context, in index order.
     pub const ALL: [Ctx; Ctx::COUNT] = [
@@ -353,6 +359,7 @@ impl Ctx {
         Ctx::NetTcpRecv,
         Ctx::NetUdpRecv,
         Ctx::NetTcpAck,
+        Ctx::AffinityStop,
     ];
 
     /// The call chain of the context, outermost first.
@@ -404,6 +411,7 @@ impl Ctx {
             Ctx::NetTcpRecv => &[SysRecvfrom, TcpRecvmsg],
             Ctx::NetUdpRecv => &[SysRecvfrom, UdpRecvmsg],
             Ctx::NetTcpAck => &[SysRecvfrom, TcpRecvmsg, TcpCleanupRbuf],
+            Ctx::AffinityStop => &[CpuStopperThread, MigrationCpuStop],
         }
     }
 
@@ -439,6 +447,7 @@ impl Ctx {
             | Ctx::NetTcpRecv
             | Ctx::NetUdpRecv
             | Ctx::NetTcpAck => Overhead::Net,
+            Ctx::AffinityStop => Overhead::Migration,
             Ctx::Newidle | Ctx::PeriodicBalance | Ctx::NohzBalance => Overhead::Scan,
         }
     }

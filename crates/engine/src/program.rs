@@ -116,6 +116,21 @@ pub enum Op {
         /// Index of the (task, phase) statistics in the workload's `Periodic` state.
         row: usize,
     },
+    /// rt-app's `set_thread_affinity` at the start of a phase pass: when the workload's
+    /// affinity set `set` differs from the one the thread set last (rt-app compares its
+    /// own record, `CPU_EQUAL`, and skips the system call when they match), the thread
+    /// calls `sched_setaffinity` on itself (`Sched::set_cpus_allowed_ptr`); a thread whose
+    /// CPU left the new mask is moved by its CPU's stopper (see `workloads::Periodic`).
+    SetAffinity {
+        /// Index of the mask in the workload's `Periodic::masks`.
+        set: usize,
+    },
+    /// rt-app's `clock_gettime` calls around a phase pass and its `run`/`runtime` events,
+    /// which its per-activation log is made of (see `workloads::Periodic`). Takes no time.
+    RtStamp {
+        /// Which reading.
+        point: RtPoint,
+    },
     /// cyclictest's `clock_nanosleep(TIMER_ABSTIME, &next)` at the head of its thread
     /// loop (see `workloads::CyclicRt`): on first use the thread takes `next` from now;
     /// then it sleeps on an absolute hrtimer with the task's slack until `next`, and when
@@ -199,6 +214,21 @@ pub enum Op {
         dur: u64,
         /// Index of the operation after the loop's end.
         after: usize,
+    },
+}
+
+/// Where an [`Op::RtStamp`] reads the clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RtPoint {
+    /// `t_start` of a phase pass in `thread_body`.
+    PassStart,
+    /// Before a `run` or `runtime` event (`run_event`'s `t_start`).
+    EventStart,
+    /// After it: its wall time joins the pass's `run` column, and its requested `us` the
+    /// `c_duration` column.
+    EventEnd {
+        /// The event's duration as written, in us.
+        us: u64,
     },
 }
 

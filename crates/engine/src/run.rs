@@ -47,13 +47,28 @@ pub fn estimate_output_memory(tasks: u64, cpus: usize, levels: u64) -> u64 {
     cpus as u64 * (16 * 1024 + 32 * 1024 * levels) + tasks * 2 * 1024
 }
 
-/// [`estimate_output_memory`] for the run `spec` describes: what rendering its JSON adds
-/// to [`estimate_run_memory`]. Callers that render it (`run --json`) check the sum.
+/// [`estimate_output_memory`] for the run `spec` describes, with the cpufreq tables and
+/// each rt-app workload's activation lists: what rendering its JSON adds to
+/// [`estimate_run_memory`]. Callers that render it (`run --json`) check the sum.
 pub fn estimate_json_memory(spec: &RunSpec) -> u64 {
     let ncpus = spec.machine.nr_cpus();
     let tasks: u64 = spec.workloads.iter().map(|w| w.nr_tasks(ncpus)).sum();
     estimate_output_memory(tasks, ncpus, max_levels(&spec.machine))
         .saturating_add(estimate_cpufreq_json_memory(&spec.machine))
+        .saturating_add(rtapp_workloads(spec) * RTAPP_ACTIVATIONS_JSON_BYTES)
+}
+
+/// Bytes of the JSON that rt-app's activation lists render to, per workload, at their
+/// bound ([`crate::workloads::JSON_TOTAL`] entries of about 200 bytes), doubled for
+/// serde_json's values.
+const RTAPP_ACTIVATIONS_JSON_BYTES: u64 = 2 * 200 * crate::workloads::JSON_TOTAL as u64;
+
+/// How many of `spec`'s workloads are rt-app files.
+fn rtapp_workloads(spec: &RunSpec) -> u64 {
+    spec.workloads
+        .iter()
+        .filter(|w| matches!(w.workload, crate::workloads::Workload::Rtapp(_)))
+        .count() as u64
 }
 
 /// Bytes of the cpufreq state of a run on `m`, on the high side; 0 without cpufreq.
@@ -107,8 +122,9 @@ fn max_levels(m: &Machine) -> u64 {
 }
 
 /// Estimated peak bytes of the run `spec` describes, up to its text summary: its state,
-/// what the progress guard lets a stuck world take before it stops it, and the
-/// sched-domain build. [`prepare`] refuses a run above its budget; rendering the JSON
+/// what the progress guard lets a stuck world take before it stops it, the
+/// sched-domain build, and each rt-app workload's activation log at its bound
+/// ([`crate::workloads::ActivationLog::bound_bytes`]). [`prepare`] refuses a run above its budget; rendering the JSON
 /// results adds [`estimate_json_memory`].
 pub fn estimate_run_memory(spec: &RunSpec) -> u64 {
     let ncpus = spec.machine.nr_cpus();
@@ -117,6 +133,10 @@ pub fn estimate_run_memory(spec: &RunSpec) -> u64 {
         .saturating_add(guard_memory(tasks as usize, ncpus))
         .saturating_add(estimate_build_memory(&spec.machine, spec.build))
         .saturating_add(estimate_cpufreq_memory(&spec.machine))
+        .saturating_add(
+            rtapp_workloads(spec)
+                * crate::workloads::ActivationLog::bound_bytes(spec.config.rtapp_log),
+        )
 }
 
 /// Everything that defines a run.
@@ -207,6 +227,14 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
     let mut bp = Blueprint::default();
     for (i, w) in spec.workloads.iter().enumerate() {
         w.build(i, spec.config.seed, &mut bp, ncpus);
+    }
+    if spec.config.rtapp_log {
+        for w in &mut bp.workloads {
+            let threads = w.periodic.log.threads.len();
+            if threads > 0 {
+                w.periodic.log = crate::workloads::ActivationLog::new(threads, true);
+            }
+        }
     }
     bp.workload_kinds = spec.workloads.iter().map(WorkloadSpec::name).collect();
     bp.workload_mem = spec

@@ -5,6 +5,8 @@
 //! (ns since the start of the emulation) and performs what the kernel does at that
 //! instant, with the kernel's order of updates. Costs of doing so are the engine's business.
 
+mod affinity;
+pub use affinity::AffineMove;
 mod enqueue;
 mod invariants;
 mod switch;
@@ -193,6 +195,9 @@ pub struct Sched {
     /// CPUs and groups read by code that only borrows the state (the wakeup path); folded
     /// into [`SchedWork`] by [`Sched::take_work`].
     visits: std::cell::Cell<(u64, u64)>,
+    /// Per CPU: `distribute_cpu_mask_prev`, the last CPU
+    /// [`Sched::cpumask_any_and_distribute`] returned there.
+    distribute_prev: Vec<usize>,
 }
 
 /// What the pick in `__schedule` led to, for an engine that steps newidle balances.
@@ -246,6 +251,7 @@ impl Sched {
             migration_log: None,
             cpufreq: None,
             visits: std::cell::Cell::new((0, 0)),
+            distribute_prev: vec![0; n],
         };
         if params.features.has(crate::features::Feature::LEGACY_LB) {
             s.init_legacy_lb();

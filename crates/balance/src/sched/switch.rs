@@ -281,13 +281,21 @@ impl Sched {
         }
         self.update_rq_clock(cpu, now);
         self.preempt_current_for_stopper(cpu);
-        self.deactivate_task(cpu, p, 0);
-        self.set_task_cpu(p, dest);
-        self.work.tasks_moved += 1;
-        self.update_rq_clock(dest, now);
-        self.activate_task(dest, p, 0);
-        self.wakeup_preempt(dest, p, 0);
+        self.move_queued_task(cpu, p, dest, now);
         Some(dest)
+    }
+
+    /// `move_queued_task(rq, rf, p, new_cpu)`, as the stopper's `__migrate_task` runs it:
+    /// deactivate on `from`, `set_task_cpu`, activate on `to`, and `wakeup_preempt`
+    /// there; counted as one task moved for the engine's migration cost. Shared by the
+    /// exec balance and `set_cpus_allowed_ptr`.
+    pub(crate) fn move_queued_task(&mut self, from: usize, p: TaskId, to: usize, now: u64) {
+        self.deactivate_task(from, p, 0);
+        self.set_task_cpu(p, to);
+        self.work.tasks_moved += 1;
+        self.update_rq_clock(to, now);
+        self.activate_task(to, p, 0);
+        self.wakeup_preempt(to, p, 0);
     }
 
     pub(crate) fn preempt_current_for_stopper(&mut self, cpu: usize) {

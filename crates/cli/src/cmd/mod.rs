@@ -7,6 +7,7 @@ pub mod pelt;
 pub mod plot;
 pub(crate) mod plots;
 pub mod race;
+pub(crate) mod rtapp_log;
 pub mod run;
 pub mod schedstat;
 pub mod sweep;

@@ -229,6 +229,11 @@ pub struct RunArgs {
     /// feature set and the metrics as bars with error bars.
     #[arg(long, value_name = "DIR")]
     pub(crate) plot: Option<PathBuf>,
+
+    /// Write rt-app's per-thread log files (rt-app-NAME-IDX-IDX.log, one line per phase
+    /// pass, rt-app v1.0's columns) into DIR.
+    #[arg(long, value_name = "DIR")]
+    rtapp_log: Option<PathBuf>,
 }
 
 /// The run specification `args` describe (for `fairsim compare`, which varies its
@@ -245,6 +250,7 @@ pub(crate) fn resolve_spec(args: &RunArgs) -> Result<RunSpec, CliError> {
         (args.trace.is_some(), "--trace"),
         (args.trace_text.is_some(), "--trace-text"),
         (args.trace_window.is_some(), "--trace-window"),
+        (args.rtapp_log.is_some(), "--rtapp-log"),
     ] {
         if given {
             return Err(CliError::msg(format!(
@@ -529,6 +535,7 @@ fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool),
         trace: None,
         launch,
         governor,
+        rtapp_log: args.rtapp_log.is_some(),
     };
     let mut spec = RunSpec {
         machine,
@@ -716,6 +723,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
         writeln!(out, "{BUILTIN_EXPLANATION}")?;
     }
     check_json_budget(&plan, args.check_determinism)?;
+    super::rtapp_log::check(args.rtapp_log.as_deref(), &plan.spec)?;
     let started = std::time::Instant::now();
     let mut result = execute(&plan.spec)?;
     let wall = started.elapsed();
@@ -763,6 +771,9 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     if let Some(path) = &plan.json {
         write_file(path, "--json", &(json_text + "\n"))?;
+    }
+    if let Some(dir) = &args.rtapp_log {
+        super::rtapp_log::write(dir, &plan.spec, &result)?;
     }
     let trace = result.world.take_trace();
     if let Some(trace) = &trace {

@@ -17,6 +17,8 @@ pub mod netsock;
 mod plat;
 mod rtapp;
 mod rtapp_json;
+mod rtapp_log;
+mod rtapp_report;
 mod rtapp_stats;
 mod schbench;
 mod sysbench;
@@ -35,6 +37,9 @@ pub use netperf::{hmean, Netperf, NetperfTest};
 pub use netsock::NetRt;
 pub use plat::PlatStats;
 pub use rtapp::{RtEvent, RtPhase, RtTask, Rtapp};
+pub use rtapp_log::{
+    Activation, ActivationLog, PassEnd, ThreadLog, FILE_TOTAL, JSON_PER_THREAD, JSON_TOTAL,
+};
 pub use rtapp_stats::{Periodic, PeriodicClock, PhaseAcc, PhaseRows, UsDist};
 pub use schbench::{Schbench, SchbenchVersion, SCHBENCH_2016_MESSAGE_THREADS};
 pub use sysbench::SysbenchCpu;
@@ -409,7 +414,7 @@ impl WorkloadSpec {
             Workload::Hackbench(w) => w.build(index, bp),
             Workload::Nanosleep(w) => w.build(index, bp, ncpus, mask.as_ref()),
             Workload::SysbenchCpu(w) => w.build(index, bp),
-            Workload::Rtapp(w) => w.build(index, bp, &mut rt, ncpus),
+            Workload::Rtapp(w) => w.build(index, bp, &mut rt, ncpus, mask.as_ref()),
             Workload::Cyclictest(w) => w.build(index, bp, &mut rt, ncpus),
             Workload::Forkbench(w) => w.build(index, bp, &mut rt),
             Workload::Netperf(w) => w.build(index, bp, &mut rt),

@@ -22,9 +22,16 @@
 //!   object is its one phase and its `loop` is the phase's, run once.
 //! - `delay` (us) sleeps before the first phase; `cpus` (array) sets `cpus_allowed`;
 //!   `policy` must be `SCHED_OTHER` (default `global.default_policy`) and `priority` is
-//!   its nice value (`_set_thread_cfs`). Per-phase `cpus`, `policy` and `priority`, uclamp,
-//!   task groups and deadline parameters change the scheduling mid-run, which this
-//!   port does not model: they are refused with one line.
+//!   its nice value (`_set_thread_cfs`).
+//! - A phase's own `cpus` (`parse_cpuset_data`) is applied as rt-app's
+//!   `set_thread_affinity` does at the start of every pass (`Op::SetAffinity`): the
+//!   phase's set, else the task's `cpus`, else the affinity the thread started with (the
+//!   workload's `cpus=LIST`, or every CPU); rt-app calls `sched_setaffinity` only when
+//!   that set differs from the one it set last, and the kernel moves a thread whose CPU
+//!   left the set (`Sched::set_cpus_allowed_ptr`). Only the threads of a task with some
+//!   phase-level `cpus` carry these operations. Per-phase `policy` and `priority`,
+//!   uclamp, task groups and deadline parameters change the scheduling mid-run, which
+//!   this port does not model: they are refused with one line.
 //! - `global`: `duration` (s; the run's own length unless `--duration` is given),
 //!   `cumulative_slack` and `default_policy` are used; `calibration` (fairsim's work is
 //!   already in capacity units), logging, ftrace, `lock_pages`, `pi_enabled`,
@@ -34,19 +41,22 @@
 //! Every key outside these is refused with its path (rt-app would ignore it silently).
 //! The report is rt-app's per-thread log reduced to distributions: per thread and
 //! phase, the passes and the `slack` and `wu_lat` columns (us) of the passes that used a
-//! timer.
+//! timer. The log itself, one line per pass, is `rtapp_log`'s.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::EngineError;
-use crate::program::{DurSpec, Op, Program};
+use fairsim_topology::CpuMask;
+
+use crate::program::{DurSpec, Op, Program, RtPoint};
 use crate::time::{SEC, US};
-use crate::world::{Blueprint, World};
+use crate::world::Blueprint;
 
 use super::rtapp_json::{self, Json};
-use super::rtapp_stats::{PeriodicClock, PhaseAcc, PhaseRows, UsDist};
-use super::{add_program, new_task, task_range, WorkloadReport, WorkloadRt};
+use super::rtapp_log::ActivationLog;
+use super::rtapp_stats::{Periodic, PeriodicClock, PhaseAcc, PhaseRows};
+use super::{add_program, new_task, WorkloadRt};
 
 /// The largest file read (rt-app files are a few kB).
 const MAX_FILE_BYTES: u64 = 4 << 20;
@@ -82,6 +92,8 @@ pub struct RtPhase {
     pub repeat: i64,
     /// The events in file order.
     pub events: Vec<RtEvent>,
+    /// The phase's own `cpus`.
+    pub cpus: Option<Vec<usize>>,
 }
 
 /// One task definition.
@@ -121,7 +133,7 @@ pub struct Rtapp {
 
 /// The keys a task or phase object may hold besides events.
 const TASK_KEYS: &str = "instance, delay, loop, phases, cpus, policy, priority, nodes_membind";
-const PHASE_KEYS: &str = "loop";
+const PHASE_KEYS: &str = "loop, cpus";
 const EVENTS: &str = "run*, runtime*, sleep*, timer* (any key that starts with an event's name)";
 /// rt-app's events this port does not run.
 const OTHER_EVENTS: [&str; 16] = [
@@ -384,13 +396,15 @@ impl Rtapp {
             name: name.to_string(),
             repeat: 1,
             events: Vec::new(),
+            cpus: None,
         };
         for (k, v) in obj {
             let p = join(path, k);
             let Some(kind) = event_kind(k) else {
                 match k.as_str() {
                     "loop" => phase.repeat = c.int(&p, v, i64::from(i32::MIN), MAX_US)?,
-                    "cpus" | "policy" | "priority" | "util_min" | "util_max" | "taskgroup"
+                    "cpus" if own_object => phase.cpus = Some(cpus(c, &p, v)?),
+                    "policy" | "priority" | "util_min" | "util_max" | "taskgroup"
                     | "dl-runtime" | "dl-period" | "dl-deadline" | "nodes_membind"
                         if own_object =>
                     {
@@ -496,26 +510,48 @@ impl Rtapp {
         self.tasks.iter().map(|t| t.instances).sum()
     }
 
-    /// Checks the `cpus` lists against a machine of `ncpus` CPUs.
+    /// Checks the task and phase `cpus` lists against a machine of `ncpus` CPUs.
     pub fn check(&self, ncpus: usize) -> Result<(), EngineError> {
+        let off = |path: String, list: &Option<Vec<usize>>| match list
+            .iter()
+            .flatten()
+            .find(|&&c| c >= ncpus)
+        {
+            Some(&cpu) => Err(EngineError::Workload(format!(
+                "rtapp {}: {path}: CPU {cpu} is not on the {ncpus}-CPU machine; allowed: 0..={}",
+                self.file,
+                ncpus.saturating_sub(1)
+            ))),
+            None => Ok(()),
+        };
         for t in &self.tasks {
-            if let Some(&cpu) = t.cpus.iter().flatten().find(|&&c| c >= ncpus) {
-                return Err(EngineError::Workload(format!(
-                    "rtapp {}: tasks.{}.cpus: CPU {cpu} is not on the {ncpus}-CPU machine; allowed: 0..={}",
-                    self.file, t.name, ncpus - 1
-                )));
+            off(format!("tasks.{}.cpus", t.name), &t.cpus)?;
+            for p in t.phases.iter().filter(|p| !p.name.is_empty()) {
+                off(format!("tasks.{}.phases.{}.cpus", t.name, p.name), &p.cpus)?;
             }
         }
         Ok(())
     }
 
-    /// Adds one root task per thread, with its timers and log rows, to `bp`.
-    pub(super) fn build(&self, w: usize, bp: &mut Blueprint, rt: &mut WorkloadRt, ncpus: usize) {
+    /// Adds one root task per thread, with its timers, affinity sets and log rows, to
+    /// `bp`. `inherited` is the workload's `cpus=LIST`, the affinity a thread starts with.
+    pub(super) fn build(
+        &self,
+        w: usize,
+        bp: &mut Blueprint,
+        rt: &mut WorkloadRt,
+        ncpus: usize,
+        inherited: Option<&CpuMask>,
+    ) {
         let mut global: BTreeMap<String, usize> = BTreeMap::new();
         let p = &mut rt.periodic;
         p.cumulative_slack = self.cumulative_slack;
+        let inherited = inherited.cloned().unwrap_or_else(|| CpuMask::full(ncpus));
         let mut idx = 0usize;
         for task in &self.tasks {
+            let task_mask = task.cpus.as_ref().map(|l| mask_of(l, ncpus));
+            let task_mask = task_mask.filter(|m| !m.is_empty());
+            let per_phase = task.phases.iter().any(|ph| ph.cpus.is_some());
             for _ in 0..task.instances {
                 let mut unique: BTreeMap<&str, usize> = BTreeMap::new();
                 let mut prog = Program::new();
@@ -528,6 +564,23 @@ impl Rtapp {
                     prog = prog.begin_loop((task.repeat > 0).then_some(task.repeat as u64));
                     for phase in &task.phases {
                         prog = prog.begin_loop((phase.repeat > 0).then_some(phase.repeat as u64));
+                        if per_phase {
+                            // set_thread_affinity's order: the phase's set, the task's,
+                            // then the one the thread started with.
+                            let m = phase
+                                .cpus
+                                .as_ref()
+                                .map(|l| mask_of(l, ncpus))
+                                .filter(|m| !m.is_empty())
+                                .or_else(|| task_mask.clone())
+                                .unwrap_or_else(|| inherited.clone());
+                            prog = prog.op(Op::SetAffinity {
+                                set: mask_index(p, m),
+                            });
+                        }
+                        prog = prog.op(Op::RtStamp {
+                            point: RtPoint::PassStart,
+                        });
                         for ev in &phase.events {
                             let op = match ev {
                                 RtEvent::Run(0) | RtEvent::Runtime(0) => continue,
@@ -562,7 +615,17 @@ impl Rtapp {
                                     }
                                 }
                             };
-                            prog = prog.op(op);
+                            prog = match ev {
+                                RtEvent::Run(us) | RtEvent::Runtime(us) => prog
+                                    .op(Op::RtStamp {
+                                        point: RtPoint::EventStart,
+                                    })
+                                    .op(op)
+                                    .op(Op::RtStamp {
+                                        point: RtPoint::EventEnd { us: *us },
+                                    }),
+                                _ => prog.op(op),
+                            };
                         }
                         p.rows.push(PhaseRows::default());
                         prog = prog
@@ -584,96 +647,33 @@ impl Rtapp {
                 };
                 let mut t = new_task(comm, prog, None, (me, me), w);
                 t.nice = task.nice;
-                if let Some(list) = &task.cpus {
-                    let mut m = fairsim_topology::CpuMask::new(ncpus);
-                    list.iter().filter(|&&c| c < ncpus).for_each(|&c| m.set(c));
-                    if !m.is_empty() {
-                        t.cpus_allowed = Some(m);
-                    }
-                }
+                t.cpus_allowed = task_mask.clone();
                 bp.tasks.push(t);
                 p.acc.push(PhaseAcc::default());
+                let start = mask_index(p, inherited.clone());
+                p.curr_set.push(start);
                 idx += 1;
             }
         }
-    }
-
-    /// Every thread, in creation order: (name, definition).
-    fn threads(&self) -> Vec<(String, &RtTask)> {
-        let mut out = Vec::new();
-        for task in &self.tasks {
-            for _ in 0..task.instances {
-                out.push((format!("{}-{}", task.name, out.len()), task));
-            }
-        }
-        out
-    }
-
-    /// rt-app's log per thread and phase: passes, and slack and wu_lat distributions.
-    pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
-        let range = task_range(world, index);
-        let rows = &world.workloads[index].periodic.rows;
-        let mut text = format!(
-            "rt-app {}: {} threads (slack and wu_lat in us: mean p50 p99 max, over the phase passes with a timer)\n",
-            self.file,
-            range.len()
-        );
-        let mut threads_json = Vec::new();
-        let mut row = 0;
-        let mut finished = true;
-        for ((name, task), t) in self.threads().into_iter().zip(range) {
-            if task.repeat < 0 || task.phases.iter().any(|p| p.repeat <= 0) {
-                // An endless thread is complete whenever the run stops.
-            } else if world.metrics.tasks[t].exited_at.is_none() {
-                finished = false;
-            }
-            let mut phases_json = Vec::new();
-            for phase in &task.phases {
-                let r = rows.get(row).cloned().unwrap_or_default();
-                row += 1;
-                let label = if phase.name.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{name} {}", phase.name)
-                };
-                text.push_str(&format!("\t{label}: {} passes", r.passes));
-                if r.slack.count() > 0 {
-                    text.push_str(&format!(
-                        "; slack {}; wu_lat {}",
-                        dist_text(&r.slack),
-                        dist_text(&r.wu_lat)
-                    ));
-                }
-                text.push('\n');
-                phases_json.push(serde_json::json!({
-                    "phase": phase.name,
-                    "passes": r.passes,
-                    "slack_us": r.slack.json(),
-                    "wu_lat_us": r.wu_lat.json(),
-                }));
-            }
-            threads_json.push(serde_json::json!({
-                "name": name,
-                "nice": task.nice,
-                "phases": phases_json,
-            }));
-        }
-        WorkloadReport {
-            text,
-            json: serde_json::json!({ "file": self.file, "threads": threads_json }),
-            finished,
-        }
+        p.log = ActivationLog::new(idx, false);
     }
 }
 
-fn dist_text(d: &UsDist) -> String {
-    format!(
-        "{} {} {} {}",
-        d.mean(),
-        d.percentile(50),
-        d.percentile(99),
-        d.max()
-    )
+/// The mask of a `cpus` list on a machine of `ncpus` CPUs (`check` refused CPUs off it).
+fn mask_of(list: &[usize], ncpus: usize) -> CpuMask {
+    CpuMask::from_cpus(ncpus, list.iter().copied().filter(|&c| c < ncpus))
+}
+
+/// The index of `m` in the workload's affinity sets, added once per content so that
+/// equal sets have equal indices (rt-app's `CPU_EQUAL`).
+fn mask_index(p: &mut Periodic, m: CpuMask) -> usize {
+    match p.masks.iter().position(|x| *x == m) {
+        Some(i) => i,
+        None => {
+            p.masks.push(m);
+            p.masks.len() - 1
+        }
+    }
 }
 
 fn unknown(c: &Ctx, path: &str, keys: &str) -> EngineError {

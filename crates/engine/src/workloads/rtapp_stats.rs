@@ -8,9 +8,18 @@
 //! the sum of them with `cumulative_slack`; `wu_lat` adds, after each sleep, how late the
 //! task came back (truncated to microseconds, `timespec_to_usec`), and is reset to 0 when
 //! a timer's instant had already passed, where a relative timer also restarts from now.
+//!
+//! Each pass also keeps what rt-app's per-activation log line holds (`rtapp_log`): the
+//! pass's start and end, the wall time of its `run`/`runtime` events, the durations and
+//! periods as written (`c_duration`, `c_period`), and the thread's `set_thread_affinity`
+//! record of the CPU set it asked for last.
 
 use std::collections::BTreeMap;
 
+use fairsim_topology::CpuMask;
+
+use super::rtapp_log::{ActivationLog, PassEnd};
+use crate::program::RtPoint;
 use crate::time::US;
 
 /// One timer reference (`"ref"`): shared by every task that names it, or one per task
@@ -35,6 +44,16 @@ pub struct PhaseAcc {
     pub timed: bool,
     /// The instant the task sleeps until, while it sleeps.
     pub target: u64,
+    /// `t_start` of the pass (ns), once read.
+    pub start: Option<u64>,
+    /// When the current `run`/`runtime` event began (ns).
+    pub event_start: u64,
+    /// The wall time of the pass's `run`/`runtime` events (us): the log's `run` column.
+    pub run_us: u64,
+    /// Their durations as written (us): `c_duration`.
+    pub c_duration_us: u64,
+    /// The periods of the pass's timer events (us): `c_period`.
+    pub c_period_us: u64,
 }
 
 /// A distribution of integer microseconds, exact: values are counted per microsecond, so
@@ -121,6 +140,13 @@ pub struct Periodic {
     pub rows: Vec<PhaseRows>,
     /// `global.cumulative_slack`.
     pub cumulative_slack: bool,
+    /// The CPU sets `Op::SetAffinity` names, each content once.
+    pub masks: Vec<CpuMask>,
+    /// Per task: the index in `masks` of the set rt-app recorded last
+    /// (`curr_cpu_data`), starting at the thread's inherited affinity.
+    pub curr_set: Vec<usize>,
+    /// The per-activation log (`rtapp_log`).
+    pub log: ActivationLog,
 }
 
 impl Periodic {
@@ -141,6 +167,7 @@ impl Periodic {
             slack
         };
         acc.timed = true;
+        acc.c_period_us += period / US;
         if now < next {
             acc.target = next;
             Some(next)
@@ -160,13 +187,47 @@ impl Periodic {
         }
     }
 
+    /// rt-app's `set_thread_affinity` for task `task` asking for set `set`: the mask to
+    /// pass to `sched_setaffinity`, or `None` when it equals the set recorded last, where
+    /// rt-app makes no system call.
+    pub fn affinity_change(&mut self, task: usize, set: usize) -> Option<CpuMask> {
+        let curr = self.curr_set.get_mut(task)?;
+        if *curr == set {
+            return None;
+        }
+        let mask = self.masks.get(set)?.clone();
+        *curr = set;
+        Some(mask)
+    }
+
+    /// Task `task` reads the clock at `point` at `now` (`Op::RtStamp`).
+    pub fn stamp(&mut self, task: usize, point: RtPoint, now: u64) {
+        let Some(acc) = self.acc.get_mut(task) else {
+            return;
+        };
+        match point {
+            RtPoint::PassStart => acc.start = Some(now),
+            RtPoint::EventStart => acc.event_start = now,
+            RtPoint::EventEnd { us } => {
+                acc.c_duration_us += us;
+                // run_event adds timespec_to_usec of each event's own wall time.
+                acc.run_us +=
+                    round_us(i128::from(now.saturating_sub(acc.event_start))).max(0) as u64;
+            }
+        }
+    }
+
     /// Task `task` ends a pass of the phase whose row is `row`; the pass counts when
-    /// `counted` (it ended inside the measurement window).
-    pub fn phase_end(&mut self, task: usize, row: usize, counted: bool) {
+    /// `counted` (it ended inside the measurement window), and then also joins the
+    /// per-activation log with its end `end`.
+    pub fn phase_end(&mut self, task: usize, row: usize, counted: bool, end: PassEnd) {
         let Some(acc) = self.acc.get_mut(task) else {
             return;
         };
         let done = std::mem::take(acc);
+        if counted {
+            self.log.push(task, &done, end);
+        }
         if let (true, Some(r)) = (counted, self.rows.get_mut(row)) {
             r.passes += 1;
             if done.timed {
@@ -178,7 +239,7 @@ impl Periodic {
 }
 
 /// ns to us rounded to the nearest, halves away from zero (C's `round`).
-fn round_us(ns: i128) -> i64 {
+pub(super) fn round_us(ns: i128) -> i64 {
     let us = i128::from(US);
     let r = if ns >= 0 {
         (ns + us / 2) / us
@@ -206,6 +267,21 @@ mod tests {
     }
 
     #[test]
+    fn set_thread_affinity_skips_the_set_it_asked_for_last() {
+        let mut p = Periodic {
+            masks: vec![CpuMask::full(4), CpuMask::single(4, 2)],
+            curr_set: vec![0],
+            acc: vec![PhaseAcc::default()],
+            ..Periodic::default()
+        };
+        // The thread starts with the inherited set: asking for it makes no call.
+        assert_eq!(p.affinity_change(0, 0), None);
+        assert_eq!(p.affinity_change(0, 1), Some(CpuMask::single(4, 2)));
+        assert_eq!(p.affinity_change(0, 1), None);
+        assert_eq!(p.affinity_change(0, 0), Some(CpuMask::full(4)));
+    }
+
+    #[test]
     fn timer_follows_rt_app() {
         let mut p = Periodic {
             clocks: vec![PeriodicClock {
@@ -215,12 +291,13 @@ mod tests {
             acc: vec![PhaseAcc::default()],
             rows: vec![PhaseRows::default()],
             cumulative_slack: false,
+            ..Periodic::default()
         };
         // First use: the instant is one period after the start.
         assert_eq!(p.timer(0, 0, 16_000 * US, 2_000 * US), Some(16_000 * US));
         assert_eq!(p.acc[0].slack_us, 14_000);
         p.woke(0, 16_000 * US + 7_900);
-        p.phase_end(0, 0, true);
+        p.phase_end(0, 0, true, PassEnd::default());
         assert_eq!((p.rows[0].wu_lat.max(), p.rows[0].slack.max()), (7, 14_000));
         // A miss: no sleep, negative slack, the relative clock restarts from now.
         assert_eq!(p.timer(0, 0, 16_000 * US, 40_000 * US), None);

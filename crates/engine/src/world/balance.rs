@@ -4,6 +4,8 @@
 //! CPUs act.
 
 use fairsim_balance::lb::NewidleStep;
+use fairsim_balance::AffineMove;
+use fairsim_topology::CpuMask;
 
 use crate::event::{Event, Tid};
 use crate::time::Time;
@@ -134,6 +136,36 @@ impl World {
         self.deliver_balance_effects(cpu, now);
         self.schedule_cpu(cpu, now);
         true
+    }
+
+    /// `sched_setaffinity(0, mask)` by task `t`, current on `cpu` (rt-app's
+    /// `set_thread_affinity`): `__set_cpus_allowed_ptr` sets the mask, and when the
+    /// task's CPU left it, `stop_one_cpu(migration_cpu_stop)` has the local stopper take
+    /// the CPU from the task and move it to the CPU `cpumask_any_and_distribute` chose,
+    /// as the exec balance's stopper does. The move is charged as `migration` and the
+    /// switch to the stopper as `context_switch`; the system call's own path has no entry
+    /// in the cost table and is not charged. Returns whether the task left `cpu`.
+    pub(super) fn set_affinity(&mut self, cpu: usize, now: u64, t: Tid, mask: CpuMask) -> bool {
+        let Some(sid) = self.tasks[t].sched_id else {
+            return false;
+        };
+        self.tasks[t].cpus_allowed = Some(mask.clone());
+        let moved = self.sched.set_cpus_allowed_ptr(sid, &mask, cpu, now);
+        self.charge_sched_work(cpu, now, Ctx::AffinityStop);
+        match moved {
+            Some(AffineMove::Stopper { from, .. }) if from == cpu => {
+                // The task runs on its new CPU once that one reschedules.
+                self.stopper_took_cpu(cpu, now);
+                self.deliver_balance_effects(cpu, now);
+                self.schedule_cpu(cpu, now);
+                true
+            }
+            Some(AffineMove::Stopper { .. } | AffineMove::Queued { .. }) => {
+                self.deliver_balance_effects(cpu, now);
+                false
+            }
+            _ => false,
+        }
     }
 
     /// `schedule()` found nothing to run: begin the newidle balance.

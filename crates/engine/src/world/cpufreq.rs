@@ -198,6 +198,14 @@ impl World {
         }
     }
 
+    /// The frequency (kHz) `cpu` runs at now: its policy's `cur`, which changes when a
+    /// transition ends; `None` on a machine without cpufreq.
+    pub(crate) fn cur_khz(&self, cpu: usize) -> Option<u32> {
+        let cf = self.sched.cpufreq.as_ref()?;
+        let p = cf.policies.get(*cf.policy_of.get(cpu)?)?;
+        Some(p.cur)
+    }
+
     /// The engine's cpufreq state, when the machine has cpufreq.
     pub fn cpufreq_rt(&self) -> Option<&CpufreqRt> {
         self.cpufreq.as_ref()

@@ -2,7 +2,7 @@
 
 use crate::program::{DurSpec, Op, Target};
 use crate::time::US;
-use crate::workloads::CyclicStep;
+use crate::workloads::{CyclicStep, PassEnd};
 
 use super::cpu::SegKind;
 use super::net::NetRecvStep;
@@ -143,8 +143,29 @@ impl World {
                     let w = self.tasks[t].workload;
                     let me = t - self.workloads[w].tasks.0;
                     let counted = at >= self.window_start;
-                    self.workloads[w].periodic.phase_end(me, row, counted);
+                    let end = PassEnd {
+                        at,
+                        cpu: cpu as u32,
+                        freq_khz: self.cur_khz(cpu),
+                    };
+                    self.workloads[w].periodic.phase_end(me, row, counted, end);
                     self.tasks[t].pc += 1;
+                }
+                Op::RtStamp { point } => {
+                    let w = self.tasks[t].workload;
+                    let me = t - self.workloads[w].tasks.0;
+                    self.workloads[w].periodic.stamp(me, point, at);
+                    self.tasks[t].pc += 1;
+                }
+                Op::SetAffinity { set } => {
+                    self.tasks[t].pc += 1;
+                    let w = self.tasks[t].workload;
+                    let me = t - self.workloads[w].tasks.0;
+                    if let Some(mask) = self.workloads[w].periodic.affinity_change(me, set) {
+                        if self.set_affinity(cpu, now, t, mask) {
+                            return;
+                        }
+                    }
                 }
                 Op::CyclicSleep => {
                     let w = self.tasks[t].workload;
@@ -399,6 +420,7 @@ impl World {
             | Op::LoopEnd { .. }
             | Op::RecordLatency { .. }
             | Op::PhaseEnd { .. }
+            | Op::RtStamp { .. }
             | Op::NetExchange
             | Op::BreakAfter { .. } => true,
             Op::Sleep { .. } | Op::SleepUntil { .. } | Op::CyclicSleep => task.timer_fired,

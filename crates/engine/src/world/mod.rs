@@ -176,6 +176,9 @@ pub struct WorldConfig {
     /// frequency domains and runs a machine without them at full frequency. A governor
     /// on a machine without domains is refused.
     pub governor: Option<fairsim_balance::cpufreq::Governor>,
+    /// Keep every rt-app thread's activations for its log files (`--rtapp-log`, up to
+    /// `workloads::FILE_TOTAL` per workload) rather than the JSON's first ones.
+    pub rtapp_log: bool,
 }
 
 /// Where the shell that launches a workload runs, so where its root task is forked from.
@@ -233,6 +236,7 @@ impl Default for WorldConfig {
             trace: None,
             launch: Launch::Cpu(0),
             governor: None,
+            rtapp_log: false,
         }
     }
 }

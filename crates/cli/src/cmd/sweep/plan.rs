@@ -27,7 +27,7 @@ const MAX_SEEDS: i64 = 10_000;
 
 /// Options of `fairsim run` that write per-run outputs: a sweep's point files take their
 /// place.
-const OUTPUT_OPTIONS: [&str; 10] = [
+const OUTPUT_OPTIONS: [&str; 11] = [
     "profile",
     "json",
     "schedstat",
@@ -38,6 +38,7 @@ const OUTPUT_OPTIONS: [&str; 10] = [
     "trace-text",
     "trace-window",
     "plot",
+    "rtapp-log",
 ];
 
 /// Options of `fairsim run` that describe the machine: they belong in `axes.machines`.
