@@ -192,3 +192,17 @@ fn sweep_plans_take_cpuset_as_a_run_option() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn topology_json_names_root_domains_only_when_partitioned() {
+    let parted: serde_json::Value =
+        serde_json::from_str(&ok(&["topology", "--cpuset", "8-15", "--format", "json"])).unwrap();
+    assert_eq!(parted["root_domains"][0]["span"], "0-7");
+    assert_eq!(parted["root_domains"][1]["span"], "8-15");
+    assert_eq!(parted["root_domains"][1]["max_cpu_capacity"], 1024);
+    assert_eq!(parted["cpus"][9]["root_domain"], 1);
+    let whole: serde_json::Value =
+        serde_json::from_str(&ok(&["topology", "--format", "json"])).unwrap();
+    assert!(whole.get("root_domains").is_none());
+    assert!(whole["cpus"][9].get("root_domain").is_none());
+}

@@ -188,3 +188,42 @@ fn library_callers_get_one_line_errors_too() {
         .to_string();
     assert!(err.contains("0-15"), "{err}");
 }
+
+#[test]
+fn capacity_asymmetry_is_classified_against_the_partition() {
+    // TC2: A15s 0-1 (1024) and A7s 2-4 (430), one cluster each under PKG.
+    let m = preset("tc2").unwrap();
+    let flags_of = |sds: &SchedDomains, cpu: usize| -> Vec<String> {
+        sds.domains_of(cpu)
+            .map(|d| {
+                let sd = sds.domain(d);
+                format!("{} {}", sd.name, sd.flags.debugfs_string().trim_end())
+            })
+            .collect()
+    };
+    // Partitions of one capacity each see no asymmetry, though the machine has it.
+    let sets = parse_cpusets(5, &lists(&["0-1"]), "--cpuset").unwrap();
+    let sds = partition_sched_domains(&m, BuildOptions::default(), &sets).unwrap();
+    assert!(!sds.asym_cpucapacity);
+    for cpu in 0..5 {
+        assert!(sds.cpus[cpu].sd_asym_cpucapacity.is_none(), "cpu{cpu}");
+        assert!(
+            flags_of(&sds, cpu).iter().all(|f| !f.contains("ASYM")),
+            "cpu{cpu}: {:?}",
+            flags_of(&sds, cpu)
+        );
+    }
+    // One A15 and one A7: the partition's top level covers every capacity the partition
+    // has, so it is SD_ASYM_CPUCAPACITY_FULL, and it is all that survives above the
+    // one-CPU clusters.
+    let sets = parse_cpusets(5, &lists(&["1-2"]), "--cpuset").unwrap();
+    let sds = partition_sched_domains(&m, BuildOptions::default(), &sets).unwrap();
+    assert!(sds.asym_cpucapacity);
+    for cpu in [1, 2] {
+        let chain = flags_of(&sds, cpu);
+        assert_eq!(chain.len(), 1, "cpu{cpu}: {chain:?}");
+        assert!(chain[0].starts_with("PKG "), "{chain:?}");
+        assert!(chain[0].contains("SD_ASYM_CPUCAPACITY_FULL"), "{chain:?}");
+        assert!(sds.cpus[cpu].sd_asym_cpucapacity.is_some());
+    }
+}
