@@ -14,9 +14,10 @@ use crate::domain::{BuildOptions, SchedDomains};
 use crate::error::TopologyError;
 use crate::machine::Machine;
 
-/// Parses the cpusets `lists` (the kernel's cpulist format, `0-9,20-29`) for a machine
-/// of `nr_cpus` CPUs and checks them as [`check_cpusets`] does. Errors name `field`, the
-/// option or key the lists came from (`--cpuset`, `cpusets`).
+/// Parses the cpusets `lists` (the kernel's cpulist format, `0-9,20-29`, as
+/// [`parse_cpulist`] reads it) for a machine of `nr_cpus` CPUs and checks them as
+/// [`check_cpusets`] does. Errors name `field`, the option or key the lists came from
+/// (`--cpuset`, `cpusets`).
 pub fn parse_cpusets(
     nr_cpus: usize,
     lists: &[String],
@@ -26,7 +27,7 @@ pub fn parse_cpusets(
     let sets = lists
         .iter()
         .map(|text| {
-            CpuMask::parse_list(nr_cpus, text).map_err(|why| {
+            parse_cpulist(nr_cpus, text).map_err(|why| {
                 TopologyError::invalid(
                     field,
                     text,
@@ -37,6 +38,69 @@ pub fn parse_cpusets(
         .collect::<Result<Vec<_>, _>>()?;
     check_cpusets(nr_cpus, &sets, field)?;
     Ok(sets)
+}
+
+/// Mirrors `bitmap_parselist` (what a write to `cpuset.cpus` goes through): items split
+/// by commas, each `A`, `A-B` or `A-B:USED/GROUP` (the first USED CPUs of every GROUP
+/// CPUs from A up to B), where `N` stands for the last CPU. An empty text is an empty
+/// mask, which the callers refuse.
+pub fn parse_cpulist(nr_cpus: usize, text: &str) -> Result<CpuMask, String> {
+    let last = nr_cpus.saturating_sub(1);
+    let num = |s: &str| -> Result<usize, String> {
+        let s = s.trim();
+        if s == "N" {
+            return Ok(last);
+        }
+        s.parse::<usize>()
+            .map_err(|_| format!("'{s}' is not a CPU number"))
+    };
+    let mut mask = CpuMask::new(nr_cpus);
+    for item in text.trim().split(',').map(str::trim) {
+        if item.is_empty() {
+            continue;
+        }
+        let (range, pattern) = match item.split_once(':') {
+            Some((r, p)) => (r, Some(p)),
+            None => (item, None),
+        };
+        let (start, end) = match range.split_once('-') {
+            Some((a, b)) => (num(a)?, num(b)?),
+            None => {
+                let a = num(range)?;
+                (a, a)
+            }
+        };
+        let width = end.saturating_sub(start) + 1;
+        let (used, group) = match pattern {
+            Some(p) => {
+                let (u, g) = p
+                    .split_once('/')
+                    .ok_or_else(|| format!("'{item}' has a pattern without '/GROUP'"))?;
+                (num(u)?, num(g)?)
+            }
+            None => (width, width),
+        };
+        if start > end {
+            return Err(format!("range '{item}' runs backwards"));
+        }
+        if group == 0 || used > group {
+            return Err(format!(
+                "'{item}' needs USED/GROUP with GROUP above 0 and USED at most GROUP"
+            ));
+        }
+        if end >= nr_cpus {
+            return Err(format!("CPU {end} is out of range 0-{last}"));
+        }
+        // Saturating and checked sums: USED and GROUP may be any number a user types.
+        let mut base = Some(start);
+        while let Some(b) = base.filter(|&b| b <= end) {
+            for cpu in b..b.saturating_add(used).min(end + 1) {
+                mask.set(cpu);
+            }
+            base = b.checked_add(group);
+        }
+    }
+    Ok(mask)
 }
 
 /// Checks exclusive partitions as `validate_change` and the partition code of cpuset.c
@@ -120,6 +184,22 @@ mod tests {
         assert_eq!(spans, vec!["0-3,6-7", "4-5"]);
         let all = parse_cpusets(8, &lists(&["0-3", "4-7"]), "--cpuset").unwrap();
         assert_eq!(generate_sched_domains(8, &all).len(), 2);
+    }
+
+    #[test]
+    fn cpulists_take_the_kernels_patterns_and_n() {
+        let parse = |t: &str| parse_cpulist(16, t).map(|m| m.to_list());
+        assert_eq!(parse("0-9,12").unwrap(), "0-9,12");
+        assert_eq!(parse("0-15:2/4").unwrap(), "0-1,4-5,8-9,12-13");
+        assert_eq!(parse("1-N:1/2").unwrap(), "1,3,5,7,9,11,13,15");
+        assert_eq!(parse("N").unwrap(), "15");
+        assert_eq!(parse("0-5:0/3").unwrap(), "");
+        let huge = usize::MAX;
+        assert_eq!(parse(&format!("0-5:{huge}/{huge}")).unwrap(), "0-5");
+        assert!(parse("0-9:3/2").unwrap_err().contains("USED at most GROUP"));
+        assert!(parse("0-9:1/0").unwrap_err().contains("GROUP above 0"));
+        assert!(parse("0-9:1").unwrap_err().contains("without '/GROUP'"));
+        assert!(parse("3-1").unwrap_err().contains("backwards"));
     }
 
     #[test]

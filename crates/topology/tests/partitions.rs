@@ -227,3 +227,32 @@ fn capacity_asymmetry_is_classified_against_the_partition() {
         assert!(sds.cpus[cpu].sd_asym_cpucapacity.is_some());
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config {
+        cases: 256,
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    })]
+
+    /// Whatever a user types, `--cpuset` gives masks of the machine or one line naming
+    /// the option; it never panics.
+    #[test]
+    fn any_cpuset_text_parses_or_fails_in_one_line(
+        texts in proptest::collection::vec("[0-9N,:/ -]{0,24}|[0-9]{1,22}-[0-9]{1,22}:[0-9]{1,22}/[0-9]{1,22}", 1..4),
+    ) {
+        match parse_cpusets(16, &texts, "--cpuset") {
+            Ok(sets) => {
+                for s in &sets {
+                    proptest::prop_assert!(!s.is_empty());
+                    proptest::prop_assert_eq!(s.nbits(), 16);
+                }
+            }
+            Err(e) => {
+                let e = e.to_string();
+                proptest::prop_assert!(e.starts_with("--cpuset"), "{}", e);
+                proptest::prop_assert!(!e.contains('\n'), "{}", e);
+            }
+        }
+    }
+}
