@@ -20,6 +20,7 @@ use fairsim::topology::BuildOptions;
 
 fn spec(machine: &str, workload: &str, ms: u64) -> RunSpec {
     RunSpec {
+        cpusets: Vec::new(),
         machine: preset(machine).expect("preset"),
         build: BuildOptions::default(),
         workloads: vec![WorkloadSpec::parse(workload).expect("workload")],

@@ -117,7 +117,7 @@ fn sched_balance_newidle(c: &mut Criterion) {
     for groups in [8usize, 32, 128, 512] {
         for (label, feats) in variants {
             let mut s = machine_with(groups, Features::parse(feats).expect("features"), true);
-            assert!(s.lb.rd_overloaded, "CPU 1 runs two tasks");
+            assert!(s.lb.is_rd_overloaded(&s.topo, 1), "CPU 1 runs two tasks");
             g.bench_with_input(BenchmarkId::new(label, groups), &groups, |b, _| {
                 // By reference, so that dropping the copy is not timed either.
                 b.iter_batched_ref(

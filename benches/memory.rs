@@ -32,6 +32,7 @@ fn spec(cpus: usize, tasks: usize) -> RunSpec {
     );
     o.numa_distance = Some("10,21;21,10".into());
     RunSpec {
+        cpusets: Vec::new(),
         machine: parse_spec(&o).expect("machine"),
         build: BuildOptions::default(),
         workloads: vec![WorkloadSpec::parse(&format!(

@@ -39,6 +39,7 @@ fn machine_spec(cpus: usize, workload: &str, duration_ns: u64) -> RunSpec {
         o.numa_distance = Some("10,21;21,10".into());
     }
     RunSpec {
+        cpusets: Vec::new(),
         machine: parse_spec(&o).expect("machine"),
         build: BuildOptions::default(),
         workloads: vec![WorkloadSpec::parse(workload).expect("workload")],

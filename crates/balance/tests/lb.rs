@@ -103,7 +103,7 @@ fn newly_idle_cpu_pulls_from_an_overloaded_sibling() {
     pile_on(&mut s, 0, 3, 0);
     assert_eq!(s.rqs[0].nr_running, 3);
     assert!(
-        s.lb.rd_overloaded,
+        s.lb.is_rd_overloaded(&s.topo, 0),
         "a second runnable task sets rd->overloaded"
     );
     // CPU 2 has nothing to run: its schedule() runs a newidle balance.
@@ -283,7 +283,7 @@ fn two_newly_idle_cpus_race_for_one_task_and_the_second_finds_nothing() {
         false,
     );
     pile_on(&mut s, 0, 2, 0);
-    assert!(s.lb.rd_overloaded);
+    assert!(s.lb.is_rd_overloaded(&s.topo, 0));
     let t = 1_000_000;
     // CPUs 2 and 4 go idle together; both scans pick CPU 0, which runs two tasks.
     let (mut a, ra) = newidle_until_act(&mut s, 2, t);

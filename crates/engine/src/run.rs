@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use fairsim_topology::{build_sched_domains, estimate_build_memory, BuildOptions, Machine};
+use fairsim_topology::{estimate_build_memory, partition_sched_domains, CpuMask, Machine};
 
 use crate::cost::CostTableName;
 use crate::error::EngineError;
@@ -145,7 +145,11 @@ pub struct RunSpec {
     /// The machine.
     pub machine: Machine,
     /// Sched-domain build options.
-    pub build: BuildOptions,
+    pub build: fairsim_topology::BuildOptions,
+    /// Exclusive cpuset partitions (cgroup v2 `cpuset.cpus.partition = root`), each its
+    /// own root domain; the CPUs none takes form the top cpuset's. Empty: one root domain
+    /// spanning the machine. Checked by `fairsim_topology::check_cpusets`.
+    pub cpusets: Vec<CpuMask>,
     /// Workloads, run side by side.
     pub workloads: Vec<WorkloadSpec>,
     /// World settings; `config.duration` is used as given.
@@ -214,12 +218,15 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
             budget_mib: spec.memory_budget >> 20,
         });
     }
-    let topo =
-        build_sched_domains(&spec.machine, spec.build).map_err(|e| EngineError::Invalid {
+    // The whole machine's estimate bounds a partitioned build too: every domain of a
+    // partition spans no more than the same level's domain on the whole machine.
+    let topo = partition_sched_domains(&spec.machine, spec.build, &spec.cpusets).map_err(|e| {
+        EngineError::Invalid {
             field: "machine".into(),
             got: spec.machine.name.clone(),
             allowed: e.to_string(),
-        })?;
+        }
+    })?;
     for w in &spec.workloads {
         w.check(ncpus)?;
     }
@@ -327,8 +334,9 @@ mod tests {
         let machine = fairsim_topology::source::parse_spec(&o).unwrap();
         assert!(estimate_memory(2048, 2048) < 128 << 20);
         let spec = RunSpec {
+            cpusets: Vec::new(),
             machine,
-            build: BuildOptions::default(),
+            build: fairsim_topology::BuildOptions::default(),
             workloads: vec![WorkloadSpec::parse("nanosleep").unwrap()],
             config: WorldConfig::default(),
             memory_budget: 512 << 20,

@@ -16,6 +16,7 @@
 //! json = "run.json"
 //! costs = "arm-2013"              # the cost table (--costs); [cost] overrides go on top
 //! speed = ["sysbench=0-1:1024,2-4:504"]   # speed table entries (--speed)
+//! cpusets = ["0-9,20-29"]         # exclusive cpuset partitions (--cpuset)
 //! [cost]
 //! context_switch = "2us"
 //! ```
@@ -81,6 +82,9 @@ pub struct Scenario {
     /// Speed table entries, `KIND=LIST:SPEED,...` each (`--speed`).
     #[serde(default)]
     pub speed: Vec<String>,
+    /// Exclusive cpuset partitions, a CPU list each (`--cpuset`).
+    #[serde(default)]
+    pub cpusets: Vec<String>,
     /// Cost overrides (`--cost name=value`).
     #[serde(default)]
     pub cost: BTreeMap<String, String>,
@@ -96,7 +100,7 @@ impl Scenario {
         let scenario: Scenario = toml::from_str(text).map_err(|e| {
             let msg = e.message().replace('\n', " ");
             EngineError::Scenario(format!(
-                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, features, duration, seed, hz, util_est, timer_slack, timer_expiry, cpuidle, idle_states, governor, noise, warmup, schedstat, schedstat_version, json, costs, speed, [cost]"
+                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, features, duration, seed, hz, util_est, timer_slack, timer_expiry, cpuidle, idle_states, governor, noise, warmup, schedstat, schedstat_version, json, costs, speed, cpusets, [cost]"
             ))
         })?;
         scenario.check_machine_keys()?;

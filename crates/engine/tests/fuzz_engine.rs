@@ -273,6 +273,7 @@ fn spec_of(c: &Case) -> Result<RunSpec, String> {
     config.params.features = features;
     config.params.hz = c.hz;
     Ok(RunSpec {
+        cpusets: Vec::new(),
         machine: c.machine.clone(),
         build: BuildOptions {
             shared_all_non_numa: features.uses_ilb(),

@@ -110,6 +110,7 @@ fn fairsim_figures(w: &str, duration: u64, warmup: u64, seed: u64) -> Figures {
     config.duration = duration;
     config.warmup = warmup;
     let spec = RunSpec {
+        cpusets: Vec::new(),
         machine,
         build: BuildOptions::default(),
         workloads: vec![WorkloadSpec::parse(w).unwrap()],

@@ -261,6 +261,7 @@ fn host_run(w: &str, duration: u64) -> RunResult {
         ..WorldConfig::default()
     };
     let spec = RunSpec {
+        cpusets: Vec::new(),
         machine,
         build: BuildOptions::default(),
         workloads: vec![WorkloadSpec::parse(w).unwrap()],

@@ -12,20 +12,40 @@ use crate::machine::Machine;
 /// `build_sched_domains` does for a root domain spanning every CPU.
 pub fn build_sched_domains(m: &Machine, opts: BuildOptions) -> Result<SchedDomains, TopologyError> {
     m.validate()?;
+    build_root_domains(m, opts, vec![CpuMask::full(m.nr_cpus())])
+}
+
+/// Builds `doms`, pairwise disjoint CPU sets that together cover the machine, one root
+/// domain each: `build_sched_domains` once per set, as `partition_sched_domains_locked`
+/// calls it for each new set. The callers check the sets ([`crate::partition`]).
+pub(crate) fn build_root_domains(
+    m: &Machine,
+    opts: BuildOptions,
+    doms: Vec<CpuMask>,
+) -> Result<SchedDomains, TopologyError> {
     let mut b = Builder::new(m, opts);
-    b.build()?;
+    b.build(&doms)?;
     let n = m.nr_cpus();
-    let mut base: Vec<Option<SdId>> = Vec::with_capacity(n);
+    let mut base: Vec<Option<SdId>> = vec![None; n];
+    let mut root_domain = vec![0; n];
     let mut cluster_active = false;
-    for cpu in 0..n {
-        let first = b.sd_of[0][cpu];
-        let sd = cpu_attach_domain(&mut b, first);
-        if lowest_flag_domain(&b, sd, SdFlags::CLUSTER).is_some() {
-            cluster_active = true;
+    for (rd, cpu_map) in doms.iter().enumerate() {
+        for cpu in cpu_map.iter() {
+            let first = b.sd_of[0][cpu];
+            let sd = cpu_attach_domain(&mut b, first);
+            if lowest_flag_domain(&b, sd, SdFlags::CLUSTER).is_some() {
+                cluster_active = true;
+            }
+            base[cpu] = sd;
+            root_domain[cpu] = rd;
         }
-        base.push(sd);
     }
-    Ok(pack(b, base, cluster_active))
+    let mut sds = pack(b, base, cluster_active);
+    for (c, rd) in sds.cpus.iter_mut().zip(root_domain) {
+        c.root_domain = rd;
+    }
+    sds.root_domains = doms;
+    Ok(sds)
 }
 
 /// Mirrors `sd_degenerate`: one CPU, or nothing that needs groups while having only one,
@@ -169,6 +189,7 @@ fn update_top_cache_domain(b: &Builder<'_>, cpu: usize, base: Option<SdId>) -> C
         sd_asym_cpucapacity: lowest_flag_domain(b, base, SdFlags::ASYM_CPUCAPACITY_FULL),
         cpu_capacity: b.cpu_capacity[cpu],
         capacity_orig: u64::from(b.m.cpus[cpu].capacity),
+        root_domain: 0,
     }
 }
 
@@ -275,6 +296,7 @@ fn pack(mut b: Builder<'_>, base: Vec<Option<SdId>>, cluster_active: bool) -> Sc
         warnings: b.warnings,
         options: b.opts,
         levels: b.lt,
+        root_domains: Vec::new(),
     }
 }
 

@@ -112,33 +112,42 @@ impl<'m> Builder<'m> {
         }
     }
 
-    /// The first half of `build_sched_domains`: domains for every CPU and level, then
-    /// groups, `imb_numa_nr` and capacities. Attachment is in `attach.rs`.
-    pub(crate) fn build(&mut self) -> Result<(), TopologyError> {
+    /// The first half of `build_sched_domains`, once per root domain of `doms` (the
+    /// pairwise disjoint CPU sets `partition_sched_domains` is given): domains for every
+    /// CPU of the set and level, each span ANDed with the set and the walk up stopping at
+    /// the level that spans all of it, then groups, `imb_numa_nr` and capacities.
+    /// Attachment is in `attach.rs`.
+    ///
+    /// The kernel builds one set after the other with fresh per-level tables. Here the
+    /// tables are shared: every key into them (a CPU, a span's first CPU) lies in the set
+    /// being built and the sets are disjoint, so no set reaches another's objects. The
+    /// domains of every set are built before any group, which changes only the order of
+    /// arena entries, and `pack` renumbers those CPU by CPU.
+    pub(crate) fn build(&mut self, doms: &[CpuMask]) -> Result<(), TopologyError> {
         let n = self.m.nr_cpus();
-        let cpu_map = CpuMask::full(n);
-        let insane: Vec<Option<SpanClasses>> = (0..self.lt.levels.len())
-            .map(|tl| self.insane_span_classes(tl))
-            .collect();
-        for i in 0..n {
-            let mut child: Option<SdId> = None;
-            for (tl, classes) in insane.iter().enumerate() {
-                if let Some(classes) = classes {
-                    self.topology_span_sane(tl, i, classes)?;
-                }
-                let sd = self.build_sched_domain(tl, &cpu_map, child, i);
-                self.has_asym |= self.doms[sd].flags.contains(SdFlags::ASYM_CPUCAPACITY);
-                if self.lt.levels[tl].overlap {
-                    self.doms[sd].flags |= SdFlags::OVERLAP;
-                }
-                self.sd_of[tl][i] = Some(sd);
-                child = Some(sd);
-                if self.doms[sd].span == cpu_map {
-                    break;
+        for cpu_map in doms {
+            let insane: Vec<Option<SpanClasses>> = (0..self.lt.levels.len())
+                .map(|tl| self.insane_span_classes(tl, cpu_map))
+                .collect();
+            for i in cpu_map.iter() {
+                let mut child: Option<SdId> = None;
+                for (tl, classes) in insane.iter().enumerate() {
+                    if let Some(classes) = classes {
+                        self.topology_span_sane(tl, i, classes)?;
+                    }
+                    let sd = self.build_sched_domain(tl, cpu_map, child, i);
+                    self.has_asym |= self.doms[sd].flags.contains(SdFlags::ASYM_CPUCAPACITY);
+                    if self.lt.levels[tl].overlap {
+                        self.doms[sd].flags |= SdFlags::OVERLAP;
+                    }
+                    self.sd_of[tl][i] = Some(sd);
+                    child = Some(sd);
+                    if self.doms[sd].span == *cpu_map {
+                        break;
+                    }
                 }
             }
         }
-        drop(insane);
         self.number_spans();
         for i in 0..n {
             let mut sd = self.sd_of[0][i];

@@ -225,6 +225,9 @@ pub struct CpuDomains {
     pub cpu_capacity: u64,
     /// `arch_scale_cpu_capacity`: the CPU's original capacity.
     pub capacity_orig: u64,
+    /// `rq->rd`: the index in [`SchedDomains::root_domains`] of the root domain the CPU
+    /// was attached to; CPUs with equal indices balance among themselves only.
+    pub root_domain: usize,
 }
 
 /// Options of the builder that select kernel variants.
@@ -238,7 +241,8 @@ pub struct BuildOptions {
     pub relax_domain_level: Option<u32>,
 }
 
-/// Everything `build_sched_domains` produces for one root domain.
+/// Everything `build_sched_domains` produces: for the whole machine as one root domain, or
+/// for each root domain of an exclusive cpuset partition ([`crate::partition_sched_domains`]).
 #[derive(Debug, Clone)]
 pub struct SchedDomains {
     /// Number of CPUs.
@@ -263,6 +267,10 @@ pub struct SchedDomains {
     pub warnings: Vec<String>,
     /// The options it was built with.
     pub options: BuildOptions,
+    /// `rd->span` of each root domain, in the order they were built: one spanning every
+    /// CPU without cpusets; otherwise the top cpuset's leftover CPUs (when any are left)
+    /// and then each exclusive partition in the order given.
+    pub root_domains: Vec<CpuMask>,
 }
 
 impl SchedDomains {
@@ -273,6 +281,22 @@ impl SchedDomains {
             let cur = next?;
             next = self.domains[cur].parent;
             Some(cur)
+        })
+    }
+
+    /// The index of `cpu`'s root domain in [`Self::root_domains`] (`cpu_rq(cpu)->rd`).
+    pub fn root_domain_of(&self, cpu: usize) -> usize {
+        self.cpus.get(cpu).map_or(0, |c| c.root_domain)
+    }
+
+    /// `rd->max_cpu_capacity` of root domain `rd`: the largest original capacity of its
+    /// CPUs, as `build_sched_domains` records it while attaching them.
+    pub fn rd_max_cpu_capacity(&self, rd: usize) -> u64 {
+        self.root_domains.get(rd).map_or(0, |span| {
+            span.iter()
+                .map(|c| self.cpus[c].capacity_orig)
+                .max()
+                .unwrap_or(0)
         })
     }
 

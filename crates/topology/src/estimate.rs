@@ -52,8 +52,10 @@ use crate::machine::{Machine, LOCAL_DISTANCE};
 const PUSH_SLACK: u64 = 3;
 
 /// Small allocations the count leaves out (names, level descriptions, per-domain scratch
-/// masks, the validation's masks), bounded generously.
-const FIXED: u64 = 256 << 10;
+/// masks, the validation's masks, the list of CPU sets `build_root_domains` is given),
+/// bounded generously: the measured peak of the smallest machines, a few hundred KiB of
+/// allocator and resident-page granularity, sits within a page of it.
+const FIXED: u64 = 264 << 10;
 
 /// Bytes one warning line of the builder takes, for the ones without CPU lists
 /// ("BUG: arch topology borken: ...", "CPU capacity asymmetry not supported on SMT").
@@ -147,6 +149,11 @@ pub fn estimate_build_memory(m: &Machine, opts: BuildOptions) -> u64 {
         + 8 * (c.doms + c.groups + sgcs + c.shared)
         + PUSH_SLACK * 8 * (c.doms + c.groups + sgcs + c.shared)
         + n64 * size::<CpuDomains>()
+        // Each CPU's root domain index while attaching, and the root domains' spans kept
+        // in the result (one for the whole machine).
+        + block(8 * n64)
+        + cm
+        + mask
         + c.doms * size::<SchedDomain>()
         + c.groups * size::<SchedGroup>()
         + sgcs * size::<SchedGroupCapacity>()

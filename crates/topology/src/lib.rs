@@ -17,6 +17,7 @@ pub mod flags;
 pub mod levels;
 pub mod machine;
 pub mod opp;
+pub mod partition;
 pub mod render;
 pub mod source;
 mod spans;
@@ -38,4 +39,7 @@ pub use machine::{
     SCHED_CAPACITY_SCALE,
 };
 pub use opp::{FreqDomain, Opp};
+pub use partition::{
+    check_cpusets, generate_sched_domains, parse_cpusets, partition_sched_domains,
+};
 pub use speed::SpeedTable;

@@ -25,13 +25,16 @@ impl Builder<'_> {
     /// CPUs and, with masks as wide as the machine, cubic in time. The distinct masks are
     /// pairwise disjoint exactly when their weights add up to the weight of their union,
     /// which takes one ordered-map insertion per CPU and one pass over the distinct masks.
-    pub(crate) fn insane_span_classes(&self, tl: usize) -> Option<SpanClasses> {
+    ///
+    /// Only the CPUs of `cpu_map` are compared, as the kernel's `for_each_cpu_from(i,
+    /// cpu_map)` does, with their masks not ANDed with it.
+    pub(crate) fn insane_span_classes(&self, tl: usize, cpu_map: &CpuMask) -> Option<SpanClasses> {
         if self.lt.levels[tl].overlap {
             return None;
         }
         let n = self.m.nr_cpus();
         let mut classes: BTreeMap<&CpuMask, Vec<usize>> = BTreeMap::new();
-        for cpu in 0..n {
+        for cpu in cpu_map.iter() {
             classes
                 .entry(self.lt.mask(self.m, tl, cpu))
                 .or_default()

@@ -2,8 +2,8 @@
 //! kernel's `sched_domain_debug_one` checks, and those the balancer relies on.
 
 use fairsim_topology::{
-    build_sched_domains, machine_from_ids, Arch, BuildOptions, CpuIds, CpuMask, LlcScope, Machine,
-    SdFlags,
+    machine_from_ids, partition_sched_domains, Arch, BuildOptions, CpuIds, CpuMask, LlcScope,
+    Machine, SdFlags,
 };
 use proptest::prelude::*;
 
@@ -81,7 +81,18 @@ fn machine_strategy() -> impl Strategy<Value = Machine> {
         )
 }
 
-fn check_invariants(m: &Machine) -> Result<(), TestCaseError> {
+/// Exclusive cpusets drawn from one label per CPU: label 0 leaves the CPU to the top
+/// cpuset, labels 1 and 2 put it in the first or second partition (empty ones dropped).
+fn cpusets_of(n: usize, labels: &[u8]) -> Vec<CpuMask> {
+    (1..=2u8)
+        .map(|l| CpuMask::from_cpus(n, (0..n).filter(|&c| labels.get(c) == Some(&l))))
+        .filter(|m| !m.is_empty())
+        .collect()
+}
+
+/// The invariants of `partition_sched_domains(m, cpusets)`: those of a whole-machine
+/// build, each root domain standing for the machine.
+fn check_invariants(m: &Machine, cpusets: &[CpuMask]) -> Result<(), TestCaseError> {
     let n = m.nr_cpus();
     for opts in [
         BuildOptions::default(),
@@ -90,18 +101,29 @@ fn check_invariants(m: &Machine) -> Result<(), TestCaseError> {
             relax_domain_level: None,
         },
     ] {
-        let sds = build_sched_domains(m, opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let all = CpuMask::full(n);
+        let sds = partition_sched_domains(m, opts, cpusets)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        // The root domains are disjoint and cover the machine, and each CPU's index
+        // names the one holding it.
+        let mut union = CpuMask::new(n);
+        for rd in &sds.root_domains {
+            prop_assert!(!rd.intersects(&union), "root domains overlap");
+            union.or_with(rd);
+        }
+        prop_assert_eq!(&union, &CpuMask::full(n));
         for cpu in 0..n {
             let chain: Vec<_> = sds.domains_of(cpu).collect();
-            if n == 1 {
+            let all = &sds.root_domains[sds.root_domain_of(cpu)];
+            prop_assert!(all.test(cpu), "cpu{} outside its root domain", cpu);
+            if all.weight() == 1 {
                 prop_assert!(chain.is_empty());
                 continue;
             }
-            prop_assert!(!chain.is_empty(), "cpu{cpu} has no domain on {n} CPUs");
+            prop_assert!(!chain.is_empty(), "cpu{cpu} has no domain in {all}");
             let top = sds.domain(*chain.last().unwrap());
-            // All nodes are reachable (finite distances), so the top level spans every CPU.
-            prop_assert_eq!(&top.span, &all, "cpu{} top domain", cpu);
+            // All nodes are reachable (finite distances), so the top level spans the
+            // CPU's whole root domain: the machine, or its cpuset partition.
+            prop_assert_eq!(&top.span, all, "cpu{} top domain", cpu);
             let mut prev_span: Option<CpuMask> = None;
             let mut prev_level = None;
             for &id in &chain {
@@ -188,6 +210,15 @@ proptest! {
 
     #[test]
     fn random_machines_keep_domain_invariants(m in machine_strategy()) {
-        check_invariants(&m)?;
+        check_invariants(&m, &[])?;
+    }
+
+    #[test]
+    fn random_cpuset_partitions_keep_domain_invariants(
+        m in machine_strategy(),
+        labels in proptest::collection::vec(0u8..3, 128),
+    ) {
+        let sets = cpusets_of(m.nr_cpus(), &labels);
+        check_invariants(&m, &sets)?;
     }
 }

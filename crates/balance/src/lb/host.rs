@@ -49,8 +49,8 @@ pub trait BalanceHost: LbRead + MoveTasks {
     /// `busiest->active_balance` was clear: set it with `push_cpu = this_cpu` and return
     /// true; false if an active balance is already queued there.
     fn queue_active_balance(&mut self, busiest: usize, this_cpu: usize) -> bool;
-    /// `rd->overloaded`.
-    fn rd_overloaded(&self) -> bool;
+    /// `this_rq->rd->overloaded` of the balancing CPU `cpu`'s root domain.
+    fn rd_overloaded(&self, cpu: usize) -> bool;
     /// `rq->avg_idle` of the balancing CPU.
     fn avg_idle(&self, cpu: usize) -> u64;
     /// The balancing CPU's next `sched_rng()` value (NI_RANDOM).
@@ -221,8 +221,8 @@ impl BalanceHost for crate::sched::Sched {
         rq.push_cpu = this_cpu;
         true
     }
-    fn rd_overloaded(&self) -> bool {
-        self.lb.rd_overloaded
+    fn rd_overloaded(&self, cpu: usize) -> bool {
+        self.lb.is_rd_overloaded(&self.topo, cpu)
     }
     fn avg_idle(&self, cpu: usize) -> u64 {
         self.rqs[cpu].avg_idle

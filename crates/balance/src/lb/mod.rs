@@ -96,10 +96,13 @@ pub struct LbState {
     pub sd: Vec<SdRuntime>,
     /// Per-CPU balancing fields.
     pub rq: Vec<RqLb>,
-    /// `rd->overloaded`: some CPU has more than one runnable task.
-    pub rd_overloaded: bool,
-    /// `rd->overutilized`.
-    pub rd_overutilized: bool,
+    /// `rd->overloaded` of each root domain (indexed like `SchedDomains::root_domains`,
+    /// so by `CpuDomains::root_domain`): some CPU of it has more than one runnable task.
+    /// With exclusive cpuset partitions each partition is a root domain of its own, and
+    /// one partition's overload lets no other partition's newidle balance proceed.
+    pub rd_overloaded: Vec<bool>,
+    /// `rd->overutilized` of each root domain, indexed like `rd_overloaded`.
+    pub rd_overutilized: Vec<bool>,
     /// `max_load_balance_interval` in jiffies: `HZ * online CPUs / 10`.
     pub max_load_balance_interval: u64,
     /// `sched_balance_running`: an `SD_SERIALIZE` balance is in progress.
@@ -135,6 +138,7 @@ impl LbState {
         seed: u64,
     ) -> LbState {
         let n = topo.nr_cpus;
+        let nr_rds = topo.root_domains.len().max(1);
         let sd = topo
             .domains
             .iter()
@@ -155,8 +159,8 @@ impl LbState {
         LbState {
             sd,
             rq: vec![RqLb::default(); n],
-            rd_overloaded: false,
-            rd_overutilized: false,
+            rd_overloaded: vec![false; nr_rds],
+            rd_overutilized: vec![false; nr_rds],
             max_load_balance_interval: (hz * n as u64 / 10).max(1),
             balance_running: false,
             nohz: NohzState {
@@ -173,6 +177,29 @@ impl LbState {
                 })
                 .collect(),
             legacy: None,
+        }
+    }
+}
+
+impl LbState {
+    /// `cpu_rq(cpu)->rd->overloaded` (`is_rd_overloaded`).
+    pub fn is_rd_overloaded(&self, topo: &fairsim_topology::SchedDomains, cpu: usize) -> bool {
+        self.rd_overloaded
+            .get(topo.root_domain_of(cpu))
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// Mirrors `set_rd_overloaded(cpu_rq(cpu)->rd, status)`: writes the flag of `cpu`'s
+    /// own root domain only.
+    pub fn set_rd_overloaded(
+        &mut self,
+        topo: &fairsim_topology::SchedDomains,
+        cpu: usize,
+        status: bool,
+    ) {
+        if let Some(flag) = self.rd_overloaded.get_mut(topo.root_domain_of(cpu)) {
+            *flag = status;
         }
     }
 }

@@ -92,7 +92,7 @@ impl NewidleBalance {
         let Some(sd) = h.topo().cpus[cpu].sd else {
             return Err(newidle_out(h, cpu, 0, next_balance));
         };
-        if !h.rd_overloaded() || h.avg_idle(cpu) < h.sd_rt(sd).max_newidle_lb_cost {
+        if !h.rd_overloaded(cpu) || h.avg_idle(cpu) < h.sd_rt(sd).max_newidle_lb_cost {
             h.update_next_balance(sd, &mut next_balance);
             return Err(newidle_out(h, cpu, 0, next_balance));
         }

@@ -405,7 +405,10 @@ impl Sched {
         self.work.groups_visited += c.groups_visited;
         self.sd_stats[sd].lb_sg_scan[itype as usize] += c.sg_scan;
         if let Some(o) = c.rd_overloaded {
-            self.lb.rd_overloaded = o;
+            // The scan was of the top domain of the domain's own CPU, whose root domain
+            // is the one `set_rd_overloaded(env->dst_rq->rd, ...)` writes.
+            let cpu = self.topo.domain(sd).cpu;
+            self.lb.set_rd_overloaded(&self.topo, cpu, o);
         }
     }
 

@@ -77,11 +77,12 @@ impl Sched {
             rq.cfs.h_nr_queued += 1;
             rq.cfs.h_nr_delayed += h_nr_delayed;
         }
-        // add_nr_running: a second runnable task makes the root domain overloaded.
+        // add_nr_running: a second runnable task makes the CPU's own root domain
+        // overloaded.
         let rq = &mut self.rqs[cpu];
         rq.nr_running += 1;
         if rq.nr_running == 2 {
-            self.lb.rd_overloaded = true;
+            self.lb.set_rd_overloaded(&self.topo, cpu, true);
         }
     }
 

@@ -32,6 +32,11 @@ pub struct RaceArgs {
     #[command(flatten)]
     machine: MachineArgs,
 
+    /// Refused: race mode builds the whole machine as one root domain (its threads share
+    /// one `rd->overloaded`), so exclusive cpuset partitions are `fairsim run`'s.
+    #[arg(long = "cpuset", value_name = "LIST", hide = true)]
+    cpusets: Vec<String>,
+
     /// Tokens (default: one per CPU).
     #[arg(long, value_name = "N")]
     tasks: Option<usize>,
@@ -215,6 +220,12 @@ fn check_budget(
 
 /// Runs `fairsim race`.
 pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if !args.cpusets.is_empty() {
+        return Err(CliError::msg(
+            "--cpuset: not available with race, which runs the whole machine as one root \
+             domain; allowed: fairsim run or fairsim topology with --cpuset",
+        ));
+    }
     let machine = args.machine.load()?;
     let ncpus = machine.nr_cpus();
     if ![100, 250, 300, 1000].contains(&args.hz) {

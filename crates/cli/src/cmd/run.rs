@@ -20,7 +20,7 @@ use fairsim_engine::scenario::Scenario;
 use fairsim_engine::time::{parse_duration_with_unit, SEC};
 use fairsim_engine::world::{Launch, DEFAULT_TIMER_SLACK};
 use fairsim_engine::{Cpuidle, NoiseModel, TimerExpiry, WorkloadSpec, WorldConfig};
-use fairsim_topology::BuildOptions;
+use fairsim_topology::{parse_cpusets, BuildOptions};
 
 use super::machine_args::MachineArgs;
 use crate::error::{invalid, CliError};
@@ -63,6 +63,14 @@ pub struct RunArgs {
     /// `nanosleep:tasks=224,sleep=1us`, `sysbench-cpu:threads=5`.
     #[arg(long = "workload", short = 'w', value_name = "SPEC")]
     workloads: Vec<String>,
+
+    /// An exclusive cpuset partition, repeatable: a CPU list in the kernel's cpulist
+    /// format, e.g. `0-9,20-29`. Each becomes a root partition as cgroup v2's
+    /// `cpuset.cpus.partition = root` makes it: sched domains of its own and a root
+    /// domain balanced apart from the others; the CPUs none takes stay with the top
+    /// cpuset and form one more. Replaces a scenario's `cpusets`.
+    #[arg(long = "cpuset", value_name = "LIST")]
+    cpusets: Vec<String>,
 
     /// Scheduler features, written as to /sys/kernel/debug/sched/features, comma
     /// separated: e.g. `NO_SIS_UTIL,ILB_FAST`.
@@ -346,6 +354,11 @@ fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool),
     }
     let mut machine = machine_args.load()?;
     super::costs::apply_speed(&mut machine, &scenario.speed, &args.speeds)?;
+    let cpusets = if args.cpusets.is_empty() {
+        parse_cpusets(machine.nr_cpus(), &scenario.cpusets, "scenario key cpusets")?
+    } else {
+        parse_cpusets(machine.nr_cpus(), &args.cpusets, "--cpuset")?
+    };
 
     let mut texts: Vec<String> = scenario.workload.clone();
     texts.extend(args.workloads.iter().cloned());
@@ -538,6 +551,7 @@ fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool),
         rtapp_log: args.rtapp_log.is_some(),
     };
     let mut spec = RunSpec {
+        cpusets,
         machine,
         build: BuildOptions {
             shared_all_non_numa: args.ilb_sd_share,

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use fairsim_engine::run::DEFAULT_MEMORY_BUDGET;
 use fairsim_topology::render::{render_debugfs, render_dmesg, render_json, render_summary};
-use fairsim_topology::{build_sched_domains, check_build_memory, BuildOptions};
+use fairsim_topology::{check_build_memory, parse_cpusets, partition_sched_domains, BuildOptions};
 
 use super::machine_args::{preset_listing, MachineArgs};
 use crate::error::{invalid, CliError};
@@ -58,6 +58,14 @@ pub struct TopologyArgs {
     #[arg(long, value_name = "MIB")]
     memory_budget: Option<u64>,
 
+    /// An exclusive cpuset partition, repeatable: a CPU list in the kernel's cpulist
+    /// format, e.g. `0-9,20-29`. The domains are built per partition, as
+    /// `partition_sched_domains` builds them for cgroup v2 root partitions, with the CPUs
+    /// none takes as the top cpuset's own partition; each partition is printed with its
+    /// `root domain span:` line.
+    #[arg(long = "cpuset", value_name = "LIST")]
+    cpusets: Vec<String>,
+
     /// List the preset machines and exit.
     #[arg(long)]
     list_presets: bool,
@@ -86,8 +94,11 @@ pub fn run(args: &TopologyArgs, out: &mut dyn Write) -> Result<(), CliError> {
         Some(mib) => mib.saturating_mul(1 << 20),
         None => DEFAULT_MEMORY_BUDGET,
     };
+    let cpusets = parse_cpusets(machine.nr_cpus(), &args.cpusets, "--cpuset")?;
+    // A partitioned build needs no more than the whole machine's, whose spans contain
+    // every partition's at each level.
     check_build_memory(&machine, opts, budget)?;
-    let sds = build_sched_domains(&machine, opts)?;
+    let sds = partition_sched_domains(&machine, opts, &cpusets)?;
     let text = match args.format {
         TopologyFormat::Summary => render_summary(&machine, &sds, args.cpu),
         TopologyFormat::Dmesg => render_dmesg(&sds),

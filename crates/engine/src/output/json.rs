@@ -229,5 +229,19 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
     if let Some(cf) = super::cpufreq::json(w) {
         doc["cpufreq"] = cf;
     }
+    // Only a run with cpuset partitions names them, for the same reason: the partitions
+    // as given, and the root domains built from them (the top cpuset's leftover first).
+    if !spec.cpusets.is_empty() {
+        let lists: Vec<Value> = spec.cpusets.iter().map(|c| c.to_list().into()).collect();
+        let rds: Vec<Value> = w
+            .sched
+            .topo
+            .root_domains
+            .iter()
+            .map(|c| c.to_list().into())
+            .collect();
+        doc["machine"]["cpusets"] = Value::Array(lists);
+        doc["machine"]["root_domains"] = Value::Array(rds);
+    }
     doc
 }

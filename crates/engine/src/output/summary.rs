@@ -113,6 +113,19 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
         spec.config.cpuidle.name()
     ));
     s.push_str(&speed_line(&spec.machine));
+    if !spec.cpusets.is_empty() {
+        let rds: Vec<String> = w
+            .sched
+            .topo
+            .root_domains
+            .iter()
+            .map(|c| c.to_list())
+            .collect();
+        s.push_str(&format!(
+            "cpuset partitions: root domains {} (the top cpuset's CPUs first)\n",
+            rds.join(" | ")
+        ));
+    }
     if spec.config.noise.is_on() || w.window_start() > 0 {
         s.push_str(&format!(
             "noise: {}; measured window [{}, {}) ({}), warm-up discarded\n",

@@ -423,7 +423,8 @@ impl BalanceHost for CpuCtx<'_> {
         self.stats.active_wanted += 1;
         false
     }
-    fn rd_overloaded(&self) -> bool {
+    fn rd_overloaded(&self, _cpu: usize) -> bool {
+        // Race mode builds the whole machine as one root domain, so one flag serves all.
         self.w.rd_overloaded.load(Ordering::Relaxed)
     }
     fn avg_idle(&self, cpu: usize) -> u64 {

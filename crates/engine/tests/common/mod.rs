@@ -16,6 +16,7 @@ pub fn spec(machine: &str, workloads: &[&str], ms: u64, seed: u64) -> RunSpec {
         ..WorldConfig::default()
     };
     RunSpec {
+        cpusets: Vec::new(),
         machine: preset(machine).unwrap(),
         build: BuildOptions::default(),
         workloads: workloads

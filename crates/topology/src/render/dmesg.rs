@@ -12,40 +12,63 @@ use crate::machine::SCHED_CAPACITY_SCALE;
 /// Mirrors `sched_domain_debug_one`: a group shows `mask=` on overlapping levels when its
 /// balance mask differs from its span, and `cap=` whenever its capacity is not exactly
 /// `SCHED_CAPACITY_SCALE`.
+///
+/// With exclusive cpuset partitions the CPUs are printed root domain by root domain, each
+/// followed by the line `build_sched_domains` prints after attaching one under
+/// `sched_verbose` (`root domain span: 0-9,20-29 (max cpu_capacity = 1024)`); a build of
+/// the whole machine prints the CPUs alone, as the ground truth's dumps hold them.
 pub fn render_dmesg(sds: &SchedDomains) -> String {
     let mut out = String::new();
-    for cpu in 0..sds.nr_cpus {
-        if sds.cpus[cpu].sd.is_none() {
-            let _ = writeln!(out, "CPU{cpu} attaching NULL sched-domain.");
-            continue;
+    if sds.root_domains.len() <= 1 {
+        for cpu in 0..sds.nr_cpus {
+            render_cpu(&mut out, sds, cpu);
         }
-        let _ = writeln!(out, "CPU{cpu} attaching sched-domain(s):");
-        for (level, id) in sds.domains_of(cpu).enumerate() {
-            let sd = sds.domain(id);
-            let _ = writeln!(
-                out,
-                "{:level$} domain-{level}: span={} level={}",
-                "", sd.span, sd.name
-            );
-            let _ = write!(out, "{:w$} groups:", "", w = level + 1);
-            for (i, &g) in sd.groups.iter().enumerate() {
-                let group = sds.group(g);
-                let sgc = sds.group_sgc(g);
-                let _ = write!(out, " {}:{{ span={}", sgc.id, group.span);
-                if sd.flags.contains(SdFlags::OVERLAP) && sgc.balance_mask != group.span {
-                    let _ = write!(out, " mask={}", sgc.balance_mask);
-                }
-                let cap = sgc.capacity();
-                if cap != u64::from(SCHED_CAPACITY_SCALE) {
-                    let _ = write!(out, " cap={cap}");
-                }
-                out.push_str(" }");
-                if i + 1 < sd.groups.len() {
-                    out.push(',');
-                }
-            }
-            out.push('\n');
+        return out;
+    }
+    for (rd, span) in sds.root_domains.iter().enumerate() {
+        for cpu in span.iter() {
+            render_cpu(&mut out, sds, cpu);
         }
+        let _ = writeln!(
+            out,
+            "root domain span: {span} (max cpu_capacity = {})",
+            sds.rd_max_cpu_capacity(rd)
+        );
     }
     out
+}
+
+/// Mirrors `sched_domain_debug` for one CPU: its chain bottom-up with each domain's groups.
+fn render_cpu(out: &mut String, sds: &SchedDomains, cpu: usize) {
+    if sds.cpus[cpu].sd.is_none() {
+        let _ = writeln!(out, "CPU{cpu} attaching NULL sched-domain.");
+        return;
+    }
+    let _ = writeln!(out, "CPU{cpu} attaching sched-domain(s):");
+    for (level, id) in sds.domains_of(cpu).enumerate() {
+        let sd = sds.domain(id);
+        let _ = writeln!(
+            out,
+            "{:level$} domain-{level}: span={} level={}",
+            "", sd.span, sd.name
+        );
+        let _ = write!(out, "{:w$} groups:", "", w = level + 1);
+        for (i, &g) in sd.groups.iter().enumerate() {
+            let group = sds.group(g);
+            let sgc = sds.group_sgc(g);
+            let _ = write!(out, " {}:{{ span={}", sgc.id, group.span);
+            if sd.flags.contains(SdFlags::OVERLAP) && sgc.balance_mask != group.span {
+                let _ = write!(out, " mask={}", sgc.balance_mask);
+            }
+            let cap = sgc.capacity();
+            if cap != u64::from(SCHED_CAPACITY_SCALE) {
+                let _ = write!(out, " cap={cap}");
+            }
+            out.push_str(" }");
+            if i + 1 < sd.groups.len() {
+                out.push(',');
+            }
+        }
+        out.push('\n');
+    }
 }

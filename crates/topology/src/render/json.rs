@@ -68,7 +68,18 @@ pub fn render_json(sds: &SchedDomains) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut cpus = cpus;
+    let partitioned = sds.root_domains.len() > 1;
+    if partitioned {
+        // Only a partitioned build names root domains, so that the JSON of a whole-machine
+        // build stays what it was before partitions existed.
+        for (cpu, v) in cpus.iter_mut().enumerate() {
+            if let Some(obj) = v.as_object_mut() {
+                obj.insert("root_domain".into(), json!(sds.root_domain_of(cpu)));
+            }
+        }
+    }
+    let mut doc = json!({
         "nr_cpus": sds.nr_cpus,
         "numa_distances": sds.levels.numa.distances,
         "numa_topology_type": format!("{:?}", sds.levels.numa.topology_type),
@@ -76,5 +87,22 @@ pub fn render_json(sds: &SchedDomains) -> Value {
         "cluster_active": sds.cluster_active,
         "warnings": sds.warnings,
         "cpus": cpus,
-    })
+    });
+    if partitioned {
+        let rds: Vec<Value> = sds
+            .root_domains
+            .iter()
+            .enumerate()
+            .map(|(rd, span)| {
+                json!({
+                    "span": span.to_list(),
+                    "max_cpu_capacity": sds.rd_max_cpu_capacity(rd),
+                })
+            })
+            .collect();
+        if let Some(obj) = doc.as_object_mut() {
+            obj.insert("root_domains".into(), Value::Array(rds));
+        }
+    }
+    doc
 }

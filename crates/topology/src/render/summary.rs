@@ -47,6 +47,14 @@ pub fn render_summary(m: &Machine, sds: &SchedDomains, cpu: usize) -> String {
             .collect();
         let _ = writeln!(out, "capacities: {}", list.join(" "));
     }
+    if sds.root_domains.len() > 1 {
+        let spans: Vec<String> = sds.root_domains.iter().map(CpuMask::to_list).collect();
+        let _ = writeln!(
+            out,
+            "root domains (exclusive cpuset partitions, the top cpuset's CPUs first): {}",
+            spans.join(" | ")
+        );
+    }
     let built: Vec<&str> = sds.levels.levels.iter().map(|l| l.name).collect();
     let _ = writeln!(
         out,
