@@ -204,7 +204,9 @@ pub fn activations_json(log: &ThreadLog) -> serde_json::Value {
             serde_json::json!({
                 "start_us": us(a.start),
                 "end_us": us(a.end.at),
+                "run_us": a.run_us,
                 "c_duration_us": a.c_duration_us,
+                "c_period_us": a.c_period_us,
                 "slack_us": a.slack_us,
                 "wu_lat_us": a.wu_lat_us,
                 "cpu": a.end.cpu,
