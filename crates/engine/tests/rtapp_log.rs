@@ -71,10 +71,24 @@ fn a_phase_with_its_own_cpus_moves_the_running_thread_at_its_start() {
     let m = &r.world.metrics.tasks[t];
     assert_eq!(m.cpu_ns.get(&1).copied(), Some(50_000_000), "{m:?}");
     assert_eq!(m.cpu_ns.get(&3).copied(), Some(100_000_000), "{m:?}");
-    // The two moves are charged as migrations at the stopper's profile site.
+    // The two moves are charged as migrations at the stopper's profile site, beside the
+    // load tracking of their dequeue and enqueue.
+    use fairsim_engine::profile::{Ctx, Leaf, Site};
     let prof = r.world.profile(None);
+    let moved = prof.sites[Site::new(Ctx::AffinityStop, Leaf::Move).index()];
+    assert_eq!(moved, 2 * s.config.cost.migration);
     let line = prof.line(fairsim_engine::profile::Sym::MigrationCpuStop);
-    assert_eq!(line.children_ns, 2 * s.config.cost.migration, "{line:?}");
+    let pelt: u64 = [
+        Leaf::PeltSe,
+        Leaf::PeltCfsRq,
+        Leaf::UtilEstEnqueue,
+        Leaf::UtilEstDequeue,
+    ]
+    .into_iter()
+    .map(|l| prof.sites[Site::new(Ctx::AffinityStop, l).index()])
+    .sum();
+    assert!(pelt > 0, "{line:?}");
+    assert_eq!(line.children_ns, moved + pelt, "{line:?}");
 }
 
 #[test]
