@@ -2,11 +2,13 @@
 //! periodic, newidle and nohz balancing spread CPU-bound tasks, schedstat counters stay
 //! consistent, and the seed-000 ILB features shorten newidle scans.
 
-use fairsim_balance::lb::periodic::TriggerResult;
+mod tick_support;
+
 use fairsim_balance::BalanceHost;
 use fairsim_balance::{CpuIdleType, Feature, Features, Sched, SchedParams, TaskId};
 use fairsim_topology::source::preset;
 use fairsim_topology::{build_sched_domains, BuildOptions, CpuMask};
+use tick_support::tick_all;
 
 fn sched_on(name: &str, features: Features, ilb_share: bool) -> Sched {
     let m = preset(name).unwrap();
@@ -41,42 +43,6 @@ fn pile_on(s: &mut Sched, cpu: usize, n: usize, now: u64) -> Vec<TaskId> {
         s.schedule(cpu, now);
     }
     v
-}
-
-/// One tick on every CPU at `t`: busy CPUs tick and may reschedule; the balance softirq
-/// and nohz kicks run; idle CPUs with queued work schedule.
-fn tick_all(s: &mut Sched, t: u64) {
-    for cpu in 0..s.nr_cpus() {
-        let busy = s.rqs[cpu].curr.is_some();
-        if busy {
-            if s.tick(cpu, t) {
-                s.schedule(cpu, t);
-            }
-            let TriggerResult { softirq, kick_ilb } = s.sched_balance_trigger(cpu, t);
-            if softirq {
-                s.sched_balance_softirq(cpu, t);
-            }
-            if let Some(ilb) = kick_ilb {
-                if s.nohz_csd_func(ilb) {
-                    s.sched_balance_softirq(ilb, t);
-                }
-            }
-        }
-    }
-    for b in std::mem::take(&mut s.pending_active_balance) {
-        s.active_load_balance_cpu_stop(b, t);
-        s.schedule(b, t);
-    }
-    for cpu in 0..s.nr_cpus() {
-        if s.rqs[cpu].curr.is_none() && s.rqs[cpu].nr_running > 0 || s.rqs[cpu].need_resched {
-            s.schedule(cpu, t);
-        }
-        // These CPUs have no timers: an idle one stops its tick.
-        if s.rqs[cpu].curr.is_none() {
-            s.nohz_balance_enter_idle(cpu);
-        }
-    }
-    s.check_invariants().unwrap();
 }
 
 fn run_ticks(s: &mut Sched, from: u64, ticks: u64) -> u64 {

@@ -3,10 +3,12 @@
 //! balancing, which walks only a CPU's own domains, never moves a task across partitions,
 //! even a task allowed everywhere.
 
-use fairsim_balance::lb::periodic::TriggerResult;
+mod tick_support;
+
 use fairsim_balance::{CpuIdleType, Features, Sched, SchedParams, TaskId};
 use fairsim_topology::source::preset;
 use fairsim_topology::{parse_cpusets, partition_sched_domains, BuildOptions, CpuMask};
+use tick_support::tick_all;
 
 /// numa-2s4c2t (CPUs 0-7 on socket 0, 8-15 on socket 1) with socket 1 an exclusive
 /// partition: root domain 0 is the top cpuset's 0-7, root domain 1 is 8-15.
@@ -79,35 +81,7 @@ fn balancing_never_moves_a_task_across_partitions() {
     let mut t = 0;
     for _ in 0..250 {
         t += s.tick_nsec;
-        for cpu in 0..s.nr_cpus() {
-            if s.rqs[cpu].curr.is_some() {
-                if s.tick(cpu, t) {
-                    s.schedule(cpu, t);
-                }
-                let TriggerResult { softirq, kick_ilb } = s.sched_balance_trigger(cpu, t);
-                if softirq {
-                    s.sched_balance_softirq(cpu, t);
-                }
-                if let Some(ilb) = kick_ilb {
-                    if s.nohz_csd_func(ilb) {
-                        s.sched_balance_softirq(ilb, t);
-                    }
-                }
-            }
-        }
-        for b in std::mem::take(&mut s.pending_active_balance) {
-            s.active_load_balance_cpu_stop(b, t);
-            s.schedule(b, t);
-        }
-        for cpu in 0..s.nr_cpus() {
-            if s.rqs[cpu].curr.is_none() && s.rqs[cpu].nr_running > 0 || s.rqs[cpu].need_resched {
-                s.schedule(cpu, t);
-            }
-            if s.rqs[cpu].curr.is_none() {
-                s.nohz_balance_enter_idle(cpu);
-            }
-        }
-        s.check_invariants().unwrap();
+        tick_all(&mut s, t);
         for &p in &tasks {
             assert!(
                 s.tasks[p].cpu < 8,

@@ -6,6 +6,7 @@ pub mod machine_args;
 pub mod pelt;
 pub mod plot;
 pub(crate) mod plots;
+pub(crate) mod progress;
 pub mod race;
 pub(crate) mod rtapp_log;
 pub mod run;

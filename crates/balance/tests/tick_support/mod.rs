@@ -1,0 +1,40 @@
+//! The tick loop the load-balancing integration tests drive a scheduler with.
+
+use fairsim_balance::lb::periodic::TriggerResult;
+use fairsim_balance::Sched;
+
+/// One tick on every CPU at `t`: busy CPUs tick and may reschedule; the balance softirq
+/// and nohz kicks run; idle CPUs with queued work schedule.
+pub fn tick_all(s: &mut Sched, t: u64) {
+    for cpu in 0..s.nr_cpus() {
+        let busy = s.rqs[cpu].curr.is_some();
+        if busy {
+            if s.tick(cpu, t) {
+                s.schedule(cpu, t);
+            }
+            let TriggerResult { softirq, kick_ilb } = s.sched_balance_trigger(cpu, t);
+            if softirq {
+                s.sched_balance_softirq(cpu, t);
+            }
+            if let Some(ilb) = kick_ilb {
+                if s.nohz_csd_func(ilb) {
+                    s.sched_balance_softirq(ilb, t);
+                }
+            }
+        }
+    }
+    for b in std::mem::take(&mut s.pending_active_balance) {
+        s.active_load_balance_cpu_stop(b, t);
+        s.schedule(b, t);
+    }
+    for cpu in 0..s.nr_cpus() {
+        if s.rqs[cpu].curr.is_none() && s.rqs[cpu].nr_running > 0 || s.rqs[cpu].need_resched {
+            s.schedule(cpu, t);
+        }
+        // These CPUs have no timers: an idle one stops its tick.
+        if s.rqs[cpu].curr.is_none() {
+            s.nohz_balance_enter_idle(cpu);
+        }
+    }
+    s.check_invariants().unwrap();
+}
