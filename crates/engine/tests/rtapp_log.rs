@@ -307,3 +307,27 @@ fn phase_cpus_off_the_machine_or_malformed_are_refused_in_one_line() {
         assert!(!e.contains('\n'), "{e}");
     }
 }
+
+#[test]
+fn passes_before_the_warm_up_ends_are_not_counted() {
+    // A 10 ms period for 1 s: 100 passes, of which the last 60 end after a 400 ms warm-up.
+    let text = r#"{"tasks": {"p": {"loop": -1, "run": 2000,
+        "timer": {"ref": "unique", "period": 10000}}}}"#;
+    let passes = |warmup_ms: u64| -> (i64, usize) {
+        let mut s = spec("smt-mc-1s4c2t", "warm.json", text, 1_000);
+        s.config.warmup = warmup_ms * fairsim_engine::time::MS;
+        let r = run(&s, &mut |_, _| {}).unwrap();
+        let th = &r.reports[0].json["threads"][0];
+        let acts = th["activations"].as_array().unwrap();
+        // Every activation kept ends inside the window.
+        for a in acts {
+            assert!(int(&a["end_us"]) >= (warmup_ms * 1000) as i64, "{a}");
+        }
+        (int(&th["phases"][0]["passes"]), acts.len())
+    };
+    let (all, _) = passes(0);
+    let (late, kept) = passes(400);
+    assert!((99..=100).contains(&all), "{all}");
+    assert!((59..=61).contains(&late), "{late} of {all}");
+    assert_eq!(kept as i64, late);
+}

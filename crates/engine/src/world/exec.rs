@@ -142,7 +142,9 @@ impl World {
                 Op::PhaseEnd { row } => {
                     let w = self.tasks[t].workload;
                     let me = t - self.workloads[w].tasks.0;
-                    let counted = at >= self.window_start;
+                    // As for cyclictest below: `window_start` reads 0 until the window
+                    // opens, so a pass is counted by the warm-up's end itself.
+                    let counted = at >= self.config.warmup;
                     let end = PassEnd {
                         at,
                         cpu: cpu as u32,
