@@ -6,7 +6,8 @@
 //! adds its period; `slack` is that instant minus the time the event began (rounded to
 //! the nearest microsecond, `timespec_to_usec_long`), the last timer's in a phase pass, or
 //! the sum of them with `cumulative_slack`; `wu_lat` adds, after each sleep, how late the
-//! task came back (truncated to microseconds, `timespec_to_usec`), and is reset to 0 when
+//! task came back (rounded to the nearest microsecond: `timespec_to_usec` is `lround`
+//! in rt-app's `rt-app_utils.c`), and is reset to 0 when
 //! a timer's instant had already passed, where a relative timer also restarts from now.
 //!
 //! Each pass also keeps what rt-app's per-activation log line holds (`rtapp_log`): the
@@ -183,7 +184,7 @@ impl Periodic {
     /// Task `task` runs again at `now` after sleeping for its timer.
     pub fn woke(&mut self, task: usize, now: u64) {
         if let Some(acc) = self.acc.get_mut(task) {
-            acc.wu_lat_us += now.saturating_sub(acc.target) / US;
+            acc.wu_lat_us += round_us(i128::from(now.saturating_sub(acc.target))) as u64;
         }
     }
 
@@ -298,7 +299,8 @@ mod tests {
         assert_eq!(p.acc[0].slack_us, 14_000);
         p.woke(0, 16_000 * US + 7_900);
         p.phase_end(0, 0, true, PassEnd::default());
-        assert_eq!((p.rows[0].wu_lat.max(), p.rows[0].slack.max()), (7, 14_000));
+        // 7.9 us late: rt-app's `lround` makes it 8.
+        assert_eq!((p.rows[0].wu_lat.max(), p.rows[0].slack.max()), (8, 14_000));
         // A miss: no sleep, negative slack, the relative clock restarts from now.
         assert_eq!(p.timer(0, 0, 16_000 * US, 40_000 * US), None);
         assert_eq!(p.acc[0].slack_us, -8_000);
