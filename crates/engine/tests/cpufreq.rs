@@ -304,3 +304,48 @@ fn bad_governor_settings_are_one_line_errors() {
         "{e}"
     );
 }
+
+#[test]
+fn every_transition_is_traced_on_each_cpu_of_its_policy() {
+    // rk3399's two policies (CPUs 0-3 and 4-5) under schedutil with a task that ramps
+    // the big cluster: each transition the timeline keeps is one `cpu_frequency` per CPU
+    // of its policy, at the same instant and with the same frequency.
+    let text = r#"{"tasks": {"r": {"loop": -1, "cpus": [4], "run": 20000,
+        "timer": {"ref": "unique", "period": 200000}}}}"#;
+    let mut s = spec_on(
+        preset("rk3399").unwrap(),
+        vec![rtapp(text)],
+        1_000,
+        Governor::DEFAULT,
+    );
+    s.config.trace = Some(fairsim_engine::trace::TraceConfig::events());
+    let mut r = run(&s, &mut |_, _| {}).unwrap();
+    let timeline: Vec<(u64, u32, u32)> = r
+        .world
+        .cpufreq_rt()
+        .unwrap()
+        .timeline
+        .iter()
+        .map(|c| (c.at, c.policy, c.khz))
+        .collect();
+    assert!(timeline.len() >= 4, "{timeline:?}");
+    let trace = r.world.take_trace().unwrap();
+    let mut traced: Vec<(u64, u32, u32)> = trace
+        .records
+        .iter()
+        .filter_map(|rec| match rec.event {
+            fairsim_engine::trace::TraceEvent::CpuFrequency { khz } => Some((rec.ts, rec.cpu, khz)),
+            _ => None,
+        })
+        .collect();
+    traced.sort_unstable();
+    let mut expect: Vec<(u64, u32, u32)> = timeline
+        .iter()
+        .flat_map(|&(at, policy, khz)| {
+            let cpus: &[u32] = if policy == 0 { &[0, 1, 2, 3] } else { &[4, 5] };
+            cpus.iter().map(move |&c| (at, c, khz))
+        })
+        .collect();
+    expect.sort_unstable();
+    assert_eq!(traced, expect);
+}

@@ -149,6 +149,7 @@ impl World {
         for &cpu in &cpus {
             self.sched.rqs[cpu].freq_capacity = scale;
             self.retime_seg(cpu);
+            self.trace_frequency(cpu, now, khz);
         }
         if let Some(rt) = self.cpufreq.as_mut() {
             if rt.timeline.len() < MAX_TIMELINE {

@@ -393,6 +393,14 @@ impl World {
         }
     }
 
+    /// `cpu_frequency` on `cpu` at `ts`: its policy's new clock took effect
+    /// (`cpufreq_notify_transition`'s `CPUFREQ_POSTCHANGE`, once per CPU of the policy).
+    pub(super) fn trace_frequency(&mut self, cpu: usize, ts: u64, khz: u32) {
+        if let Some(tr) = self.tracer.as_deref_mut() {
+            tr.push(ts, cpu, TraceEvent::CpuFrequency { khz });
+        }
+    }
+
     /// `cpu_idle` exit on `cpu` at `ts`, if the CPU is in an idle state.
     pub(super) fn trace_idle_exit(&mut self, cpu: usize, ts: u64) {
         if let Some(tr) = self.tracer.as_deref_mut() {
