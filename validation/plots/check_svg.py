@@ -8,7 +8,8 @@ Every *.svg in DIR must parse as XML with an <svg> root, and each plot must carr
 series its data file (DIR/plot-data.json) says it holds: latency-cdf.svg names every
 latency series (label) in its text; timeline.svg draws at least one rectangle per CPU row
 that ran something and names its window; newidle.svg names every domain level;
-metrics.svg names every metric. A plot the data calls for but that is missing fails too.
+metrics.svg names every metric; frequency.svg names every cpufreq policy. A plot the
+data calls for but that is missing fails too.
 Python 3.11 standard library only. Exits 1 with a one-line message on the first failure.
 """
 import json
@@ -67,6 +68,8 @@ def main():
         expect.append("newidle.svg")
     if data["metrics"]:
         expect.append("metrics.svg")
+    if data.get("frequency"):
+        expect.append("frequency.svg")
     for name in expect:
         if name not in roots:
             fail(f"{d}: the data holds {name[:-4]} but {name} is missing")
@@ -81,6 +84,8 @@ def main():
         need_texts("newidle.svg", roots["newidle.svg"], [s["name"] for s in data["newidle"]["domains"]], "domain")
     if "metrics.svg" in roots:
         need_texts("metrics.svg", roots["metrics.svg"], [m["name"] for m in data["metrics"]], "metric")
+    if "frequency.svg" in roots:
+        need_texts("frequency.svg", roots["frequency.svg"], [p["name"] for p in data["frequency"]["policies"]], "policy")
     print(f"check_svg: OK. {len(svgs)} SVGs in {d} parse and carry the series of plot-data.json ({', '.join(expect)}).")
 
 

@@ -168,3 +168,32 @@ fn bad_input_is_refused_on_one_line() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_run_with_cpufreq_plots_each_policys_frequency() {
+    let dir = temp_dir("freq");
+    let plots = dir.join("plots");
+    let o = fairsim(&[
+        "run",
+        "--topology",
+        "rk3399",
+        "--governor",
+        "schedutil",
+        "--workload",
+        "sysbench-cpu:threads=1,cpus=4",
+        "--duration",
+        "50ms",
+        "--plot",
+        s(&plots),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = std::fs::read_to_string(plots.join("frequency.svg")).expect("frequency.svg");
+    assert!(svg.contains("policy0 (CPUs 0-3)") && svg.contains("policy4 (CPUs 4-5)"));
+    let data = std::fs::read_to_string(plots.join("plot-data.json")).unwrap();
+    assert!(data.contains("\"frequency\""), "{data}");
+    // A machine without cpufreq draws no frequency plot.
+    let plain = dir.join("plain");
+    let o = fairsim(&["run", "--duration", "20ms", "--plot", s(&plain)]);
+    assert!(o.status.success());
+    assert!(!plain.join("frequency.svg").exists());
+}

@@ -28,6 +28,10 @@ pub struct PlotData {
     pub newidle: Option<NewidleSeries>,
     /// `compare`'s metrics, each as one bar per feature set with its spread.
     pub metrics: Vec<MetricBars>,
+    /// Each cpufreq policy's frequency over the measurement window (`run` on a machine
+    /// with cpufreq only; absent from the file otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency: Option<FrequencySeries>,
 }
 
 impl PlotData {
@@ -41,6 +45,7 @@ impl PlotData {
             timeline: None,
             newidle: None,
             metrics: Vec::new(),
+            frequency: None,
         }
     }
 }
@@ -145,4 +150,25 @@ pub struct Bar {
     pub stddev: f64,
     /// Samples (seeds).
     pub n: u32,
+}
+
+/// Each cpufreq policy's frequency over `[start_ns, end_ns)`, as steps.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrequencySeries {
+    /// Window start, ns.
+    pub start_ns: u64,
+    /// Window end, ns.
+    pub end_ns: u64,
+    /// One series per policy, in order of first CPU.
+    pub policies: Vec<PolicyFrequency>,
+}
+
+/// One policy's frequency: `(ns, kHz)` steps, the first at the window's start, each
+/// holding until the next.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyFrequency {
+    /// The policy with its CPUs (`policy0 (CPUs 0-3)`).
+    pub name: String,
+    /// Increasing times, frequencies in kHz.
+    pub steps: Vec<(u64, u32)>,
 }

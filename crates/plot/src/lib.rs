@@ -16,6 +16,7 @@ mod file;
 mod validate;
 
 mod cdf;
+mod frequency;
 mod metrics;
 mod newidle;
 mod style;
@@ -27,15 +28,22 @@ pub use criterion::write_criterion;
 pub use data::PlotData;
 pub use error::PlotError;
 pub use file::{read_data, write_data, MAX_DATA_BYTES};
-pub use validate::{MAX_CPUS, MAX_SLICES};
+pub use validate::{MAX_CPUS, MAX_FREQ_STEPS, MAX_SLICES};
 
 /// The SVGs [`write_all`] can write, in the order it writes them.
-pub const FILES: [&str; 4] = [cdf::FILE, timeline::FILE, newidle::FILE, metrics::FILE];
+pub const FILES: [&str; 5] = [
+    cdf::FILE,
+    timeline::FILE,
+    newidle::FILE,
+    metrics::FILE,
+    frequency::FILE,
+];
 
 /// Draws every plot `data` has data for into `dir` (created if needed) and returns the
 /// paths written, in the order of [`FILES`]: `latency-cdf.svg` when there is a latency
 /// series, `timeline.svg` and `newidle.svg` when there is a timeline or newidle data,
-/// `metrics.svg` when there are metrics.
+/// `metrics.svg` when there are metrics, `frequency.svg` when there is a frequency
+/// series.
 ///
 /// The data is validated first, and every SVG is drawn before any is written, so a
 /// refusal leaves `dir` as it was.
@@ -53,6 +61,9 @@ pub fn write_all(data: &PlotData, dir: &Path) -> Result<Vec<PathBuf>, PlotError>
     }
     if !data.metrics.is_empty() {
         svgs.push((metrics::FILE, metrics::draw(data)?));
+    }
+    if let Some(f) = &data.frequency {
+        svgs.push((frequency::FILE, frequency::draw(data, f)?));
     }
     file::create_dir(dir)?;
     svgs.iter()

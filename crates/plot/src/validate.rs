@@ -1,7 +1,9 @@
 //! What a plot data set must satisfy before it is drawn or written: every check here
 //! stands for something that would otherwise break a plot or make it lie.
 
-use crate::data::{LatencyCdf, MetricBars, NewidleSeries, PlotData, Timeline, FORMAT, VERSION};
+use crate::data::{
+    FrequencySeries, LatencyCdf, MetricBars, NewidleSeries, PlotData, Timeline, FORMAT, VERSION,
+};
 use crate::error::{bad, PlotError};
 
 /// The most slices a timeline may hold: each becomes an SVG rectangle of about 100
@@ -10,6 +12,10 @@ pub const MAX_SLICES: usize = 500_000;
 
 /// The most CPUs (timeline rows) a timeline may have: fairsim's `NR_CPUS_MAX`.
 pub const MAX_CPUS: u32 = 8192;
+
+/// The most frequency steps a plot may hold in all: the engine's timeline keeps at most
+/// 2^20 transitions, and each step is two points of a line.
+pub const MAX_FREQ_STEPS: usize = 1 << 20;
 
 impl PlotData {
     /// Checks everything drawing relies on, with a one-line error naming the first
@@ -36,8 +42,68 @@ impl PlotData {
         for (i, m) in self.metrics.iter().enumerate() {
             check_metric(m, &format!("metrics[{i}]"))?;
         }
+        if let Some(f) = &self.frequency {
+            check_frequency(f)?;
+        }
         Ok(())
     }
+}
+
+fn check_frequency(f: &FrequencySeries) -> Result<(), PlotError> {
+    if f.end_ns <= f.start_ns {
+        return Err(PlotError::invalid(
+            "frequency.end_ns",
+            bad(f.end_ns, &format!("a time after start_ns {}", f.start_ns)),
+        ));
+    }
+    if f.policies.is_empty() {
+        return Err(PlotError::invalid(
+            "frequency.policies",
+            "empty; allowed: at least one policy",
+        ));
+    }
+    let total: usize = f.policies.iter().map(|p| p.steps.len()).sum();
+    if total > MAX_FREQ_STEPS {
+        return Err(PlotError::invalid(
+            "frequency.policies",
+            bad(total, &format!("at most {MAX_FREQ_STEPS} steps in all")),
+        ));
+    }
+    for (i, p) in f.policies.iter().enumerate() {
+        let at = format!("frequency.policies[{i}]");
+        if p.name.is_empty() {
+            return Err(PlotError::invalid(
+                format!("{at}.name"),
+                "empty; allowed: a name",
+            ));
+        }
+        if p.steps.is_empty() {
+            return Err(PlotError::invalid(
+                format!("{at}.steps"),
+                "empty; allowed: at least the frequency at the window's start",
+            ));
+        }
+        let mut prev: Option<u64> = None;
+        for (j, &(ns, khz)) in p.steps.iter().enumerate() {
+            if ns < f.start_ns || ns >= f.end_ns || prev.is_some_and(|q| ns < q) {
+                return Err(PlotError::invalid(
+                    format!("{at}.steps[{j}]"),
+                    bad(
+                        ns,
+                        "a time in [start_ns, end_ns), not before the previous step",
+                    ),
+                ));
+            }
+            if khz == 0 {
+                return Err(PlotError::invalid(
+                    format!("{at}.steps[{j}]"),
+                    "0 kHz; allowed: a frequency above 0",
+                ));
+            }
+            prev = Some(ns);
+        }
+    }
+    Ok(())
 }
 
 fn check_cdf(cdf: &LatencyCdf, at: &str) -> Result<(), PlotError> {

@@ -377,8 +377,11 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
         let labels = [label("base", &args.base), label("new", &args.new)];
         let mut data = fairsim_plot::PlotData::new(super::plots::title(&spec));
         for (l, h) in labels.iter().zip(&latency) {
-            if let Some(h) = h {
-                data.latency.push(super::plots::latency_cdf(l, h));
+            // A side without wakeups has no latency to draw.
+            if let Some(cdf) = h.as_ref().map(|h| super::plots::latency_cdf(l, h)) {
+                if cdf.total > 0 {
+                    data.latency.push(cdf);
+                }
             }
         }
         data.metrics = super::plots::metric_bars(&metrics, &labels[0], &labels[1]);

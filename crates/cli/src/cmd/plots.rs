@@ -8,8 +8,8 @@ use fairsim_engine::run::RunSpec;
 use fairsim_engine::trace::{BalanceKind, NewidleSeries, Trace, TraceConfig, TraceEvent};
 use fairsim_engine::World;
 use fairsim_plot::data::{
-    Bar, DomainSeries, LatencyCdf, MetricBars, NewidleSeries as PlotSeries, PlotData, Slice,
-    SliceKind, Timeline,
+    Bar, DomainSeries, FrequencySeries, LatencyCdf, MetricBars, NewidleSeries as PlotSeries,
+    PlotData, PolicyFrequency, Slice, SliceKind, Timeline,
 };
 use hdrhistogram::Histogram;
 
@@ -158,10 +158,14 @@ pub fn newidle(s: &NewidleSeries) -> PlotSeries {
 /// The plot data of one run, its timeline from the run's trace.
 pub fn run_plot(spec: &RunSpec, world: &World, trace: Option<&Trace>) -> PlotData {
     let mut data = PlotData::new(title(spec));
-    data.latency.push(latency_cdf(
+    // A run without wakeups (one CPU-bound thread) has no latency to draw.
+    let cdf = latency_cdf(
         &spec.config.params.features.to_string(),
         &world.metrics.wakeup_latency,
-    ));
+    );
+    if cdf.total > 0 {
+        data.latency.push(cdf);
+    }
     if let Some(trace) = trace {
         // A trace over the whole run draws its first milliseconds only.
         let (a, b) = trace.window;
@@ -173,7 +177,42 @@ pub fn run_plot(spec: &RunSpec, world: &World, trace: Option<&Trace>) -> PlotDat
         data.timeline = Some(timeline(trace, end));
     }
     data.newidle = world.newidle_series().as_ref().map(newidle);
+    data.frequency = frequency(world);
     data
+}
+
+/// Each cpufreq policy's frequency over the measurement window: the frequency when the
+/// window opened, then every transition the run's timeline kept. `None` without cpufreq
+/// or with an empty window.
+pub fn frequency(world: &World) -> Option<FrequencySeries> {
+    let (rt, cf) = (world.cpufreq_rt()?, world.sched.cpufreq.as_ref()?);
+    let (start_ns, end_ns) = (world.window_start(), world.now().0);
+    if end_ns <= start_ns {
+        return None;
+    }
+    let policies = cf
+        .policies
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut steps = vec![(start_ns, rt.window_khz[i])];
+            steps.extend(
+                rt.timeline
+                    .iter()
+                    .filter(|c| c.policy as usize == i && c.at >= start_ns && c.at < end_ns)
+                    .map(|c| (c.at, c.khz)),
+            );
+            PolicyFrequency {
+                name: format!("policy{} (CPUs {})", p.cpus.first().unwrap_or(i), p.cpus),
+                steps,
+            }
+        })
+        .collect();
+    Some(FrequencySeries {
+        start_ns,
+        end_ns,
+        policies,
+    })
 }
 
 /// `compare`'s metrics as bars (base, new), mean and spread over the seeds.
