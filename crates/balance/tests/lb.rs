@@ -2,13 +2,13 @@
 //! periodic, newidle and nohz balancing spread CPU-bound tasks, schedstat counters stay
 //! consistent, and the seed-000 ILB features shorten newidle scans.
 
-mod tick_support;
+mod lb_support;
 
 use fairsim_balance::BalanceHost;
-use fairsim_balance::{CpuIdleType, Feature, Features, Sched, SchedParams, TaskId};
+use fairsim_balance::{CpuIdleType, Feature, Features, Sched, SchedParams};
 use fairsim_topology::source::preset;
-use fairsim_topology::{build_sched_domains, BuildOptions, CpuMask};
-use tick_support::tick_all;
+use fairsim_topology::{build_sched_domains, BuildOptions};
+use lb_support::{pile_on, tick_all};
 
 fn sched_on(name: &str, features: Features, ilb_share: bool) -> Sched {
     let m = preset(name).unwrap();
@@ -23,26 +23,6 @@ fn sched_on(name: &str, features: Features, ilb_share: bool) -> Sched {
         ..SchedParams::default()
     };
     Sched::new(m, topo, params)
-}
-
-/// Forks `n` CPU-bound tasks all on `cpu` (pinned while forking, then allowed everywhere,
-/// as `taskset` followed by a cpuset widening would leave them).
-fn pile_on(s: &mut Sched, cpu: usize, n: usize, now: u64) -> Vec<TaskId> {
-    let nr = s.nr_cpus();
-    let mut v = Vec::new();
-    for _ in 0..n {
-        let p = s.create_task("hog", 0, Some(CpuMask::single(nr, cpu)), cpu);
-        s.wake_up_new_task_select(p, cpu, now);
-        s.wake_up_new_task_activate(p, now);
-        v.push(p);
-    }
-    for &p in &v {
-        s.set_cpus_allowed(p, CpuMask::full(nr));
-    }
-    if s.rqs[cpu].curr.is_none() || s.rqs[cpu].need_resched {
-        s.schedule(cpu, now);
-    }
-    v
 }
 
 fn run_ticks(s: &mut Sched, from: u64, ticks: u64) -> u64 {

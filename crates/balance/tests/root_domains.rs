@@ -3,12 +3,12 @@
 //! balancing, which walks only a CPU's own domains, never moves a task across partitions,
 //! even a task allowed everywhere.
 
-mod tick_support;
+mod lb_support;
 
-use fairsim_balance::{CpuIdleType, Features, Sched, SchedParams, TaskId};
+use fairsim_balance::{CpuIdleType, Features, Sched, SchedParams};
 use fairsim_topology::source::preset;
-use fairsim_topology::{parse_cpusets, partition_sched_domains, BuildOptions, CpuMask};
-use tick_support::tick_all;
+use fairsim_topology::{parse_cpusets, partition_sched_domains, BuildOptions};
+use lb_support::{pile_on, tick_all};
 
 /// numa-2s4c2t (CPUs 0-7 on socket 0, 8-15 on socket 1) with socket 1 an exclusive
 /// partition: root domain 0 is the top cpuset's 0-7, root domain 1 is 8-15.
@@ -23,25 +23,6 @@ fn partitioned() -> Sched {
         ..SchedParams::default()
     };
     Sched::new(m, topo, params)
-}
-
-/// Forks `n` CPU-bound tasks on `cpu`, then allows them everywhere.
-fn pile_on(s: &mut Sched, cpu: usize, n: usize, now: u64) -> Vec<TaskId> {
-    let nr = s.nr_cpus();
-    let mut v = Vec::new();
-    for _ in 0..n {
-        let p = s.create_task("hog", 0, Some(CpuMask::single(nr, cpu)), cpu);
-        s.wake_up_new_task_select(p, cpu, now);
-        s.wake_up_new_task_activate(p, now);
-        v.push(p);
-    }
-    for &p in &v {
-        s.set_cpus_allowed(p, CpuMask::full(nr));
-    }
-    if s.rqs[cpu].curr.is_none() || s.rqs[cpu].need_resched {
-        s.schedule(cpu, now);
-    }
-    v
 }
 
 fn newidle_attempts(s: &Sched, cpu: usize) -> u64 {

@@ -1,7 +1,11 @@
-//! The tick loop the load-balancing integration tests drive a scheduler with.
+//! What the load-balancing integration tests share: piling tasks on one CPU, and the tick
+//! loop that drives a scheduler.
+
+#![allow(dead_code)]
 
 use fairsim_balance::lb::periodic::TriggerResult;
-use fairsim_balance::Sched;
+use fairsim_balance::topology::CpuMask;
+use fairsim_balance::{Sched, TaskId};
 
 /// One tick on every CPU at `t`: busy CPUs tick and may reschedule; the balance softirq
 /// and nohz kicks run; idle CPUs with queued work schedule.
@@ -37,4 +41,24 @@ pub fn tick_all(s: &mut Sched, t: u64) {
         }
     }
     s.check_invariants().unwrap();
+}
+
+/// Forks `n` CPU-bound tasks all on `cpu` (pinned while forking, then allowed everywhere,
+/// as `taskset` followed by a cpuset widening would leave them).
+pub fn pile_on(s: &mut Sched, cpu: usize, n: usize, now: u64) -> Vec<TaskId> {
+    let nr = s.nr_cpus();
+    let mut v = Vec::new();
+    for _ in 0..n {
+        let p = s.create_task("hog", 0, Some(CpuMask::single(nr, cpu)), cpu);
+        s.wake_up_new_task_select(p, cpu, now);
+        s.wake_up_new_task_activate(p, now);
+        v.push(p);
+    }
+    for &p in &v {
+        s.set_cpus_allowed(p, CpuMask::full(nr));
+    }
+    if s.rqs[cpu].curr.is_none() || s.rqs[cpu].need_resched {
+        s.schedule(cpu, now);
+    }
+    v
 }
