@@ -88,15 +88,18 @@ fn the_legacy_form_samples_only_when_util_avg_moved() {
 }
 
 #[test]
-fn a_price_override_moves_only_its_own_frame() {
-    let base = frames(&spec(UtilEstMode::V6_12, &["util_est_update=0ns"]));
+fn a_price_override_sets_its_own_frames_price_only() {
+    let t = fairsim_engine::CostTable::default();
+    let base = frames(&spec(UtilEstMode::V6_12, &[]));
     let dear = frames(&spec(
         UtilEstMode::V6_12,
-        &["util_est_update=0ns", "util_est_enqueue=1us"],
+        &["util_est_enqueue=1us", "util_est_update=0ns"],
     ));
-    assert_eq!(base[4], 0);
+    // The overridden steps cost their new price (or nothing)...
+    assert!(dear[2] > 0 && dear[2] % 1_000 == 0, "{dear:?}");
     assert_eq!(dear[4], 0);
-    // A 1 us enqueue step changes the run's timing, but each of its steps now costs 1 us.
-    assert!(dear[2] > 0 && dear[2] % 1_000 == 0);
-    assert!(dear[2] / 1_000 >= base[2] / fairsim_engine::CostTable::default().util_est_enqueue / 2);
+    // ...and the others keep the table's.
+    assert!(dear[0] % t.pelt_update_se == 0 && dear[1] % t.pelt_update_cfs_rq == 0);
+    assert!(dear[3] > 0 && dear[3] % t.util_est_dequeue == 0);
+    assert!(base[2] > 0 && base[2] < dear[2]);
 }

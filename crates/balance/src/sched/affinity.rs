@@ -45,9 +45,6 @@ impl Sched {
     /// mask holds another). `None` when the mask is empty.
     pub fn cpumask_any_and_distribute(&mut self, mask: &CpuMask, this_cpu: usize) -> Option<usize> {
         let n = self.nr_cpus();
-        if self.distribute_prev.len() != n {
-            self.distribute_prev = vec![0; n];
-        }
         let prev = self.distribute_prev.get(this_cpu).copied().unwrap_or(0);
         let next = mask
             .next_from(prev + 1)
