@@ -135,9 +135,7 @@ pub enum Event {
 /// A priority queue of events ordered by (time, scheduling order).
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: RadixHeap,
-    events: Vec<Event>,
-    free: Vec<u32>,
+    heap: RadixHeap<Event>,
     seq: u64,
 }
 
@@ -151,27 +149,17 @@ impl EventQueue {
     pub fn push(&mut self, time: Time, event: Event) {
         let seq = self.seq;
         self.seq += 1;
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.events[s as usize] = event;
-                s
-            }
-            None => {
-                self.events.push(event);
-                u32::try_from(self.events.len() - 1).expect("fewer than 2^32 pending events")
-            }
-        };
         // The (time, sequence) key packed into one integer, so that ordering is a single
-        // comparison; the event waits in a side table, so that queue entries are small.
+        // comparison. The event itself rides in the heap's entry: a side table indexed by
+        // slot kept entries smaller, but cost a dependent cache miss on every pop.
         let key = (u128::from(time.0) << 64) | u128::from(seq);
-        self.heap.push(key, slot);
+        self.heap.push(key, event);
     }
 
     /// Removes and returns the earliest event.
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let (key, slot) = self.heap.pop()?;
-        self.free.push(slot);
-        Some((Time((key >> 64) as u64), self.events[slot as usize]))
+        let (key, event) = self.heap.pop()?;
+        Some((Time((key >> 64) as u64), event))
     }
 
     /// Number of pending events (stale ones included).

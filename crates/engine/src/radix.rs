@@ -18,32 +18,33 @@
 //! A key below the last popped one (an engine bug that schedules into the past) is kept
 //! apart and popped first, so that the world still sees time go backwards and says so.
 
-/// A min-priority queue of `(key, value)` pairs with unique, monotone keys, ordered by
+/// A min-priority queue of `(key, value)` pairs (the value stored inline, so that a pop
+/// needs no second lookup) with unique, monotone keys, ordered by
 /// the key's high 64 bits (the time) in buckets and by its low 64 bits (the sequence)
 /// through insertion order: entries of one time are pushed in increasing sequence, and
 /// sorting a bucket out keeps their relative order, so the entries of the minimum time
 /// leave bucket 0 first in, first out.
 #[derive(Debug, Clone)]
-pub(crate) struct RadixHeap {
+pub(crate) struct RadixHeap<V> {
     /// The time of the last key popped: every pending key's time is at or above it (or
     /// the entry is in `past`).
     last: u64,
     /// The last key popped.
     last_key: u128,
     /// Entries of time `last`, in sequence order, from `head` on.
-    now: Vec<(u128, u32)>,
+    now: Vec<(u128, V)>,
     head: usize,
     /// `buckets[i]` holds the entries whose highest time bit differing from `last` is
     /// bit i.
-    buckets: Vec<Vec<(u128, u32)>>,
+    buckets: Vec<Vec<(u128, V)>>,
     /// Bit i set when `buckets[i]` is not empty.
     nonempty: u64,
     /// Entries pushed below `last` (never, unless the engine schedules into the past).
-    past: Vec<(u128, u32)>,
+    past: Vec<(u128, V)>,
     len: usize,
 }
 
-impl Default for RadixHeap {
+impl<V> Default for RadixHeap<V> {
     fn default() -> Self {
         RadixHeap {
             last: 0,
@@ -62,13 +63,13 @@ fn time_of(key: u128) -> u64 {
     (key >> 64) as u64
 }
 
-impl RadixHeap {
+impl<V: Copy> RadixHeap<V> {
     /// Pending entries.
     pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    fn put(&mut self, key: u128, value: u32) {
+    fn put(&mut self, key: u128, value: V) {
         let diff = time_of(key) ^ self.last;
         if diff == 0 {
             self.now.push((key, value));
@@ -81,7 +82,7 @@ impl RadixHeap {
 
     /// Adds `value` with `key` (keys are unique and, but for an engine bug, above the
     /// last key popped).
-    pub(crate) fn push(&mut self, key: u128, value: u32) {
+    pub(crate) fn push(&mut self, key: u128, value: V) {
         self.len += 1;
         if key < self.last_key {
             self.past.push((key, value));
@@ -125,7 +126,7 @@ impl RadixHeap {
     }
 
     /// Removes the entry with the smallest key.
-    pub(crate) fn pop(&mut self) -> Option<(u128, u32)> {
+    pub(crate) fn pop(&mut self) -> Option<(u128, V)> {
         if !self.past.is_empty() {
             let i = (0..self.past.len()).min_by_key(|&i| self.past[i].0)?;
             self.len -= 1;
