@@ -101,6 +101,16 @@ pub struct Seg {
     pub resume_at: u64,
     /// What is left.
     pub kind: SegKind,
+    /// Work units per ns ([`World::rate`]), fixed while the segment runs: the CPU, the
+    /// task, its home node and the CPU's frequency scale do not change under it (a new
+    /// frequency re-times the segment, [`World::retime_seg`]). Kept here because the
+    /// task's and runqueue's fields it is computed from are cold by the time the segment
+    /// is advanced.
+    pub rate: u64,
+    /// The segment is system time ([`World::seg_is_sys`]).
+    pub sys: bool,
+    /// The task runs away from its home node.
+    pub away: bool,
 }
 
 /// Engine state of one CPU.
@@ -174,31 +184,25 @@ impl World {
     }
 
     /// Time at which `seg` completes on `cpu`.
-    fn seg_end(&self, cpu: usize, seg: &Seg) -> u64 {
+    fn seg_end(&self, seg: &Seg) -> u64 {
         match seg.kind {
-            SegKind::Work { left } => seg.resume_at + left.div_ceil(self.rate(cpu, seg.task)),
+            SegKind::Work { left } => seg.resume_at + left.div_ceil(seg.rate),
             SegKind::Spin { deadline } => deadline.max(seg.resume_at),
         }
     }
 
     /// Accounts the progress of the active segment up to `t` and returns it.
     pub(super) fn advance_seg(&mut self, cpu: usize, t: u64) {
-        let Some(task) = self.cpus[cpu].seg.map(|s| s.task) else {
-            return;
-        };
-        let rate = self.rate(cpu, task);
-        let sys = self.seg_is_sys(task);
         if let Some(seg) = &mut self.cpus[cpu].seg {
             if t > seg.resume_at {
                 let ran = t - seg.resume_at;
                 if let SegKind::Work { left } = &mut seg.kind {
-                    *left = left.saturating_sub(ran.saturating_mul(rate));
+                    *left = left.saturating_sub(ran.saturating_mul(seg.rate));
                 }
                 seg.resume_at = t;
+                let (sys, away) = (seg.sys, seg.away);
                 self.metrics.cpus[cpu].task_ns += ran;
                 if let Some(x) = self.cpus[cpu].curr {
-                    let node = self.locality.cpu_node[cpu];
-                    let away = self.tasks[x].home_node.is_some_and(|h| h != node);
                     let m = &mut self.metrics.tasks[x];
                     *m.cpu_ns.entry(cpu).or_default() += ran;
                     if sys {
@@ -259,9 +263,11 @@ impl World {
     /// (`advance_seg`); the end is computed again from what is left at the new
     /// rate, and the old end event goes stale.
     pub(super) fn retime_seg(&mut self, cpu: usize) {
-        if let Some(seg) = self.cpus[cpu].seg {
+        if let Some(mut seg) = self.cpus[cpu].seg {
+            seg.rate = self.rate(cpu, seg.task);
+            self.cpus[cpu].seg = Some(seg);
             self.cpus[cpu].gen += 1;
-            let end = self.seg_end(cpu, &seg);
+            let end = self.seg_end(&seg);
             let gen = self.cpus[cpu].gen;
             self.queue.push(Time(end), Event::SegmentEnd { cpu, gen });
         }
@@ -270,14 +276,18 @@ impl World {
     /// Starts (or resumes) a run segment of the current task at `now`.
     pub(super) fn start_seg(&mut self, cpu: usize, now: u64, task: Tid, kind: SegKind) {
         let resume_at = now.max(self.cpus[cpu].kernel_until);
+        let node = self.locality.cpu_node[cpu];
         let seg = Seg {
             task,
             resume_at,
             kind,
+            rate: self.rate(cpu, task),
+            sys: self.seg_is_sys(task),
+            away: self.tasks[task].home_node.is_some_and(|h| h != node),
         };
         self.cpus[cpu].seg = Some(seg);
         self.cpus[cpu].gen += 1;
-        let end = self.seg_end(cpu, &seg);
+        let end = self.seg_end(&seg);
         let gen = self.cpus[cpu].gen;
         self.queue.push(Time(end), Event::SegmentEnd { cpu, gen });
     }
@@ -349,7 +359,7 @@ impl World {
             seg.resume_at = until;
             self.cpus[cpu].seg = Some(seg);
             self.cpus[cpu].gen += 1;
-            let end = self.seg_end(cpu, &seg);
+            let end = self.seg_end(&seg);
             let gen = self.cpus[cpu].gen;
             self.queue.push(Time(end), Event::SegmentEnd { cpu, gen });
         }
