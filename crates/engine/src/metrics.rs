@@ -5,6 +5,8 @@
 //! The machine-wide histogram is an HdrHistogram (3 significant digits, ns). Per task only
 //! count, sum and maximum are kept, so that 65536 tasks do not need 65536 histograms.
 
+use std::collections::BTreeMap;
+
 use hdrhistogram::Histogram;
 
 use crate::event::Tid;
@@ -86,7 +88,7 @@ pub struct TaskMetrics {
     /// When the task exited.
     pub exited_at: Option<u64>,
     /// Task time on each CPU it ran on, in ns: where a thread ran and for how long.
-    pub cpu_ns: std::collections::BTreeMap<usize, u64>,
+    pub cpu_ns: CpuTimes,
     /// Task time on CPUs of a node other than its memory's ([`crate::memory`]), in ns.
     pub off_node_ns: u64,
     /// Times the task started running on a node other than the one it last ran on.
@@ -105,6 +107,72 @@ pub struct TaskMetrics {
     pub sys_ticks: u64,
     /// `execve`s the task made (`Op::Exec`).
     pub execs: u64,
+}
+
+/// A task's run time per CPU. The CPU it ran on last is counted apart from the map, so
+/// that the run segment's advance, which adds to it many times per task switch, does not
+/// search the map each time; the readers see the two merged.
+#[derive(Clone, Default)]
+pub struct CpuTimes {
+    done: BTreeMap<usize, u64>,
+    last: Option<(usize, u64)>,
+}
+
+impl CpuTimes {
+    /// Adds `ns` of run time on `cpu`.
+    #[inline]
+    pub fn add(&mut self, cpu: usize, ns: u64) {
+        match &mut self.last {
+            Some((c, n)) if *c == cpu => *n += ns,
+            last => {
+                if let Some((c, n)) = last.replace((cpu, ns)) {
+                    *self.done.entry(c).or_default() += n;
+                }
+            }
+        }
+    }
+
+    /// Run time per CPU, in CPU order.
+    pub fn map(&self) -> BTreeMap<usize, u64> {
+        let mut m = self.done.clone();
+        if let Some((c, n)) = self.last {
+            *m.entry(c).or_default() += n;
+        }
+        m
+    }
+
+    /// `(cpu, ns)` in CPU order.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, u64)> {
+        self.map().into_iter()
+    }
+
+    /// Run time on `cpu`, if the task ran there.
+    pub fn get(&self, cpu: usize) -> Option<u64> {
+        let last = self.last.filter(|&(c, _)| c == cpu).map(|(_, n)| n);
+        match (self.done.get(&cpu), last) {
+            (None, None) => None,
+            (a, b) => Some(a.copied().unwrap_or(0) + b.unwrap_or(0)),
+        }
+    }
+
+    /// The times, in CPU order.
+    pub fn values(&self) -> impl Iterator<Item = u64> {
+        self.iter().map(|(_, n)| n)
+    }
+}
+
+impl PartialEq for CpuTimes {
+    fn eq(&self, other: &Self) -> bool {
+        self.map() == other.map()
+    }
+}
+
+impl Eq for CpuTimes {}
+
+impl std::fmt::Debug for CpuTimes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.map().fmt(f)
+    }
 }
 
 /// Everything counted during a run.
@@ -163,6 +231,25 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_times_merge_the_last_cpu_with_the_rest() {
+        let mut t = CpuTimes::default();
+        assert_eq!(t.get(3), None);
+        t.add(3, 10);
+        t.add(3, 5);
+        t.add(1, 7);
+        t.add(3, 1);
+        assert_eq!(t.get(3), Some(16));
+        assert_eq!(t.get(1), Some(7));
+        assert_eq!(t.get(2), None);
+        assert_eq!(t.iter().collect::<Vec<_>>(), vec![(1, 7), (3, 16)]);
+        let mut u = CpuTimes::default();
+        u.add(1, 7);
+        u.add(3, 16);
+        assert_eq!(t, u);
+        assert_eq!(format!("{t:?}"), "{1: 7, 3: 16}");
+    }
 
     #[test]
     fn latency_is_recorded_per_task_and_globally() {

@@ -163,7 +163,7 @@ fn user_plus_sys_is_the_workloads_cpu_time() {
         assert_eq!(user + sys + unowned, busy, "{cputime}");
         // Segments are the JSON's cpu_time_ns; the charges come on top.
         let segs: u64 = (0..w.tasks.len())
-            .flat_map(|t| w.metrics.tasks[t].cpu_ns.values().copied())
+            .flat_map(|t| w.metrics.tasks[t].cpu_ns.values())
             .sum();
         assert_eq!(segs, asked_user + asked_sys, "{cputime}");
         // The report's User and System split the same total either way.

@@ -38,13 +38,13 @@ fn split(r: &fairsim_engine::RunResult) -> Vec<(u64, u64)> {
             let big: u64 = m
                 .cpu_ns
                 .iter()
-                .filter(|(c, _)| **c < 2)
+                .filter(|(c, _)| *c < 2)
                 .map(|(_, n)| n)
                 .sum();
             let little: u64 = m
                 .cpu_ns
                 .iter()
-                .filter(|(c, _)| **c >= 2)
+                .filter(|(c, _)| *c >= 2)
                 .map(|(_, n)| n)
                 .sum();
             (big, little)

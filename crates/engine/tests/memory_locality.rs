@@ -125,7 +125,7 @@ fn processes_own_their_memory_and_threads_share_their_process() {
             let off: u64 = m
                 .cpu_ns
                 .iter()
-                .filter(|(c, _)| node(**c) != home)
+                .filter(|(c, _)| node(*c) != home)
                 .map(|(_, ns)| ns)
                 .sum();
             assert_eq!(m.off_node_ns, off, "{spec}: {}", t.name);

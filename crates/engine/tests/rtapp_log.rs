@@ -69,8 +69,8 @@ fn a_phase_with_its_own_cpus_moves_the_running_thread_at_its_start() {
         .position(|t| t.name == "mover-0")
         .unwrap();
     let m = &r.world.metrics.tasks[t];
-    assert_eq!(m.cpu_ns.get(&1).copied(), Some(50_000_000), "{m:?}");
-    assert_eq!(m.cpu_ns.get(&3).copied(), Some(100_000_000), "{m:?}");
+    assert_eq!(m.cpu_ns.get(1), Some(50_000_000), "{m:?}");
+    assert_eq!(m.cpu_ns.get(3), Some(100_000_000), "{m:?}");
     // The two moves are charged as migrations at the stopper's profile site, beside the
     // load tracking of their dequeue and enqueue.
     use fairsim_engine::profile::{Ctx, Leaf, Site};

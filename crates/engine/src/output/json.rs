@@ -170,7 +170,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
                 "migrations": m.migrations,
                 "runtime_ns": m.runtime_ns,
                 "exited_at_ns": m.exited_at,
-                "cpu_time_ns": m.cpu_ns.iter().map(|(c, ns)| [*c as u64, *ns]).collect::<Vec<_>>(),
+                "cpu_time_ns": m.cpu_ns.iter().map(|(c, ns)| [c as u64, ns]).collect::<Vec<_>>(),
                 "home_node": w.tasks[x].home_node,
                 "off_node_ns": m.off_node_ns,
                 "node_migrations": m.node_migrations,

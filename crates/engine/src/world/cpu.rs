@@ -204,7 +204,7 @@ impl World {
                 self.metrics.cpus[cpu].task_ns += ran;
                 if let Some(x) = self.cpus[cpu].curr {
                     let m = &mut self.metrics.tasks[x];
-                    *m.cpu_ns.entry(cpu).or_default() += ran;
+                    m.cpu_ns.add(cpu, ran);
                     if sys {
                         m.sys_ns += ran;
                     } else {
