@@ -1,8 +1,10 @@
 //! Engine throughput: emulated seconds per wall second and events per second, on the seed
-//! scenarios: schbench on 2s24c2t (seed 001) and the nanosleep stress on spr-2s56c2t with
-//! 224 tasks (seed 000), the latter both as placed by the scheduler and pinned one per CPU
-//! (the pinned form keeps every CPU busy with its own loop, which is the load the real
-//! stress puts on the machine once wakeup placement spreads the tasks).
+//! scenarios: schbench on 2s24c2t (seed 001), the nanosleep stress on spr-2s56c2t with
+//! 224 tasks (seed 000) with the default features and with `ILB_FAST`, and pinned one per
+//! CPU (the pinned form keeps every CPU busy with its own loop, which is the load the real
+//! stress puts on the machine once wakeup placement spreads the tasks), and a slice of
+//! seed 000's hackbench (`-g 4 -f 28 -s 100`, 200 loops instead of 200,000: the same
+//! event mix, about a thousandth of the run, so that criterion can sample it).
 //!
 //! Each benchmark runs a fixed span of emulated time; criterion's time per iteration
 //! divided into that span is the emulated-seconds-per-wall-second figure, and the
@@ -12,6 +14,7 @@
 #![allow(missing_docs)]
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use fairsim::balance::Features;
 use fairsim::engine::run::{RunSpec, DEFAULT_MEMORY_BUDGET};
 use fairsim::engine::time::MS;
 use fairsim::engine::{prepare, WorkloadSpec, WorldConfig};
@@ -30,6 +33,12 @@ fn spec(machine: &str, workload: &str, ms: u64) -> RunSpec {
         },
         memory_budget: DEFAULT_MEMORY_BUDGET,
     }
+}
+
+/// [`spec`] with the scheduler features `features` (a `--features` list).
+fn with_features(mut s: RunSpec, features: &str) -> RunSpec {
+    s.config.params.features = Features::parse(features).expect("features");
+    s
 }
 
 fn events_of(s: &RunSpec) -> u64 {
@@ -68,10 +77,27 @@ fn nanosleep(c: &mut Criterion) {
     );
     bench_scenario(
         c,
+        "nanosleep 224 x 1us ILB_FAST, spr-2s56c2t, 100 ms emulated",
+        with_features(
+            spec("spr-2s56c2t", "nanosleep:tasks=224,sleep=1us", 100),
+            "ILB_FAST",
+        ),
+    );
+    bench_scenario(
+        c,
         "nanosleep 224 x 1us pinned, spr-2s56c2t, 100 ms emulated",
         spec("spr-2s56c2t", "nanosleep:tasks=224,sleep=1us,pin", 100),
     );
 }
 
-criterion_group!(benches, schbench, nanosleep);
+fn hackbench(c: &mut Criterion) {
+    // The run ends when hackbench does: the duration is only its bound.
+    bench_scenario(
+        c,
+        "hackbench g=4 l=200 f=28 s=100, spr-2s56c2t, until done",
+        spec("spr-2s56c2t", "hackbench:g=4,l=200,f=28,s=100", 60_000),
+    );
+}
+
+criterion_group!(benches, schbench, nanosleep, hackbench);
 criterion_main!(benches);

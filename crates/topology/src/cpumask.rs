@@ -135,14 +135,26 @@ impl CpuMask {
         }
     }
 
-    /// CPUs in increasing order (`for_each_cpu`).
+    /// CPUs in increasing order (`for_each_cpu`), a word at a time.
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        let mut next = self.next_from(0);
-        std::iter::from_fn(move || {
-            let cur = next?;
-            next = self.next_from(cur + 1);
-            Some(cur)
+        WordBits::new(self.words.len(), |i| self.words[i])
+    }
+
+    /// CPUs in both masks, in increasing order (`for_each_cpu_and`): the intersection is
+    /// walked a word at a time, not built, so that a scan allocates nothing.
+    pub fn iter_and<'a>(&'a self, other: &'a CpuMask) -> impl Iterator<Item = usize> + 'a {
+        WordBits::new(self.words.len(), |i| {
+            self.words[i] & other.words.get(i).copied().unwrap_or(0)
         })
+    }
+
+    /// Number of CPUs in both masks (`cpumask_weight_and`).
+    pub fn weight_and(&self, other: &CpuMask) -> usize {
+        self.words
+            .iter()
+            .zip(other.words.iter().chain(std::iter::repeat(&0)))
+            .map(|(a, b)| (a & b).count_ones() as usize)
+            .sum()
     }
 
     /// CPUs starting at `start` and wrapping around (`for_each_cpu_wrap`): the order in
@@ -350,8 +362,64 @@ impl fmt::Display for CpuMask {
     }
 }
 
+/// The set bits of a sequence of words, lowest first: the iteration under
+/// [`CpuMask::iter`] and [`CpuMask::iter_and`], which clears each bit it returns rather
+/// than searching the mask again from the last CPU.
+struct WordBits<F> {
+    word: F,
+    len: usize,
+    index: usize,
+    bits: u64,
+}
+
+impl<F: Fn(usize) -> u64> WordBits<F> {
+    fn new(len: usize, word: F) -> Self {
+        let bits = if len > 0 { word(0) } else { 0 };
+        WordBits {
+            word,
+            len,
+            index: 0,
+            bits,
+        }
+    }
+}
+
+impl<F: Fn(usize) -> u64> Iterator for WordBits<F> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        while self.bits == 0 {
+            self.index += 1;
+            if self.index >= self.len {
+                return None;
+            }
+            self.bits = (self.word)(self.index);
+        }
+        let bit = self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        Some(self.index * 64 + bit)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn iter_and_and_weight_and_agree_with_the_built_intersection() {
+        let a = CpuMask::parse_list(300, "0-5,63-65,127,128,200-299").unwrap();
+        let b = CpuMask::parse_list(300, "3-70,128-250,299").unwrap();
+        let built: Vec<usize> = a.and(&b).iter().collect();
+        assert_eq!(a.iter_and(&b).collect::<Vec<_>>(), built);
+        assert_eq!(a.weight_and(&b), built.len());
+        assert_eq!(
+            a.iter().collect::<Vec<_>>(),
+            (0..300).filter(|&c| a.test(c)).collect::<Vec<_>>()
+        );
+        let empty = CpuMask::new(300);
+        assert_eq!(empty.iter().next(), None);
+        assert_eq!(a.iter_and(&empty).next(), None);
+        assert_eq!(CpuMask::new(0).iter().next(), None);
+    }
+
     use super::*;
 
     #[test]

@@ -51,8 +51,7 @@ pub trait GroupStats: LbRead {
             .domain(sd)
             .flags
             .contains(SdFlags::ASYM_CPUCAPACITY);
-        let span = self.topo().group(g).span.and(&env.cpus);
-        for i in span.iter() {
+        for i in self.topo().group(g).span.iter_and(&env.cpus) {
             self.count_balance_visit(c, env.dst_cpu, i);
             let load = self.cpu_load(i);
             sgs.group_load += load;

@@ -83,7 +83,7 @@ impl Sched {
             sgs.group_misfit_task_load = 1;
         }
         self.count_group_visit();
-        for i in g.span.and(&self.tasks[p].cpus_allowed).iter() {
+        for i in g.span.iter_and(&self.tasks[p].cpus_allowed) {
             self.count_cpu_visit();
             let rq = &self.rqs[i];
             sgs.group_load += self.cpu_load_without(i, p);
@@ -247,7 +247,7 @@ impl Sched {
                     // p->nr_cpus_allowed is always below NR_CPUS (8192 on Debian), so the
                     // kernel always bounds imb_numa_nr by the allowed CPUs of the local
                     // group.
-                    let local_allowed = self.topo.group(local).span.and(allowed).weight() as i64;
+                    let local_allowed = self.topo.group(local).span.weight_and(allowed) as i64;
                     let imb_numa_nr = local_allowed.min(i64::from(d.imb_numa_nr));
                     let imbalance =
                         (i64::from(local_sgs.idle_cpus) - i64::from(idlest_sgs.idle_cpus)).abs();
@@ -288,7 +288,7 @@ impl Sched {
         let mut least_loaded_cpu = this_cpu;
         let mut shallowest_idle_cpu: Option<usize> = None;
         let mut min_exit_latency = u32::MAX;
-        for i in g.span.and(&self.tasks[p].cpus_allowed).iter() {
+        for i in g.span.iter_and(&self.tasks[p].cpus_allowed) {
             self.count_cpu_visit();
             let rq = &self.rqs[i];
             if rq.sched_idle_rq() {
