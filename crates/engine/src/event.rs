@@ -6,6 +6,7 @@
 //! and the world drops an event whose generation is stale when it pops ("lazy
 //! invalidation"). Heap deletion would cost O(n) per cancel; a stale pop costs O(log n).
 
+use crate::event_pack::{pack, unpack};
 use crate::radix::RadixHeap;
 use crate::time::Time;
 
@@ -135,7 +136,7 @@ pub enum Event {
 /// A priority queue of events ordered by (time, scheduling order).
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: RadixHeap<Event>,
+    heap: RadixHeap<u128>,
     seq: u64,
 }
 
@@ -150,16 +151,17 @@ impl EventQueue {
         let seq = self.seq;
         self.seq += 1;
         // The (time, sequence) key packed into one integer, so that ordering is a single
-        // comparison. The event itself rides in the heap's entry: a side table indexed by
-        // slot kept entries smaller, but cost a dependent cache miss on every pop.
+        // comparison. The event itself rides in the heap's entry, packed to 16 bytes
+        // (`event_pack`): a side table indexed by slot kept entries smaller, but cost a
+        // dependent cache miss on every pop.
         let key = (u128::from(time.0) << 64) | u128::from(seq);
-        self.heap.push(key, event);
+        self.heap.push(key, pack(event));
     }
 
     /// Removes and returns the earliest event.
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         let (key, event) = self.heap.pop()?;
-        Some((Time((key >> 64) as u64), event))
+        Some((Time((key >> 64) as u64), unpack(event)))
     }
 
     /// Number of pending events (stale ones included).

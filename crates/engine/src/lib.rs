@@ -13,6 +13,7 @@ pub mod cost;
 pub mod cost_tables;
 pub mod error;
 pub mod event;
+mod event_pack;
 pub mod memory;
 pub mod metrics;
 pub mod noise;
