@@ -373,7 +373,9 @@ impl World {
             // Most scheduler calls do no scanning or moving: nothing to charge.
             return;
         }
-        let c = self.config.cost;
+        // Every price is read before the first charge, by reference: the cost table is a
+        // few hundred bytes, and copying it on each call was a measurable share of a run.
+        let c = &self.config.cost;
         // A balance reads each CPU's load statistics; the wakeup and fork paths only
         // whether it is idle.
         let per_cpu = if ctx.balances() {
@@ -384,52 +386,46 @@ impl World {
         let cpus = w.cpus_visited * per_cpu
             + w.cpus_visited_remote_llc * c.scan_remote_llc
             + w.cpus_visited_remote_node * c.scan_remote_node;
-        self.charge_parts(
-            cpu,
-            now,
-            &[
-                (cpus, Site::new(ctx, Leaf::ScanCpus)),
-                (
-                    w.groups_visited * c.group_scan,
-                    Site::new(ctx, Leaf::ScanGroups),
-                ),
-                (
-                    w.tasks_examined * c.task_examine,
-                    Site::new(ctx, Leaf::Examine),
-                ),
-                (
-                    w.pelt_se_updates * c.pelt_update_se,
-                    Site::new(ctx, Leaf::PeltSe),
-                ),
-                (
-                    w.pelt_cfs_rq_updates * c.pelt_update_cfs_rq,
-                    Site::new(ctx, Leaf::PeltCfsRq),
-                ),
-                (
-                    w.util_est_enqueues * c.util_est_enqueue,
-                    Site::new(ctx, Leaf::UtilEstEnqueue),
-                ),
-                (
-                    w.util_est_dequeues * c.util_est_dequeue,
-                    Site::new(ctx, Leaf::UtilEstDequeue),
-                ),
-                (
-                    w.util_est_updates * c.util_est_update,
-                    Site::new(ctx, Leaf::UtilEstUpdate),
-                ),
-            ],
-        );
-        self.charge(
-            cpu,
-            now,
-            w.tasks_moved * c.migration,
-            Site::new(ctx, Leaf::Move),
-        );
+        let parts = [
+            (cpus, Site::new(ctx, Leaf::ScanCpus)),
+            (
+                w.groups_visited * c.group_scan,
+                Site::new(ctx, Leaf::ScanGroups),
+            ),
+            (
+                w.tasks_examined * c.task_examine,
+                Site::new(ctx, Leaf::Examine),
+            ),
+            (
+                w.pelt_se_updates * c.pelt_update_se,
+                Site::new(ctx, Leaf::PeltSe),
+            ),
+            (
+                w.pelt_cfs_rq_updates * c.pelt_update_cfs_rq,
+                Site::new(ctx, Leaf::PeltCfsRq),
+            ),
+            (
+                w.util_est_enqueues * c.util_est_enqueue,
+                Site::new(ctx, Leaf::UtilEstEnqueue),
+            ),
+            (
+                w.util_est_dequeues * c.util_est_dequeue,
+                Site::new(ctx, Leaf::UtilEstDequeue),
+            ),
+            (
+                w.util_est_updates * c.util_est_update,
+                Site::new(ctx, Leaf::UtilEstUpdate),
+            ),
+        ];
+        let moved = w.tasks_moved * c.migration;
         // The detach work happened under each lock the balance took; a lock the engine
         // already took for this CPU before the act (a newidle step waiting its turn) is
         // only extended.
         let hold =
             c.remote_rq_lock + w.tasks_examined * c.task_examine + w.tasks_moved * c.rq_enqueue;
+        let locks = w.rq_locks.len() as u64 * c.remote_rq_lock;
+        self.charge_parts(cpu, now, &parts);
+        self.charge(cpu, now, moved, Site::new(ctx, Leaf::Move));
         for &rq in &w.rq_locks {
             if self.cpus[cpu].act_lock == Some(rq) {
                 self.extend_rq_lock(rq, hold);
@@ -437,12 +433,7 @@ impl World {
                 self.rq_lock(cpu, rq, now, hold, ctx);
             }
         }
-        self.charge(
-            cpu,
-            now,
-            w.rq_locks.len() as u64 * c.remote_rq_lock,
-            Site::new(ctx, Leaf::Lock),
-        );
+        self.charge(cpu, now, locks, Site::new(ctx, Leaf::Lock));
         self.metrics.cpus_visited += w.cpus_visited;
         self.metrics.groups_visited += w.groups_visited;
     }
