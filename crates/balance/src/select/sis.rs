@@ -2,7 +2,7 @@
 //! (limited by SIS_UTIL), `select_idle_smt` and, on asymmetric-capacity machines,
 //! `select_idle_capacity` (fair.c).
 
-use fairsim_topology::{CpuMask, SdFlags, SdId};
+use fairsim_topology::{SdFlags, SdId};
 
 use crate::cpu_util::{UCLAMP_MAX_DEFAULT, UCLAMP_MIN_DEFAULT};
 use crate::features::Feature;
@@ -187,7 +187,7 @@ impl Sched {
             if let Some(&g) = d.groups.first() {
                 let sg = self.topo.group(g);
                 if sg.flags.contains(SdFlags::CLUSTER) {
-                    for cpu in wrap_order(&sg.span, target + 1) {
+                    for cpu in sg.span.iter_wrap(target + 1) {
                         if !cpus.test(cpu) {
                             continue;
                         }
@@ -214,9 +214,10 @@ impl Sched {
         }
 
         // The kernel walks the live mask, from which select_idle_core removes whole
-        // cores; walking a snapshot and skipping CPUs removed since is the same walk.
-        let order = wrap_order(&cpus, target + 1);
-        for cpu in order {
+        // cores; walking a snapshot and skipping CPUs removed since is the same walk. The
+        // snapshot is walked lazily: the scan usually stops after a few CPUs of the LLC.
+        let snapshot = cpus.clone();
+        for cpu in snapshot.iter_wrap(target + 1) {
             if !cpus.test(cpu) {
                 continue;
             }
@@ -258,7 +259,7 @@ impl Sched {
         let mut best_cap = 0u64;
         let mut best_fits = 0i32;
         let mut best_cpu = None;
-        for cpu in wrap_order(&cpus, target) {
+        for cpu in cpus.iter_wrap(target) {
             self.count_cpu_visit();
             let mut cpu_cap = self.capacity_of(cpu);
             if !self.idle_or_sched_idle(cpu) {
@@ -279,10 +280,4 @@ impl Sched {
         }
         best_cpu
     }
-}
-
-/// `for_each_cpu_wrap(cpu, mask, start)`: the CPUs of `mask` from `start` upwards, then
-/// from 0; a `start` past the last CPU starts at 0, as `cpumask_next_wrap` does.
-fn wrap_order(mask: &CpuMask, start: usize) -> Vec<usize> {
-    mask.iter_wrap(start).collect()
 }
