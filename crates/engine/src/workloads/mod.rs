@@ -482,6 +482,7 @@ pub(crate) fn new_task(
         timer: None,
         timer_fired: false,
         saved: None,
+        rate_memo: None,
         list: Vec::new(),
         stamp: 0,
         woken_at: None,

@@ -6,7 +6,7 @@ use crate::event::{Event, Tid};
 use crate::profile::{Ctx, Leaf, Site};
 use crate::time::Time;
 
-use super::{RtState, World};
+use super::{RateMemo, RtState, World};
 
 /// Kinds of kernel overhead, for the per-CPU breakdown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -273,6 +273,26 @@ impl World {
         }
     }
 
+    /// [`World::rate`] through the task's memo: the rate depends, besides what is fixed
+    /// for the run, only on the CPU, its frequency scale and the task's home node.
+    fn memo_rate(&mut self, cpu: usize, task: Tid) -> u64 {
+        let freq_capacity = self.sched.rqs[cpu].freq_capacity;
+        let home_node = self.tasks[task].home_node;
+        if let Some(m) = self.tasks[task].rate_memo {
+            if m.cpu == cpu && m.freq_capacity == freq_capacity && m.home_node == home_node {
+                return m.rate;
+            }
+        }
+        let rate = self.rate(cpu, task);
+        self.tasks[task].rate_memo = Some(RateMemo {
+            cpu,
+            freq_capacity,
+            home_node,
+            rate,
+        });
+        rate
+    }
+
     /// Starts (or resumes) a run segment of the current task at `now`.
     pub(super) fn start_seg(&mut self, cpu: usize, now: u64, task: Tid, kind: SegKind) {
         let resume_at = now.max(self.cpus[cpu].kernel_until);
@@ -281,7 +301,7 @@ impl World {
             task,
             resume_at,
             kind,
-            rate: self.rate(cpu, task),
+            rate: self.memo_rate(cpu, task),
             sys: self.seg_is_sys(task),
             away: self.tasks[task].home_node.is_some_and(|h| h != node),
         };

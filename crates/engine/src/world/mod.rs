@@ -256,6 +256,19 @@ pub enum RtState {
     Exited,
 }
 
+/// A task's last computed work rate and the inputs of it that can change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateMemo {
+    /// The CPU.
+    pub cpu: usize,
+    /// The CPU's `freq_capacity` then.
+    pub freq_capacity: u64,
+    /// The task's home node then.
+    pub home_node: Option<usize>,
+    /// Work units per ns.
+    pub rate: u64,
+}
+
 /// A task as the engine sees it: its program, position and synchronisation state.
 #[derive(Debug, Clone)]
 pub struct TaskRt {
@@ -295,6 +308,10 @@ pub struct TaskRt {
     pub timer_fired: bool,
     /// Progress of an interrupted run segment.
     pub saved: Option<SegKind>,
+    /// The last rate [`World::rate`] computed for the task, with what it depends on that
+    /// can change (the CPU, its frequency scale, the task's home node): a task that runs
+    /// segment after segment on one CPU (a hackbench sender's writes) reuses it.
+    pub rate_memo: Option<RateMemo>,
     /// Tasks waiting on this task's list (`xlist`).
     pub list: Vec<Tid>,
     /// Wake stamp written by a `WakeList` (ns).
