@@ -374,6 +374,7 @@ impl<'m> Builder<'m> {
                 group_weight: 0,
                 cores: 0,
                 asym_prefer_cpu: None,
+                span_words: (0, 0),
             },
             span_key,
         );
@@ -383,8 +384,10 @@ impl<'m> Builder<'m> {
 
     /// Adds a group to the arena with the bookkeeping that makes covering and
     /// initialising it cheap.
-    fn push_group(&mut self, group: SchedGroup, span_key: Option<u32>) -> GroupId {
-        self.group_words.push(group.span.word_range());
+    fn push_group(&mut self, mut group: SchedGroup, span_key: Option<u32>) -> GroupId {
+        let words = group.span.word_range();
+        group.span_words = (words.start as u32, words.end as u32);
+        self.group_words.push(words);
         self.group_span.push(span_key);
         self.groups.push(group);
         self.groups.len() - 1
@@ -446,6 +449,7 @@ impl<'m> Builder<'m> {
                     group_weight: 0,
                     cores: 0,
                     asym_prefer_cpu: None,
+                    span_words: (0, 0),
                 },
                 Some(self.span_id[from]),
             );

@@ -137,13 +137,26 @@ impl CpuMask {
 
     /// CPUs in increasing order (`for_each_cpu`), a word at a time.
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        WordBits::new(self.words.len(), |i| self.words[i])
+        WordBits::new(0, self.words.len(), |i| self.words[i])
     }
 
     /// CPUs in both masks, in increasing order (`for_each_cpu_and`): the intersection is
     /// walked a word at a time, not built, so that a scan allocates nothing.
     pub fn iter_and<'a>(&'a self, other: &'a CpuMask) -> impl Iterator<Item = usize> + 'a {
-        WordBits::new(self.words.len(), |i| {
+        self.iter_and_in(other, (0, self.words.len() as u32))
+    }
+
+    /// [`Self::iter_and`] over the words `words` (first, one past the last) only: the
+    /// same CPUs when `self` has none outside them, as a group's `span_words` says of its
+    /// span. On a machine of thousands of CPUs a small group's walk then costs its own
+    /// words, not the whole mask's.
+    pub fn iter_and_in<'a>(
+        &'a self,
+        other: &'a CpuMask,
+        words: (u32, u32),
+    ) -> impl Iterator<Item = usize> + 'a {
+        let end = (words.1 as usize).min(self.words.len());
+        WordBits::new(words.0 as usize, end, |i| {
             self.words[i] & other.words.get(i).copied().unwrap_or(0)
         })
     }
@@ -367,18 +380,19 @@ impl fmt::Display for CpuMask {
 /// than searching the mask again from the last CPU.
 struct WordBits<F> {
     word: F,
-    len: usize,
+    end: usize,
     index: usize,
     bits: u64,
 }
 
 impl<F: Fn(usize) -> u64> WordBits<F> {
-    fn new(len: usize, word: F) -> Self {
-        let bits = if len > 0 { word(0) } else { 0 };
+    /// The set bits of words `start..end`.
+    fn new(start: usize, end: usize, word: F) -> Self {
+        let bits = if start < end { word(start) } else { 0 };
         WordBits {
             word,
-            len,
-            index: 0,
+            end,
+            index: start,
             bits,
         }
     }
@@ -390,7 +404,7 @@ impl<F: Fn(usize) -> u64> Iterator for WordBits<F> {
     fn next(&mut self) -> Option<usize> {
         while self.bits == 0 {
             self.index += 1;
-            if self.index >= self.len {
+            if self.index >= self.end {
                 return None;
             }
             self.bits = (self.word)(self.index);
@@ -418,6 +432,18 @@ mod tests {
         assert_eq!(empty.iter().next(), None);
         assert_eq!(a.iter_and(&empty).next(), None);
         assert_eq!(CpuMask::new(0).iter().next(), None);
+        // Restricted to the words that hold a's CPUs, the walk is the same.
+        let r = a.word_range();
+        let words = (r.start as u32, r.end as u32);
+        assert_eq!(a.iter_and_in(&b, words).collect::<Vec<_>>(), built);
+        let high = CpuMask::parse_list(300, "200-299").unwrap();
+        let r = high.word_range();
+        assert_eq!(r, 3..5);
+        assert_eq!(
+            high.iter_and_in(&b, (3, 5)).collect::<Vec<_>>(),
+            high.and(&b).iter().collect::<Vec<_>>()
+        );
+        assert_eq!(high.iter_and_in(&b, (0, 0)).next(), None);
     }
 
     use super::*;

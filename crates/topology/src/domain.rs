@@ -86,6 +86,10 @@ pub struct SchedGroup {
     pub cores: u32,
     /// `sg->asym_prefer_cpu` (only with `SD_ASYM_PACKING`).
     pub asym_prefer_cpu: Option<usize>,
+    /// The words of `span` that hold its CPUs, first and one past the last: the
+    /// balancer's walk over a group's CPUs ([`CpuMask::iter_and_in`]) touches only these,
+    /// not every word of a machine-wide mask.
+    pub span_words: (u32, u32),
 }
 
 /// One `struct sched_group_capacity`, shared by identical groups.

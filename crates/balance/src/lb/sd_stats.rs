@@ -51,7 +51,8 @@ pub trait GroupStats: LbRead {
             .domain(sd)
             .flags
             .contains(SdFlags::ASYM_CPUCAPACITY);
-        for i in self.topo().group(g).span.iter_and(&env.cpus) {
+        let group = self.topo().group(g);
+        for i in group.span.iter_and_in(&env.cpus, group.span_words) {
             self.count_balance_visit(c, env.dst_cpu, i);
             let load = self.cpu_load(i);
             sgs.group_load += load;

@@ -83,7 +83,10 @@ impl Sched {
             sgs.group_misfit_task_load = 1;
         }
         self.count_group_visit();
-        for i in g.span.iter_and(&self.tasks[p].cpus_allowed) {
+        for i in g
+            .span
+            .iter_and_in(&self.tasks[p].cpus_allowed, g.span_words)
+        {
             self.count_cpu_visit();
             let rq = &self.rqs[i];
             sgs.group_load += self.cpu_load_without(i, p);
@@ -288,7 +291,10 @@ impl Sched {
         let mut least_loaded_cpu = this_cpu;
         let mut shallowest_idle_cpu: Option<usize> = None;
         let mut min_exit_latency = u32::MAX;
-        for i in g.span.iter_and(&self.tasks[p].cpus_allowed) {
+        for i in g
+            .span
+            .iter_and_in(&self.tasks[p].cpus_allowed, g.span_words)
+        {
             self.count_cpu_visit();
             let rq = &self.rqs[i];
             if rq.sched_idle_rq() {
