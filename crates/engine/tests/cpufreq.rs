@@ -349,3 +349,24 @@ fn every_transition_is_traced_on_each_cpu_of_its_policy() {
     expect.sort_unstable();
     assert_eq!(traced, expect);
 }
+
+#[test]
+fn work_follows_the_frequency_across_a_transition_on_one_cpu() {
+    // One always-running thread on the two-OPP CPU under schedutil: it starts at 512 MHz
+    // and is raised to 1024 MHz as its utilization grows, with segment after segment on
+    // the same CPU on both sides of the change. Whatever the engine keeps of a segment's
+    // rate, the work done must be what the frequencies say: each ns busy at 512 MHz does
+    // half the work of one at 1024 MHz.
+    let w = WorkloadSpec::parse("sysbench-cpu:threads=1,events=50,event=1ms").unwrap();
+    let mut s = spec_on(one_cpu_two_opps(), vec![w], 1_000, Governor::DEFAULT);
+    s.config.cost = no_costs();
+    let r = run(&s, &mut |_, _| {}).unwrap();
+    let busy = r.world.cpufreq_busy_by_opp(0);
+    assert!(busy[0] > 0 && busy[1] > 0, "both OPPs ran: {busy:?}");
+    let work_ns = busy[0] / 2 + busy[1];
+    // Each 1 ms event rounds its end up to the ns: at most one ns per event.
+    assert!(
+        work_ns.abs_diff(50 * MS) <= 50,
+        "{work_ns} ns of full-speed work for 50 ms asked, busy {busy:?}"
+    );
+}

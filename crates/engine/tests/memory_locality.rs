@@ -95,6 +95,18 @@ fn a_new_task_and_an_exec_take_the_node_they_first_run_on() {
     assert_eq!(w.tasks[0].home_node, Some(1));
     assert_eq!(w.metrics.tasks[0].off_node_ns, 0);
     assert_eq!(w.metrics.cpus[12].task_ns, WORK);
+    // The same with work before the exec: that work runs away from its memory, at the
+    // latency ratio; the work after it, on the same CPU, at full speed again.
+    let prog = Program::new()
+        .op(Op::Run { work: WORK })
+        .op(Op::Exec)
+        .op(Op::Run { work: WORK })
+        .op(Op::Exit);
+    let mut w = one_task(12, Some(0), 1000, prog);
+    w.run(&mut |_, _| {}).unwrap();
+    let away = (WORK * 1024).div_ceil(1024 * 10 / 21);
+    assert_eq!(w.metrics.tasks[0].off_node_ns, away);
+    assert_eq!(w.metrics.cpus[12].task_ns, away + WORK);
 }
 
 #[test]

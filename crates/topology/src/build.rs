@@ -61,9 +61,6 @@ pub(crate) struct Builder<'m> {
     /// Per domain, the first CPU of its span (`cpumask_first`), which `get_group` asks
     /// for every CPU of every domain and which costs a scan of the mask's leading words.
     pub(crate) span_first: Vec<Option<usize>>,
-    /// Per group, the words of its span that hold CPUs, so that covering a group costs
-    /// its own words and not the machine's.
-    group_words: Vec<Range<usize>>,
     /// Per group, the span id of the domain whose span it copies, `None` for the
     /// one-CPU groups of the lowest level.
     group_span: Vec<Option<u32>>,
@@ -103,7 +100,6 @@ impl<'m> Builder<'m> {
             span_first: Vec::new(),
             child_span: Vec::new(),
             smt_words: m.cpus.iter().map(|c| c.smt_siblings.word_range()).collect(),
-            group_words: Vec::new(),
             group_span: Vec::new(),
             span_cores: Vec::new(),
             span_asym: Vec::new(),
@@ -374,7 +370,7 @@ impl<'m> Builder<'m> {
                 group_weight: 0,
                 cores: 0,
                 asym_prefer_cpu: None,
-                span_words: (0, 0),
+                span_words: (0, 0), // push_group sets it
             },
             span_key,
         );
@@ -385,9 +381,10 @@ impl<'m> Builder<'m> {
     /// Adds a group to the arena with the bookkeeping that makes covering and
     /// initialising it cheap.
     fn push_group(&mut self, mut group: SchedGroup, span_key: Option<u32>) -> GroupId {
+        // The words of its span that hold CPUs, so that covering the group here and
+        // the balancer's walks over it cost its own words and not the machine's.
         let words = group.span.word_range();
         group.span_words = (words.start as u32, words.end as u32);
-        self.group_words.push(words);
         self.group_span.push(span_key);
         self.groups.push(group);
         self.groups.len() - 1
@@ -403,7 +400,8 @@ impl<'m> Builder<'m> {
         let mut walk = UncoveredWrap::new(cpu);
         while let Some(i) = walk.next(&span, &covered) {
             let g = self.get_group(tl, i);
-            covered.or_with_words(&self.groups[g].span, self.group_words[g].clone());
+            let (lo, hi) = self.groups[g].span_words;
+            covered.or_with_words(&self.groups[g].span, lo as usize..hi as usize);
             list.push(g);
         }
         // The list is kept for the life of the hierarchy, one per domain: without the
@@ -449,7 +447,7 @@ impl<'m> Builder<'m> {
                     group_weight: 0,
                     cores: 0,
                     asym_prefer_cpu: None,
-                    span_words: (0, 0),
+                    span_words: (0, 0), // push_group sets it
                 },
                 Some(self.span_id[from]),
             );

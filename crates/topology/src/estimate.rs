@@ -119,7 +119,7 @@ pub fn estimate_build_memory(m: &Machine, opts: BuildOptions) -> u64 {
     // The builder's arenas (pushed) and the masks their objects own.
     let arenas = PUSH_SLACK
         * (c.doms * size::<SchedDomain>()
-            + c.groups * (size::<SchedGroup>() + 16 + 8)
+            + c.groups * (size::<SchedGroup>() + 8)
             + sgcs * (size::<SchedGroupCapacity>() + 4)
             + c.shared * size::<SchedDomainShared>());
     let masks = (c.doms + c.groups + sgcs) * mask + c.list_bytes;
