@@ -233,9 +233,8 @@ pub trait GroupStats: LbRead {
         };
         let mut sum_util = 0u64;
         let mut sg_overloaded = false;
-        let groups = self.topo().domain(sd).groups.clone();
         let mut jumped = false;
-        for &g in &groups {
+        for &g in &self.topo().domain(sd).groups {
             let local_group = self.topo().group(g).span.test(env.dst_cpu);
             if local_group {
                 sds.local = Some(g);

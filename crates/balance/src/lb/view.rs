@@ -218,6 +218,9 @@ impl LbRead for crate::sched::Sched {
     fn machine(&self) -> &Machine {
         &self.machine
     }
+    fn sched_smt_active(&self) -> bool {
+        self.smt_active
+    }
     fn features(&self) -> Features {
         self.fair.features
     }
@@ -265,5 +268,30 @@ impl LbRead for crate::sched::Sched {
     }
     fn arch_scale_cpu_capacity(&self, cpu: usize) -> u64 {
         self.rqs[cpu].capacity_orig
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LbRead;
+    use crate::sched::{Sched, SchedParams};
+    use fairsim_topology::{build_sched_domains, source::preset, BuildOptions};
+
+    fn sched(name: &str) -> Sched {
+        let m = preset(name).unwrap();
+        let topo = build_sched_domains(&m, BuildOptions::default()).unwrap();
+        Sched::new(m, topo, SchedParams::default())
+    }
+
+    /// The engine's cached `sched_smt_present` answers as the walk over the machine's
+    /// CPUs that the trait's default makes: on with SMT siblings, off without.
+    #[test]
+    fn smt_active_is_the_machines_smt() {
+        for (name, smt) in [("numa-2s4c2t", true), ("rk3399", false), ("tc2", false)] {
+            let s = sched(name);
+            let walk = s.machine.cpus.iter().any(|c| c.smt_siblings.weight() >= 2);
+            assert_eq!(s.sched_smt_active(), smt, "{name}");
+            assert_eq!(walk, smt, "{name}");
+        }
     }
 }

@@ -198,6 +198,10 @@ pub struct Sched {
     /// Per CPU: `distribute_cpu_mask_prev`, the last CPU
     /// [`Sched::cpumask_any_and_distribute`] returned there.
     distribute_prev: Vec<usize>,
+    /// `sched_smt_active()`, the kernel's `sched_smt_present` static key: some CPU has an
+    /// SMT sibling. The machine does not change under a run, so it is read once here
+    /// rather than found again by a walk over every CPU on each wakeup and balance.
+    pub(crate) smt_active: bool,
 }
 
 /// What the pick in `__schedule` led to, for an engine that steps newidle balances.
@@ -252,7 +256,9 @@ impl Sched {
             cpufreq: None,
             visits: std::cell::Cell::new((0, 0)),
             distribute_prev: vec![0; n],
+            smt_active: false,
         };
+        s.smt_active = s.machine.cpus.iter().any(|c| c.smt_siblings.weight() >= 2);
         if params.features.has(crate::features::Feature::LEGACY_LB) {
             s.init_legacy_lb();
         }
