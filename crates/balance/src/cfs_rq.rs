@@ -61,14 +61,20 @@ pub struct RqClocks {
 }
 
 /// `struct cfs_rq` (the root one; fairsim has no task groups).
+///
+/// Laid out in declaration order: `h_nr_queued` and the PELT averages come first, right
+/// after the fields of [`crate::rq::Rq`] that a load balance reads of every CPU it scans.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[repr(C)]
 pub struct CfsRq {
-    /// `load`: sum of queued entities' weights.
-    pub load: LoadWeight,
-    /// `nr_running` (entities queued, current and delayed included).
-    pub nr_running: u32,
     /// `h_nr_queued`.
     pub h_nr_queued: u32,
+    /// `nr_running` (entities queued, current and delayed included).
+    pub nr_running: u32,
+    /// `avg`: PELT signals of the cfs_rq, with removed-load bookkeeping.
+    pub avg: CfsRqAvg,
+    /// `load`: sum of queued entities' weights.
+    pub load: LoadWeight,
     /// `h_nr_runnable`: queued and not delayed.
     pub h_nr_runnable: u32,
     /// `h_nr_delayed`.
@@ -86,8 +92,6 @@ pub struct CfsRq {
     pub curr: Option<TaskId>,
     /// `next` buddy.
     pub next: Option<TaskId>,
-    /// `avg`: PELT signals of the cfs_rq, with removed-load bookkeeping.
-    pub avg: CfsRqAvg,
     /// An `update_load_avg` of this cfs_rq called `cfs_rq_util_change` (it decayed the
     /// signals, or attached or detached an entity) and the runqueue has not yet run the
     /// cpufreq hook for it (`Sched::cfs_rq_util_change`, right after the entity

@@ -10,24 +10,35 @@ use crate::task::TaskId;
 pub const SYSCTL_SCHED_MIGRATION_COST: u64 = 500_000;
 
 /// One CPU's runqueue.
+///
+/// Laid out in declaration order, 64-byte aligned: what a load balance reads of every
+/// CPU it scans (`nr_running`, `ttwu_pending`, `curr`, the capacities, the misfit load,
+/// and the root cfs_rq's `h_nr_queued` and PELT averages, which lead [`CfsRq`]) fills
+/// the first two cache lines, so a scan of many CPUs touches two lines of each instead of
+/// five or six scattered over the structure.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[repr(C, align(64))]
 pub struct Rq {
-    /// `cpu_of(rq)`.
-    pub cpu: usize,
     /// `rq->nr_running` (only fair tasks exist in fairsim).
     pub nr_running: u32,
-    /// `rq->cfs`.
-    pub cfs: CfsRq,
+    /// `rq->ttwu_pending`: wakeups queued on this CPU's wake list, not yet enqueued.
+    pub ttwu_pending: u32,
     /// `rq->curr`: `None` while the idle task runs.
     pub curr: Option<TaskId>,
+    /// `arch_scale_cpu_capacity(cpu)`.
+    pub capacity_orig: u64,
+    /// `rq->cpu_capacity` (`capacity_of`).
+    pub cpu_capacity: u64,
+    /// `rq->misfit_task_load`.
+    pub misfit_task_load: u64,
+    /// `cpu_of(rq)`.
+    pub cpu: usize,
+    /// `rq->cfs`.
+    pub cfs: CfsRq,
     /// `rq->clock` in ns (`rq_clock`).
     pub clock: u64,
     /// `rq->clock_task`, `clock_pelt` and `lost_idle_time`.
     pub pelt: PeltClock,
-    /// `rq->cpu_capacity` (`capacity_of`).
-    pub cpu_capacity: u64,
-    /// `arch_scale_cpu_capacity(cpu)`.
-    pub capacity_orig: u64,
     /// `arch_scale_freq_capacity(cpu)`: 1024 at the highest frequency.
     pub freq_capacity: u64,
     /// `rq->avg_idle`.
@@ -38,8 +49,6 @@ pub struct Rq {
     pub max_idle_balance_cost: u64,
     /// `TIF_NEED_RESCHED` on the current task (or the idle task).
     pub need_resched: bool,
-    /// `rq->ttwu_pending`: wakeups queued on this CPU's wake list, not yet enqueued.
-    pub ttwu_pending: u32,
     /// `rq->cfs_tasks`: queued fair tasks, most recently run first (detach_tasks walks it
     /// from the back).
     pub cfs_tasks: Vec<TaskId>,
@@ -47,8 +56,6 @@ pub struct Rq {
     pub nr_switches: u64,
     /// `rq->next_balance` in jiffies.
     pub next_balance: u64,
-    /// `rq->misfit_task_load`.
-    pub misfit_task_load: u64,
     /// schedstat counters.
     pub stats: RqSchedstat,
 }
@@ -132,5 +139,32 @@ impl Rq {
     pub(crate) fn cfs_tasks_move_front(&mut self, p: TaskId) {
         self.cfs_tasks_del(p);
         self.cfs_tasks_add(p);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fairsim_pelt::{CfsRqAvg, SchedAvg};
+    use std::mem::{align_of, offset_of, size_of};
+
+    /// What a load balance reads of each CPU it scans sits in the runqueue's first two
+    /// cache lines (see [`Rq`]); a field moved out of them makes every scan slower.
+    #[test]
+    fn the_fields_a_balance_scans_fill_the_first_two_cache_lines() {
+        assert_eq!(align_of::<Rq>(), 64);
+        let first_line = [
+            offset_of!(Rq, nr_running) + size_of::<u32>(),
+            offset_of!(Rq, ttwu_pending) + size_of::<u32>(),
+            offset_of!(Rq, curr) + size_of::<Option<TaskId>>(),
+            offset_of!(Rq, capacity_orig) + size_of::<u64>(),
+            offset_of!(Rq, cpu_capacity) + size_of::<u64>(),
+            offset_of!(Rq, misfit_task_load) + size_of::<u64>(),
+            offset_of!(Rq, cfs) + offset_of!(CfsRq, h_nr_queued) + size_of::<u32>(),
+        ];
+        assert!(first_line.iter().all(|&end| end <= 64), "{first_line:?}");
+        let avg = offset_of!(Rq, cfs) + offset_of!(CfsRq, avg) + offset_of!(CfsRqAvg, avg);
+        assert_eq!(avg, 64);
+        assert!(size_of::<SchedAvg>() <= 64);
     }
 }

@@ -49,8 +49,10 @@ pub struct Removed {
 }
 
 /// The PELT part of `struct cfs_rq`: its averages, pending removals and pending
-/// propagation to the parent group entity.
+/// propagation to the parent group entity. Laid out in declaration order, the averages
+/// first: a load balance reads them of every CPU it scans.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct CfsRqAvg {
     /// `cfs_rq->avg`.
     pub avg: SchedAvg,

@@ -221,6 +221,19 @@ impl LbRead for crate::sched::Sched {
     fn sched_smt_active(&self) -> bool {
         self.smt_active
     }
+    fn cpus_share_cache(&self, a: usize, b: usize) -> bool {
+        a == b || self.llc_node[a].0 == self.llc_node[b].0
+    }
+    fn count_balance_visit(&self, c: &mut ScanCounters, from: usize, cpu: usize) {
+        c.cpus_visited += 1;
+        let (from_llc, from_node) = self.llc_node[from];
+        let (llc, node) = self.llc_node[cpu];
+        if node != from_node {
+            c.cpus_visited_remote_node += 1;
+        } else if from != cpu && llc != from_llc {
+            c.cpus_visited_remote_llc += 1;
+        }
+    }
     fn features(&self) -> Features {
         self.fair.features
     }
@@ -292,6 +305,29 @@ mod tests {
             let walk = s.machine.cpus.iter().any(|c| c.smt_siblings.weight() >= 2);
             assert_eq!(s.sched_smt_active(), smt, "{name}");
             assert_eq!(walk, smt, "{name}");
+        }
+    }
+
+    /// The engine's packed LLC ids and nodes answer `cpus_share_cache` and split a scan's
+    /// visits by distance as the topology's own records do.
+    #[test]
+    fn packed_llc_and_node_match_the_topology() {
+        for name in ["numa-2s4c2t", "rk3399", "tc2"] {
+            let s = sched(name);
+            let n = s.machine.cpus.len();
+            for a in 0..n {
+                for b in 0..n {
+                    let t = &s.topo;
+                    let share = a == b || t.cpus[a].sd_llc_id == t.cpus[b].sd_llc_id;
+                    assert_eq!(s.cpus_share_cache(a, b), share, "{name} {a} {b}");
+                    let mut c = super::ScanCounters::default();
+                    s.count_balance_visit(&mut c, a, b);
+                    let remote_node = s.machine.cpus[a].node != s.machine.cpus[b].node;
+                    assert_eq!(c.cpus_visited, 1);
+                    assert_eq!(c.cpus_visited_remote_node, u64::from(remote_node));
+                    assert_eq!(c.cpus_visited_remote_llc, u64::from(!remote_node && !share));
+                }
+            }
         }
     }
 }

@@ -202,6 +202,10 @@ pub struct Sched {
     /// SMT sibling. The machine does not change under a run, so it is read once here
     /// rather than found again by a walk over every CPU on each wakeup and balance.
     pub(crate) smt_active: bool,
+    /// Per CPU, its LLC id (`per_cpu(sd_llc_id)`) and NUMA node, packed together: a
+    /// balance reads both of every CPU it scans, and the topology's per-CPU records are
+    /// wide.
+    pub(crate) llc_node: Vec<(u32, u32)>,
 }
 
 /// What the pick in `__schedule` led to, for an engine that steps newidle balances.
@@ -257,7 +261,16 @@ impl Sched {
             visits: std::cell::Cell::new((0, 0)),
             distribute_prev: vec![0; n],
             smt_active: false,
+            llc_node: Vec::new(),
         };
+        s.llc_node = (0..n)
+            .map(|cpu| {
+                (
+                    s.topo.cpus[cpu].sd_llc_id as u32,
+                    s.machine.cpus[cpu].node as u32,
+                )
+            })
+            .collect();
         s.smt_active = s.machine.cpus.iter().any(|c| c.smt_siblings.weight() >= 2);
         if params.features.has(crate::features::Feature::LEGACY_LB) {
             s.init_legacy_lb();
