@@ -1,5 +1,6 @@
 //! How the engine's cost grows with the machine: the same per-CPU load (one nanosleep
-//! loop per CPU, as seed 000 runs on spr-2s56c2t) on 16, 64, 224, 1024 and 4096 CPUs.
+//! loop per CPU, as seed 000 runs on spr-2s56c2t) on 16, 64, 224, 1024 and 4096 CPUs with
+//! SMT-2 cores, and on 64, 224 and 1024 CPUs without SMT.
 //!
 //! The 4096-CPU size is measured once (its printed line), not sampled by criterion: its
 //! launch alone takes a minute of wall time. Only the steady state is timed: each iteration launches the loops untimed (the
@@ -26,13 +27,13 @@ use fairsim::engine::{prepare, WorkloadSpec, WorldConfig};
 use fairsim::topology::source::{parse_spec, SpecOptions};
 use fairsim::topology::{Arch, BuildOptions};
 
-/// A machine of `cpus` CPUs shaped like the seed machines: two sockets of SMT-2 cores
-/// (one socket below 32 CPUs), one NUMA node per socket.
-fn machine_spec(cpus: usize, workload: &str, duration_ns: u64) -> RunSpec {
+/// A machine of `cpus` CPUs shaped like the seed machines: two sockets of cores with
+/// `threads` hardware threads each (one socket below 32 CPUs), one NUMA node per socket.
+fn machine_spec(cpus: usize, threads: usize, workload: &str, duration_ns: u64) -> RunSpec {
     let sockets = if cpus >= 32 { 2 } else { 1 };
-    let cores = cpus / sockets / 2;
+    let cores = cpus / sockets / threads;
     let mut o = SpecOptions::new(
-        &format!("{cpus},sockets={sockets},cores={cores},threads=2"),
+        &format!("{cpus},sockets={sockets},cores={cores},threads={threads}"),
         Arch::X86,
     );
     if sockets == 2 {
@@ -80,10 +81,24 @@ fn steady(s: &RunSpec, tasks: usize, span: u64) -> (Duration, u64, u64) {
 fn scaling(c: &mut Criterion) {
     let mut g = c.benchmark_group("scaling: one nanosleep loop per CPU, steady state");
     g.sample_size(10);
-    for (cpus, ms) in [(16, 200), (64, 100), (224, 50), (1024, 20), (4096, 10)] {
+    // SMT-2 machines like the seeds', and machines without SMT, where the scheduler's
+    // SMT paths are off (`sched_smt_active()` false) and each CPU is its own core.
+    let sizes = [
+        (16, 200, 2),
+        (64, 100, 2),
+        (224, 50, 2),
+        (1024, 20, 2),
+        (4096, 10, 2),
+        (64, 100, 1),
+        (224, 50, 1),
+        (1024, 20, 1),
+    ];
+    for (cpus, ms, threads) in sizes {
+        let smt = if threads == 1 { ", no SMT" } else { "" };
         // The run's own end is far away: `steady` stops it.
         let s = machine_spec(
             cpus,
+            threads,
             &format!("nanosleep:tasks={cpus},sleep=1us,launch=0,exec=0"),
             3_600 * 1_000 * MS,
         );
@@ -93,7 +108,7 @@ fn scaling(c: &mut Criterion) {
         let (wall, events, launched) = steady(&s, cpus, ms * MS);
         let peak = status_kib("VmHWM:").filter(|_| reset);
         println!(
-            "{cpus} CPUs: {events} events in {ms} ms emulated after {:.1} ms of launch, {:.0} events per emulated CPU-ms, {:.0} emulated CPU-ms per wall second, peak RSS {}",
+            "{cpus} CPUs{smt}: {events} events in {ms} ms emulated after {:.1} ms of launch, {:.0} events per emulated CPU-ms, {:.0} emulated CPU-ms per wall second, peak RSS {}",
             launched as f64 / 1e6,
             events as f64 / (cpus as u64 * ms) as f64,
             (cpus as u64 * ms) as f64 / wall.as_secs_f64(),
@@ -106,7 +121,7 @@ fn scaling(c: &mut Criterion) {
         }
         // Elements are emulated CPU-milliseconds: elements/s is CPU-ms per wall second.
         g.throughput(Throughput::Elements(cpus as u64 * ms));
-        g.bench_function(format!("{cpus} CPUs, {ms} ms emulated"), |b| {
+        g.bench_function(format!("{cpus} CPUs{smt}, {ms} ms emulated"), |b| {
             b.iter_custom(|iters| (0..iters).map(|_| steady(&s, cpus, ms * MS).0).sum())
         });
     }
