@@ -69,8 +69,23 @@ impl CpuMetrics {
 }
 
 /// Per-task counters.
+///
+/// Laid out in declaration order, 64-byte aligned: the counters a run segment's advance
+/// adds to (run time on the CPU, user and system time) share the first cache line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[repr(C, align(64))]
 pub struct TaskMetrics {
+    /// Task time on each CPU it ran on, in ns: where a thread ran and for how long.
+    pub cpu_ns: CpuTimes,
+    /// User time in ns: the task's `Run` and `Spin` segments.
+    pub user_ns: u64,
+    /// System time in ns: the task's `RunSys` segments, plus the kernel work charged on
+    /// its CPU while it was current and runnable (its forks, wakeups, exit, the
+    /// interrupts that landed on it), as a kernel without `CONFIG_IRQ_TIME_ACCOUNTING`
+    /// counts interrupt time to the interrupted task.
+    pub sys_ns: u64,
+    /// Task time on CPUs of a node other than its memory's ([`crate::memory`]), in ns.
+    pub off_node_ns: u64,
     /// Wakeups measured (from `try_to_wake_up` to getting the CPU).
     pub wakeups: u64,
     /// Sum of their latencies in ns.
@@ -87,19 +102,8 @@ pub struct TaskMetrics {
     pub runtime_ns: u64,
     /// When the task exited.
     pub exited_at: Option<u64>,
-    /// Task time on each CPU it ran on, in ns: where a thread ran and for how long.
-    pub cpu_ns: CpuTimes,
-    /// Task time on CPUs of a node other than its memory's ([`crate::memory`]), in ns.
-    pub off_node_ns: u64,
     /// Times the task started running on a node other than the one it last ran on.
     pub node_migrations: u64,
-    /// User time in ns: the task's `Run` and `Spin` segments.
-    pub user_ns: u64,
-    /// System time in ns: the task's `RunSys` segments, plus the kernel work charged on
-    /// its CPU while it was current and runnable (its forks, wakeups, exit, the
-    /// interrupts that landed on it), as a kernel without `CONFIG_IRQ_TIME_ACCOUNTING`
-    /// counts interrupt time to the interrupted task.
-    pub sys_ns: u64,
     /// Ticks that found the task current in user mode (`account_user_time` of
     /// `account_process_tick` under `CONFIG_TICK_CPU_ACCOUNTING`).
     pub user_ticks: u64,
@@ -112,10 +116,13 @@ pub struct TaskMetrics {
 /// A task's run time per CPU. The CPU it ran on last is counted apart from the map, so
 /// that the run segment's advance, which adds to it many times per task switch, does not
 /// search the map each time; the readers see the two merged.
+///
+/// Laid out in declaration order, the last CPU first: it is what the advance touches.
 #[derive(Clone, Default)]
+#[repr(C)]
 pub struct CpuTimes {
-    done: BTreeMap<usize, u64>,
     last: Option<(usize, u64)>,
+    done: BTreeMap<usize, u64>,
 }
 
 impl CpuTimes {

@@ -114,25 +114,29 @@ pub struct Seg {
 }
 
 /// Engine state of one CPU.
+///
+/// Laid out in declaration order, 64-byte aligned: the fields every event of the CPU
+/// reads (its current task, kernel work, generation and run segment) come first.
 #[derive(Debug, Clone, Default)]
+#[repr(C, align(64))]
 pub struct CpuRt {
     /// The current task (mirrors `rq->curr`).
     pub curr: Option<Tid>,
     /// The CPU is busy with kernel work until this time.
     pub kernel_until: u64,
-    /// The current task's active run segment.
-    pub seg: Option<Seg>,
     /// Generation of the CPU's `Continue`/`SegmentEnd` events.
     pub gen: u64,
-    /// Generation of the tick (reserved for a tick that must be cancelled; today ticks are
-    /// never cancelled, only found idle).
-    pub tick_gen: u64,
+    /// A `Continue` is pending for the current generation.
+    pub continue_pending: bool,
     /// The tick runs (the CPU is not idle).
     pub tick_on: bool,
     /// A tick event of this CPU is in the queue.
     pub tick_queued: bool,
-    /// A `Continue` is pending for the current generation.
-    pub continue_pending: bool,
+    /// The current task's active run segment.
+    pub seg: Option<Seg>,
+    /// Generation of the tick (reserved for a tick that must be cancelled; today ticks are
+    /// never cancelled, only found idle).
+    pub tick_gen: u64,
     /// Timers armed on this CPU.
     pub timers: Vec<usize>,
     /// A newidle balance in progress inside `schedule()`, with the previous task and the

@@ -270,64 +270,69 @@ pub struct RateMemo {
 }
 
 /// A task as the engine sees it: its program, position and synchronisation state.
+///
+/// Laid out in declaration order, 64-byte aligned: what running a task's program reads
+/// and writes on every event (its position, loop counters, pipe base, blocking state, saved
+/// segment and rate memo) comes first, in the first cache lines.
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub struct TaskRt {
-    /// Name (`comm`).
-    pub name: String,
     /// Program index.
     pub prog: usize,
     /// Index of the next operation.
     pub pc: usize,
-    /// Remaining iterations of the open loops, innermost last.
-    pub loops: Vec<u64>,
-    /// The forking task.
-    pub parent: Option<Tid>,
-    /// Children, a contiguous range of engine ids.
-    pub children: (Tid, Tid),
-    /// Next child to fork.
-    pub next_child: Tid,
     /// Base of the task's pipe indices.
     pub pipe_base: usize,
-    /// Workload index.
-    pub workload: usize,
-    /// Nice level.
-    pub nice: i32,
-    /// Affinity (`None`: every CPU).
-    pub cpus_allowed: Option<CpuMask>,
-    /// The scheduler's id once forked.
-    pub sched_id: Option<TaskId>,
-    /// Lifecycle state.
-    pub state: RtState,
+    /// Remaining iterations of the open loops, innermost last.
+    pub loops: Vec<u64>,
     /// Futex/semaphore tokens.
     pub tokens: u32,
-    /// Blocked in a `Wait`.
-    pub waiting_sem: bool,
-    /// The armed timer, if any.
-    pub timer: Option<usize>,
+    /// Lifecycle state.
+    pub state: RtState,
     /// The task's timer fired since the blocking operation began.
     pub timer_fired: bool,
+    /// Blocked in a `Wait`.
+    pub waiting_sem: bool,
     /// Progress of an interrupted run segment.
     pub saved: Option<SegKind>,
     /// The last rate [`World::rate`] computed for the task, with what it depends on that
     /// can change (the CPU, its frequency scale, the task's home node): a task that runs
     /// segment after segment on one CPU (a hackbench sender's writes) reuses it.
     pub rate_memo: Option<RateMemo>,
+    /// The node the task's memory is on ([`crate::memory`]): set where it first runs
+    /// after its fork or its exec, a thread's from its process; `None` before.
+    pub home_node: Option<usize>,
+    /// Workload index.
+    pub workload: usize,
+    /// The scheduler's id once forked.
+    pub sched_id: Option<TaskId>,
+    /// Mark slots.
+    pub marks: [Option<u64>; 2],
+    /// Name (`comm`).
+    pub name: String,
+    /// The forking task.
+    pub parent: Option<Tid>,
+    /// Children, a contiguous range of engine ids.
+    pub children: (Tid, Tid),
+    /// Next child to fork.
+    pub next_child: Tid,
+    /// Nice level.
+    pub nice: i32,
+    /// Affinity (`None`: every CPU).
+    pub cpus_allowed: Option<CpuMask>,
+    /// The armed timer, if any.
+    pub timer: Option<usize>,
     /// Tasks waiting on this task's list (`xlist`).
     pub list: Vec<Tid>,
     /// Wake stamp written by a `WakeList` (ns).
     pub stamp: u64,
     /// When the pending wakeup was issued, for the wakeup-latency metric.
     pub woken_at: Option<u64>,
-    /// Mark slots.
-    pub marks: [Option<u64>; 2],
     /// CPU the task last ran on (for migration costs).
     pub last_cpu: Option<usize>,
     /// A thread of its parent's process (`CLONE_THREAD`), not a process of its own: traces
     /// give it the parent's thread group, and it is reaped at exit (`X`, not `Z`).
     pub thread: bool,
-    /// The node the task's memory is on ([`crate::memory`]): set where it first runs
-    /// after its fork or its exec, a thread's from its process; `None` before.
-    pub home_node: Option<usize>,
 }
 
 /// A pipe or a stream socket with a bounded buffer.
