@@ -204,7 +204,7 @@ pub(crate) fn arch_masks(m: &Machine) -> [Vec<CpuMask>; 4] {
     let mut cpu_mask = Vec::with_capacity(n);
     match m.arch {
         Arch::X86 => {
-            let has_smt = m.cpus.iter().any(|c| c.smt_siblings.weight() > 1);
+            let has_smt = m.smt_present();
             let has_mp = has_smt || m.cpus.iter().any(|c| c.package_siblings.weight() > 1);
             for (cpu, c) in m.cpus.iter().enumerate() {
                 let node = node_of(cpu);

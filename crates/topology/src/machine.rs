@@ -168,6 +168,12 @@ impl Machine {
         }
     }
 
+    /// Whether some CPU has an SMT sibling: what the kernel's `sched_smt_present` static
+    /// key says once every CPU is up (`sched_smt_active()`).
+    pub fn smt_present(&self) -> bool {
+        self.cpus.iter().any(|c| c.smt_siblings.weight() >= 2)
+    }
+
     /// Whether CPU capacities differ (the kernel's `asym_cap_list` has more than one entry).
     pub fn is_asymmetric(&self) -> bool {
         self.cpus.windows(2).any(|w| w[0].capacity != w[1].capacity)

@@ -94,10 +94,7 @@ pub trait LbRead {
 
     /// `sched_smt_active()`: some core has more than one thread.
     fn sched_smt_active(&self) -> bool {
-        self.machine()
-            .cpus
-            .iter()
-            .any(|c| c.smt_siblings.weight() >= 2)
+        self.machine().smt_present()
     }
 
     /// A monotonic wall clock in ns to time `update_sd_lb_stats` with, where the reads
@@ -296,15 +293,13 @@ mod tests {
         Sched::new(m, topo, SchedParams::default())
     }
 
-    /// The engine's cached `sched_smt_present` answers as the walk over the machine's
-    /// CPUs that the trait's default makes: on with SMT siblings, off without.
+    /// The engine's cached `sched_smt_present` is on with SMT siblings, off without.
     #[test]
     fn smt_active_is_the_machines_smt() {
         for (name, smt) in [("numa-2s4c2t", true), ("rk3399", false), ("tc2", false)] {
             let s = sched(name);
-            let walk = s.machine.cpus.iter().any(|c| c.smt_siblings.weight() >= 2);
             assert_eq!(s.sched_smt_active(), smt, "{name}");
-            assert_eq!(walk, smt, "{name}");
+            assert_eq!(s.machine.smt_present(), smt, "{name}");
         }
     }
 

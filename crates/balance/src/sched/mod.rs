@@ -271,7 +271,7 @@ impl Sched {
                 )
             })
             .collect();
-        s.smt_active = s.machine.cpus.iter().any(|c| c.smt_siblings.weight() >= 2);
+        s.smt_active = s.machine.smt_present();
         if params.features.has(crate::features::Feature::LEGACY_LB) {
             s.init_legacy_lb();
         }

@@ -194,7 +194,7 @@ pub fn build_world(
         .enumerate()
         .map(|(cpu, inner)| RaceRq::new(topo.cpus[cpu].cpu_capacity, inner))
         .collect();
-    let smt_active = machine.cpus.iter().any(|c| c.smt_siblings.weight() >= 2);
+    let smt_active = machine.smt_present();
     let world = RaceWorld {
         machine: machine.clone(),
         topo,
