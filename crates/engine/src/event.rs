@@ -1,14 +1,15 @@
 //! The event queue: one closed [`Event`] enum, ordered by (time, sequence number) so that
 //! events scheduled for the same instant run in the order they were scheduled.
 //!
-//! Cancelled events are not removed from the heap: events that can be superseded carry
+//! Cancelled events are not removed from the queue: events that can be superseded carry
 //! the generation of the object they belong to (a CPU's run segment, its tick, a timer),
 //! and the world drops an event whose generation is stale when it pops ("lazy
-//! invalidation"). Heap deletion would cost O(n) per cancel; a stale pop costs O(log n).
+//! invalidation"). Deletion would cost a search per cancel; a stale pop costs what any pop
+//! does.
 
 use crate::event_pack::{pack, unpack};
-use crate::radix::RadixHeap;
 use crate::time::Time;
+use crate::wheel::Wheel;
 
 /// Index of a task in the engine's task table (not the scheduler's `TaskId`).
 pub type Tid = usize;
@@ -136,7 +137,7 @@ pub enum Event {
 /// A priority queue of events ordered by (time, scheduling order).
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: RadixHeap<u128>,
+    heap: Wheel,
     seq: u64,
 }
 

@@ -21,13 +21,13 @@ pub mod output;
 pub mod profile;
 pub mod program;
 pub mod race;
-mod radix;
 pub mod rng;
 pub mod run;
 pub mod scenario;
 pub mod speed;
 pub mod time;
 pub mod trace;
+mod wheel;
 pub mod workloads;
 pub mod world;
 

@@ -55,9 +55,10 @@ pub const QUEUE_PER_CPU: u64 = 4096;
 pub const MIN_QUEUE: u64 = 65_536;
 
 /// Bytes one queued event takes and one entry of the reschedule list, rounded up. A
-/// queued event is a 32-byte radix-heap entry in a bucket vector and a 32-byte slot in
-/// the event table, each vector up to twice its contents; sorting a bucket out holds its
-/// entries twice for a moment: 32 x 3 + 64 + the free list's 4, rounded up to 192.
+/// queued event is a 48-byte entry of the timing wheel's pool or a 32-byte entry of its
+/// binary heap (`crate::wheel`), in a vector up to twice its contents: at most 96 bytes.
+/// The bound keeps the 192 it had when the queue was a radix heap, whose sorting out
+/// held entries twice, so the run's memory estimate and queue limit stay as they were.
 const QUEUED_EVENT_BYTES: u64 = 192;
 const RESCHED_ENTRY_BYTES: u64 = 8;
 
