@@ -107,7 +107,8 @@ pub struct Seg {
     /// task's and runqueue's fields it is computed from are cold by the time the segment
     /// is advanced.
     pub rate: u64,
-    /// The segment is system time ([`World::seg_is_sys`]).
+    /// The segment is system time: the operation it runs (which stays at the task's
+    /// program counter until the segment ends) is a `RunSys` or `RunSysCost`.
     pub sys: bool,
     /// The task runs away from its home node.
     pub away: bool,
@@ -223,16 +224,6 @@ impl World {
         }
     }
 
-    /// Whether the segment `task` runs is system time: the operation at its program
-    /// counter (a segment's operation stays there until the segment ends) is a `RunSys`.
-    fn seg_is_sys(&self, task: Tid) -> bool {
-        let rt = &self.tasks[task];
-        self.programs[rt.prog]
-            .ops
-            .get(rt.pc)
-            .is_some_and(|op| op.is_sys())
-    }
-
     /// The task whose system time kernel work charged on `cpu` now is: the current task
     /// while it is runnable. Work inside `schedule()` after the current task blocked or
     /// exited (the pick, a newidle balance, the switch) is no task's, as that task's
@@ -253,7 +244,7 @@ impl World {
         let user = self.cpus[cpu].kernel_until <= now
             && self.cpus[cpu]
                 .seg
-                .is_some_and(|s| s.task == t && s.resume_at <= now && !self.seg_is_sys(t));
+                .is_some_and(|s| s.task == t && s.resume_at <= now && !s.sys);
         let m = &mut self.metrics.tasks[t];
         if user {
             m.user_ticks += 1;
@@ -297,8 +288,10 @@ impl World {
         rate
     }
 
-    /// Starts (or resumes) a run segment of the current task at `now`.
-    pub(super) fn start_seg(&mut self, cpu: usize, now: u64, task: Tid, kind: SegKind) {
+    /// Starts (or resumes) a run segment of the current task at `now`: `sys` when the
+    /// operation at its program counter is system time (known to the caller, which has
+    /// just read that operation).
+    pub(super) fn start_seg(&mut self, cpu: usize, now: u64, task: Tid, kind: SegKind, sys: bool) {
         let resume_at = now.max(self.cpus[cpu].kernel_until);
         let node = self.locality.cpu_node[cpu];
         let seg = Seg {
@@ -306,7 +299,7 @@ impl World {
             resume_at,
             kind,
             rate: self.memo_rate(cpu, task),
-            sys: self.seg_is_sys(task),
+            sys,
             away: self.tasks[task].home_node.is_some_and(|h| h != node),
         };
         self.cpus[cpu].seg = Some(seg);

@@ -86,7 +86,7 @@ impl World {
                     let kind = self.tasks[t].saved.take().unwrap_or(SegKind::Work {
                         left: work.saturating_mul(1024),
                     });
-                    self.start_seg(cpu, now, t, kind);
+                    self.start_seg(cpu, now, t, kind, op.is_sys());
                     return;
                 }
                 Op::RunSysCost { cost } => {
@@ -94,7 +94,7 @@ impl World {
                     let kind = self.tasks[t].saved.take().unwrap_or(SegKind::Work {
                         left: work.saturating_mul(1024),
                     });
-                    self.start_seg(cpu, now, t, kind);
+                    self.start_seg(cpu, now, t, kind, true);
                     return;
                 }
                 Op::Spin { dur } => {
@@ -102,7 +102,7 @@ impl World {
                         .saved
                         .take()
                         .unwrap_or(SegKind::Spin { deadline: at + dur });
-                    self.start_seg(cpu, now, t, kind);
+                    self.start_seg(cpu, now, t, kind, false);
                     return;
                 }
                 Op::Sleep { dur } => {

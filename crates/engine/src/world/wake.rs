@@ -369,7 +369,10 @@ impl World {
             return false;
         }
         pipe.used += charge;
-        pipe.writers.retain(|&w| w != t);
+        // The writer may have waited here before (most writes find no one waiting).
+        if !pipe.writers.is_empty() {
+            pipe.writers.retain(|&w| w != t);
+        }
         if !pipe.readers.is_empty() {
             let r = pipe.readers.remove(0);
             self.wake_task(r, cpu, wf::SYNC, now);
@@ -390,7 +393,9 @@ impl World {
             return false;
         }
         pipe.used -= charge;
-        pipe.readers.retain(|&r| r != t);
+        if !pipe.readers.is_empty() {
+            pipe.readers.retain(|&r| r != t);
+        }
         let writable = if pipe.socket {
             pipe.used * 2 <= pipe.capacity
         } else {
