@@ -21,6 +21,7 @@ pub mod output;
 pub mod profile;
 pub mod program;
 pub mod race;
+mod radix;
 pub mod rng;
 pub mod run;
 pub mod scenario;
