@@ -55,10 +55,11 @@ pub const QUEUE_PER_CPU: u64 = 4096;
 pub const MIN_QUEUE: u64 = 65_536;
 
 /// Bytes one queued event takes and one entry of the reschedule list, rounded up. A
-/// queued event is a 48-byte entry of the timing wheel's pool or a 32-byte entry of its
-/// binary heap (`crate::wheel`), in a vector up to twice its contents: at most 96 bytes.
-/// The bound keeps the 192 it had when the queue was a radix heap, whose sorting out
-/// held entries twice, so the run's memory estimate and queue limit stay as they were.
+/// queued event is a 48-byte entry of the timing wheel's pool, in a vector up to twice
+/// its contents (96 bytes), or a 32-byte entry of the radix heap beyond the wheel, whose
+/// bucket vectors may be twice their contents and whose sorting out holds a bucket's
+/// entries twice for a moment (128 bytes); see `crate::wheel`. 192 keeps the margin the
+/// bound had when every event went to the radix heap and a side table.
 const QUEUED_EVENT_BYTES: u64 = 192;
 const RESCHED_ENTRY_BYTES: u64 = 8;
 
