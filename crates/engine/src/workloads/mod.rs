@@ -51,7 +51,7 @@ use crate::event::Tid;
 use crate::program::Program;
 use crate::rng::SimRng;
 use crate::time::parse_duration;
-use crate::world::{Blueprint, RtState, TaskRt, World};
+use crate::world::{Blueprint, LoopStack, RtState, TaskRt, World};
 
 /// Runtime state of one workload in a world.
 #[derive(Debug, Clone)]
@@ -467,7 +467,7 @@ pub(crate) fn new_task(
         name,
         prog,
         pc: 0,
-        loops: Vec::new(),
+        loops: LoopStack::default(),
         parent,
         children,
         next_child: children.0,

@@ -15,10 +15,13 @@ mod cpufreq;
 mod exec;
 mod idle;
 mod locks;
+mod loop_stack;
 mod net;
 mod progress;
 mod tracing;
 mod wake;
+
+pub use loop_stack::LoopStack;
 
 use fairsim_balance::{Sched, SchedParams, TaskId};
 use fairsim_topology::{CpuMask, Machine, SchedDomains};
@@ -284,7 +287,7 @@ pub struct TaskRt {
     /// Base of the task's pipe indices.
     pub pipe_base: usize,
     /// Remaining iterations of the open loops, innermost last.
-    pub loops: Vec<u64>,
+    pub loops: LoopStack,
     /// Futex/semaphore tokens.
     pub tokens: u32,
     /// Lifecycle state.
