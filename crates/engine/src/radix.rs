@@ -196,11 +196,11 @@ impl<V: Copy + Ord> RadixHeap<V> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    /// A small deterministic generator for the test's event mix.
-    fn lcg(x: &mut u64) -> u64 {
+    /// A small deterministic generator for the queue tests' event mix (the wheel's too).
+    pub(crate) fn lcg(x: &mut u64) -> u64 {
         *x = x
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);

@@ -205,15 +205,9 @@ impl Wheel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::radix::tests::lcg;
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
-
-    fn lcg(x: &mut u64) -> u64 {
-        *x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        *x >> 33
-    }
 
     /// Pops in the order a binary heap does, for a mix of delays inside and beyond the
     /// ring, at and just after the current instant, and with sequence numbers out of
