@@ -1,4 +1,4 @@
-//! A timing wheel in front of a binary heap: the event queue's priority queue.
+//! A timing wheel in front of a radix heap: the event queue's priority queue.
 //!
 //! Most of the engine's events are due within microseconds: the end of a system call's run
 //! segment, a wakeup's arrival, the next step of a newidle balance, the idle loop's next
@@ -21,8 +21,8 @@
 //! whose events are mostly far.
 //!
 //! An entry whose time is below the last one popped (an engine bug that schedules into
-//! the past) goes to the radix heap's past entries, where it comes out first, so that the
-//! world still sees time go backwards and says so.
+//! the past) goes to the radix heap, where it is the smallest key and comes out next, so
+//! that the world still sees time go backwards and says so.
 
 use crate::radix::RadixHeap;
 
