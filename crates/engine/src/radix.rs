@@ -22,9 +22,6 @@
 //! A key below the last popped one (an engine bug that schedules into the past) is kept
 //! apart and popped first, so that the world still sees time go backwards and says so.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 /// A min-priority queue of `(key, value)` pairs (the value stored inline, so that a pop
 /// needs no second lookup) with unique, monotone keys, ordered by
 /// the key's high 64 bits (the time) in buckets and by its low 64 bits (the sequence)
@@ -48,7 +45,7 @@ pub(crate) struct RadixHeap<V> {
     nonempty: [u64; 4],
     /// Entries pushed below the last key popped (never, unless the engine schedules into
     /// the past).
-    past: BinaryHeap<Reverse<(u128, V)>>,
+    past: Vec<(u128, V)>,
     /// The smallest key, once a [`RadixHeap::peek`] has found it and until the next pop
     /// (a push only lowers it). A peek must not sort a bucket out as a pop does: that
     /// would move `last` up to the smallest pending time, and the timing wheel in front
@@ -67,7 +64,7 @@ impl<V> Default for RadixHeap<V> {
             head: 0,
             buckets: (0..256).map(|_| Vec::new()).collect(),
             nonempty: [0; 4],
-            past: BinaryHeap::new(),
+            past: Vec::new(),
             min: None,
             len: 0,
         }
@@ -78,7 +75,7 @@ fn time_of(key: u128) -> u64 {
     (key >> 64) as u64
 }
 
-impl<V: Copy + Ord> RadixHeap<V> {
+impl<V: Copy> RadixHeap<V> {
     /// Pending entries.
     pub(crate) fn len(&self) -> usize {
         self.len
@@ -114,7 +111,7 @@ impl<V: Copy + Ord> RadixHeap<V> {
             *m = Some(m.map_or(key, |m| m.min(key)));
         }
         if key < self.last_key {
-            self.past.push(Reverse((key, value)));
+            self.past.push((key, value));
         } else {
             self.put(key, value);
         }
@@ -158,8 +155,8 @@ impl<V: Copy + Ord> RadixHeap<V> {
         if let Some(m) = self.min {
             return m;
         }
-        let m = if let Some(Reverse((key, _))) = self.past.peek() {
-            Some(*key)
+        let m = if !self.past.is_empty() {
+            self.past.iter().map(|e| e.0).min()
         } else if self.head < self.now.len() {
             Some(self.now[self.head].0)
         } else {
@@ -173,9 +170,10 @@ impl<V: Copy + Ord> RadixHeap<V> {
     /// Removes the entry with the smallest key.
     pub(crate) fn pop(&mut self) -> Option<(u128, V)> {
         self.min = None;
-        if let Some(Reverse(e)) = self.past.pop() {
+        if !self.past.is_empty() {
+            let i = (0..self.past.len()).min_by_key(|&i| self.past[i].0)?;
             self.len -= 1;
-            return Some(e);
+            return Some(self.past.swap_remove(i));
         }
         if !self.settle() {
             return None;
@@ -198,6 +196,8 @@ impl<V: Copy + Ord> RadixHeap<V> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
 
     /// A small deterministic generator for the queue tests' event mix (the wheel's too).
     pub(crate) fn lcg(x: &mut u64) -> u64 {

@@ -110,10 +110,18 @@ pub trait LbRead {
         false
     }
 
+    /// `cpu`'s LLC id (`per_cpu(sd_llc_id, cpu)`) and NUMA node (`cpu_to_node`), the two
+    /// a balance reads of every CPU it scans.
+    fn llc_node(&self, cpu: usize) -> (usize, usize) {
+        (
+            self.topo().cpus[cpu].sd_llc_id,
+            self.machine().cpus[cpu].node,
+        )
+    }
+
     /// `cpus_share_cache(a, b)`.
     fn cpus_share_cache(&self, a: usize, b: usize) -> bool {
-        let t = self.topo();
-        a == b || t.cpus[a].sd_llc_id == t.cpus[b].sd_llc_id
+        a == b || self.llc_node(a).0 == self.llc_node(b).0
     }
 
     /// `cpu_load(rq)`: the root cfs_rq's `load_avg`.
@@ -196,8 +204,7 @@ pub trait LbRead {
     /// Counts a runqueue a balance on `from` read, split by distance, for the cost model.
     fn count_balance_visit(&self, c: &mut ScanCounters, from: usize, cpu: usize) {
         c.cpus_visited += 1;
-        let m = self.machine();
-        if m.cpus[from].node != m.cpus[cpu].node {
+        if self.llc_node(from).1 != self.llc_node(cpu).1 {
             c.cpus_visited_remote_node += 1;
         } else if !self.cpus_share_cache(from, cpu) {
             c.cpus_visited_remote_llc += 1;
@@ -218,18 +225,9 @@ impl LbRead for crate::sched::Sched {
     fn sched_smt_active(&self) -> bool {
         self.smt_active
     }
-    fn cpus_share_cache(&self, a: usize, b: usize) -> bool {
-        a == b || self.llc_node[a].0 == self.llc_node[b].0
-    }
-    fn count_balance_visit(&self, c: &mut ScanCounters, from: usize, cpu: usize) {
-        c.cpus_visited += 1;
-        let (from_llc, from_node) = self.llc_node[from];
+    fn llc_node(&self, cpu: usize) -> (usize, usize) {
         let (llc, node) = self.llc_node[cpu];
-        if node != from_node {
-            c.cpus_visited_remote_node += 1;
-        } else if from != cpu && llc != from_llc {
-            c.cpus_visited_remote_llc += 1;
-        }
+        (llc as usize, node as usize)
     }
     fn features(&self) -> Features {
         self.fair.features
@@ -304,7 +302,7 @@ mod tests {
     }
 
     /// The engine's packed LLC ids and nodes answer `cpus_share_cache` and split a scan's
-    /// visits by distance as the topology's own records do.
+    /// visits by distance as the topology's own records do (the trait's default reads).
     #[test]
     fn packed_llc_and_node_match_the_topology() {
         for name in ["numa-2s4c2t", "rk3399", "tc2"] {

@@ -369,10 +369,7 @@ impl World {
             return false;
         }
         pipe.used += charge;
-        // The writer may have waited here before (most writes find no one waiting).
-        if !pipe.writers.is_empty() {
-            pipe.writers.retain(|&w| w != t);
-        }
+        pipe.writers.retain(|&w| w != t);
         if !pipe.readers.is_empty() {
             let r = pipe.readers.remove(0);
             self.wake_task(r, cpu, wf::SYNC, now);
@@ -393,9 +390,7 @@ impl World {
             return false;
         }
         pipe.used -= charge;
-        if !pipe.readers.is_empty() {
-            pipe.readers.retain(|&r| r != t);
-        }
+        pipe.readers.retain(|&r| r != t);
         let writable = if pipe.socket {
             pipe.used * 2 <= pipe.capacity
         } else {
