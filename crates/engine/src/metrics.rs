@@ -16,10 +16,20 @@ use crate::world::Overhead;
 const HIST_MAX_NS: u64 = 3_600_000_000_000;
 
 /// Time split and counters of one CPU.
+///
+/// Laid out in declaration order, 64-byte aligned: what a run segment's advance and a
+/// charge of kernel work add to come first, in one cache line (a test checks it).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[repr(C, align(64))]
 pub struct CpuMetrics {
     /// ns spent running task work (segments).
     pub task_ns: u64,
+    /// ns of `task_ns` run by tasks whose memory is on another node ([`crate::memory`]).
+    pub remote_ns: u64,
+    /// ns of kernel overhead charged while no runnable task was current (idle, or inside
+    /// `schedule()` after the current task blocked or exited): the part of `overhead_ns`
+    /// that no task's `sys_ns` holds.
+    pub no_task_kernel_ns: u64,
     /// ns of kernel overhead, by [`Overhead`] kind.
     pub overhead_ns: [u64; Overhead::COUNT],
     /// ns of kernel overhead by profile site ([`crate::profile::Site::index`]); sums to
@@ -36,18 +46,14 @@ pub struct CpuMetrics {
     pub newidle_balances: u64,
     /// Runqueue lock acquisitions that had to spin (the time is `lock_spin` overhead).
     pub lock_spins: u64,
-    /// ns of `task_ns` run by tasks whose memory is on another node ([`crate::memory`]).
-    pub remote_ns: u64,
-    /// ns of kernel overhead charged while no runnable task was current (idle, or inside
-    /// `schedule()` after the current task blocked or exited): the part of `overhead_ns`
-    /// that no task's `sys_ns` holds.
-    pub no_task_kernel_ns: u64,
 }
 
 impl Default for CpuMetrics {
     fn default() -> Self {
         CpuMetrics {
             task_ns: 0,
+            remote_ns: 0,
+            no_task_kernel_ns: 0,
             overhead_ns: [0; Overhead::COUNT],
             site_ns: vec![0; crate::profile::NR_SITES],
             switches: 0,
@@ -55,8 +61,6 @@ impl Default for CpuMetrics {
             newidle_ns: 0,
             newidle_balances: 0,
             lock_spins: 0,
-            remote_ns: 0,
-            no_task_kernel_ns: 0,
         }
     }
 }
@@ -71,12 +75,11 @@ impl CpuMetrics {
 /// Per-task counters.
 ///
 /// Laid out in declaration order, 64-byte aligned: the counters a run segment's advance
-/// adds to (run time on the CPU, user and system time) share the first cache line.
+/// adds to (user, system and off-node time, and the run time on the CPU it ran on last)
+/// share the first cache line (a test checks it).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[repr(C, align(64))]
 pub struct TaskMetrics {
-    /// Task time on each CPU it ran on, in ns: where a thread ran and for how long.
-    pub cpu_ns: CpuTimes,
     /// User time in ns: the task's `Run` and `Spin` segments.
     pub user_ns: u64,
     /// System time in ns: the task's `RunSys` segments, plus the kernel work charged on
@@ -86,6 +89,8 @@ pub struct TaskMetrics {
     pub sys_ns: u64,
     /// Task time on CPUs of a node other than its memory's ([`crate::memory`]), in ns.
     pub off_node_ns: u64,
+    /// Task time on each CPU it ran on, in ns: where a thread ran and for how long.
+    pub cpu_ns: CpuTimes,
     /// Wakeups measured (from `try_to_wake_up` to getting the CPU).
     pub wakeups: u64,
     /// Sum of their latencies in ns.
@@ -267,5 +272,21 @@ mod tests {
         assert_eq!(m.tasks[1].wake_lat_max_ns, 7_000);
         assert_eq!(m.wakeup_latency.len(), 2);
         assert_eq!(m.tasks[0], TaskMetrics::default());
+    }
+
+    #[test]
+    fn what_a_segment_advance_adds_to_shares_one_cache_line() {
+        use std::mem::{offset_of, size_of};
+        let last_end = offset_of!(TaskMetrics, cpu_ns)
+            + offset_of!(CpuTimes, last)
+            + size_of::<Option<(usize, u64)>>();
+        assert!(
+            last_end <= 64,
+            "TaskMetrics' advance fields end at byte {last_end}"
+        );
+        assert!(offset_of!(TaskMetrics, off_node_ns) < 64);
+        assert!(offset_of!(CpuMetrics, remote_ns) < 64);
+        assert!(offset_of!(CpuMetrics, no_task_kernel_ns) < 64);
+        assert_eq!(std::mem::align_of::<CpuMetrics>(), 64);
     }
 }

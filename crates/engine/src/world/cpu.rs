@@ -93,20 +93,27 @@ pub enum SegKind {
 }
 
 /// The run segment a CPU is executing for its current task.
+///
+/// Packed into 32 bytes, so that it shares the first cache line of [`CpuRt`] with the
+/// current task, the kernel work and the generation: every event of a busy CPU reads all
+/// four. The [`SegKind`] is kept as its value and a flag; [`Seg::kind`] gives it back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C)]
 pub struct Seg {
-    /// The task.
-    pub task: Tid,
     /// When the task (re)gains the CPU from kernel work; progress counts from here.
     pub resume_at: u64,
-    /// What is left.
-    pub kind: SegKind,
+    /// Work units left ([`SegKind::Work`]) or the deadline ([`SegKind::Spin`]).
+    value: u64,
     /// Work units per ns ([`World::rate`]), fixed while the segment runs: the CPU, the
     /// task, its home node and the CPU's frequency scale do not change under it (a new
     /// frequency re-times the segment, [`World::retime_seg`]). Kept here because the
     /// task's and runqueue's fields it is computed from are cold by the time the segment
     /// is advanced.
     pub rate: u64,
+    /// The task; its number fits in `u32`, as the event queue's packed form requires.
+    task: u32,
+    /// The segment is a spin, not work.
+    spin: bool,
     /// The segment is system time: the operation it runs (which stays at the task's
     /// program counter until the segment ends) is a `RunSys` or `RunSysCost`.
     pub sys: bool,
@@ -114,10 +121,47 @@ pub struct Seg {
     pub away: bool,
 }
 
+impl Seg {
+    /// A segment of `task` resuming at `resume_at`.
+    pub fn new(task: Tid, resume_at: u64, kind: SegKind, rate: u64, sys: bool, away: bool) -> Self {
+        let (value, spin) = match kind {
+            SegKind::Work { left } => (left, false),
+            SegKind::Spin { deadline } => (deadline, true),
+        };
+        Seg {
+            resume_at,
+            value,
+            rate,
+            task: u32::try_from(task)
+                .expect("task numbers fit in u32, as the event queue packs them"),
+            spin,
+            sys,
+            away,
+        }
+    }
+
+    /// The task.
+    pub fn task(&self) -> Tid {
+        self.task as Tid
+    }
+
+    /// What is left.
+    pub fn kind(&self) -> SegKind {
+        if self.spin {
+            SegKind::Spin {
+                deadline: self.value,
+            }
+        } else {
+            SegKind::Work { left: self.value }
+        }
+    }
+}
+
 /// Engine state of one CPU.
 ///
 /// Laid out in declaration order, 64-byte aligned: the fields every event of the CPU
-/// reads (its current task, kernel work, generation and run segment) come first.
+/// reads (its current task, kernel work, generation and run segment) fill the first cache
+/// line exactly (a test checks it).
 #[derive(Debug, Clone, Default)]
 #[repr(C, align(64))]
 pub struct CpuRt {
@@ -127,14 +171,14 @@ pub struct CpuRt {
     pub kernel_until: u64,
     /// Generation of the CPU's `Continue`/`SegmentEnd` events.
     pub gen: u64,
+    /// The current task's active run segment.
+    pub seg: Option<Seg>,
     /// A `Continue` is pending for the current generation.
     pub continue_pending: bool,
     /// The tick runs (the CPU is not idle).
     pub tick_on: bool,
     /// A tick event of this CPU is in the queue.
     pub tick_queued: bool,
-    /// The current task's active run segment.
-    pub seg: Option<Seg>,
     /// Generation of the tick (reserved for a tick that must be cancelled; today ticks are
     /// never cancelled, only found idle).
     pub tick_gen: u64,
@@ -190,7 +234,7 @@ impl World {
 
     /// Time at which `seg` completes on `cpu`.
     fn seg_end(&self, seg: &Seg) -> u64 {
-        match seg.kind {
+        match seg.kind() {
             SegKind::Work { left } => seg.resume_at + left.div_ceil(seg.rate),
             SegKind::Spin { deadline } => deadline.max(seg.resume_at),
         }
@@ -201,8 +245,8 @@ impl World {
         if let Some(seg) = &mut self.cpus[cpu].seg {
             if t > seg.resume_at {
                 let ran = t - seg.resume_at;
-                if let SegKind::Work { left } = &mut seg.kind {
-                    *left = left.saturating_sub(ran.saturating_mul(seg.rate));
+                if !seg.spin {
+                    seg.value = seg.value.saturating_sub(ran.saturating_mul(seg.rate));
                 }
                 seg.resume_at = t;
                 let (sys, away) = (seg.sys, seg.away);
@@ -244,7 +288,7 @@ impl World {
         let user = self.cpus[cpu].kernel_until <= now
             && self.cpus[cpu]
                 .seg
-                .is_some_and(|s| s.task == t && s.resume_at <= now && !s.sys);
+                .is_some_and(|s| s.task() == t && s.resume_at <= now && !s.sys);
         let m = &mut self.metrics.tasks[t];
         if user {
             m.user_ticks += 1;
@@ -259,7 +303,7 @@ impl World {
     /// rate, and the old end event goes stale.
     pub(super) fn retime_seg(&mut self, cpu: usize) {
         if let Some(mut seg) = self.cpus[cpu].seg {
-            seg.rate = self.memo_rate(cpu, seg.task);
+            seg.rate = self.memo_rate(cpu, seg.task());
             self.cpus[cpu].seg = Some(seg);
             self.cpus[cpu].gen += 1;
             let end = self.seg_end(&seg);
@@ -294,14 +338,9 @@ impl World {
     pub(super) fn start_seg(&mut self, cpu: usize, now: u64, task: Tid, kind: SegKind, sys: bool) {
         let resume_at = now.max(self.cpus[cpu].kernel_until);
         let node = self.locality.cpu_node[cpu];
-        let seg = Seg {
-            task,
-            resume_at,
-            kind,
-            rate: self.memo_rate(cpu, task),
-            sys,
-            away: self.tasks[task].home_node.is_some_and(|h| h != node),
-        };
+        let rate = self.memo_rate(cpu, task);
+        let away = self.tasks[task].home_node.is_some_and(|h| h != node);
+        let seg = Seg::new(task, resume_at, kind, rate, sys, away);
         self.cpus[cpu].seg = Some(seg);
         self.cpus[cpu].gen += 1;
         let end = self.seg_end(&seg);
@@ -315,7 +354,7 @@ impl World {
         let Some(seg) = self.cpus[cpu].seg.take() else {
             return;
         };
-        let t = seg.task;
+        let t = seg.task();
         self.tasks[t].saved = None;
         self.tasks[t].pc += 1;
         self.exec(cpu, now);
@@ -330,7 +369,7 @@ impl World {
     fn pause_seg(&mut self, cpu: usize, now: u64) {
         self.advance_seg(cpu, now);
         if let Some(seg) = self.cpus[cpu].seg.take() {
-            self.tasks[seg.task].saved = Some(seg.kind);
+            self.tasks[seg.task()].saved = Some(seg.kind());
         }
         self.cpus[cpu].gen += 1;
     }
@@ -689,5 +728,39 @@ impl World {
         self.charge_sched_work(cpu, now, Ctx::Pick);
         self.tasks[t].state = RtState::Blocked;
         self.schedule_cpu(cpu, now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cpus_hot_fields_fill_its_first_cache_line() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(size_of::<Option<Seg>>(), 32);
+        assert_eq!(align_of::<CpuRt>(), 64);
+        for end in [
+            offset_of!(CpuRt, curr) + size_of::<Option<Tid>>(),
+            offset_of!(CpuRt, kernel_until) + 8,
+            offset_of!(CpuRt, gen) + 8,
+            offset_of!(CpuRt, seg) + size_of::<Option<Seg>>(),
+        ] {
+            assert!(end <= 64, "a hot field of CpuRt ends at byte {end}");
+        }
+    }
+
+    #[test]
+    fn a_segment_gives_back_its_kind() {
+        for kind in [
+            SegKind::Work { left: u64::MAX },
+            SegKind::Work { left: 0 },
+            SegKind::Spin { deadline: 7 },
+        ] {
+            let seg = Seg::new(u32::MAX as Tid, 3, kind, 1024, true, false);
+            assert_eq!(seg.kind(), kind);
+            assert_eq!(seg.task(), u32::MAX as Tid);
+            assert!(seg.sys && !seg.away);
+        }
     }
 }

@@ -789,10 +789,11 @@ impl World {
                 }
             }
             if let Some(seg) = &c.seg {
-                if Some(seg.task) != c.curr {
+                if Some(seg.task()) != c.curr {
                     return Err(EngineError::Invariant(format!(
                         "cpu{cpu}: segment of task {} but current {:?}",
-                        seg.task, c.curr
+                        seg.task(),
+                        c.curr
                     )));
                 }
             }
