@@ -57,13 +57,20 @@ split() {
       END { printf "%.0f %.0f %.0f %.0f\n", total, kernel, engine, other }'
 }
 
+pids=()
 for d in 100 200; do
-  valgrind --tool=callgrind --callgrind-out-file="$work/cg.$d" \
+  valgrind --tool=callgrind --error-exitcode=0 --callgrind-out-file="$work/cg.$d" \
     "$bin" run "$@" --duration "${d}ms" --warmup 0s >"$work/out.$d" 2>&1 &
+  pids+=($!)
 done
-wait
+for i in 0 1; do
+  if ! wait "${pids[$i]}"; then
+    echo "kernel-bound.sh: the run failed: $(grep -m1 'error' "$work/out.$((100 * (i + 1)))")" >&2
+    exit 2
+  fi
+done
 start=$(date +%s.%N)
-"$bin" run "$@" --duration 200ms --warmup 0s >/dev/null 2>&1
+"$bin" run "$@" --duration 200ms --warmup 0s >/dev/null
 wall=$(echo "$(date +%s.%N) - $start" | bc -l)
 
 read -r t1 k1 e1 o1 < <(split "$work/cg.100")
