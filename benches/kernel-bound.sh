@@ -12,8 +12,9 @@
 # instruction is attributed to the source file it comes from after inlining: the crates
 # `balance`, `pelt`, `topology` and `cpuidle` are the ported kernel, `engine` and `cli` are
 # fairsim's own, and standard-library code counts for the crate of the function it was
-# inlined into. Standard-library code that the kernel crates' functions inline into engine
-# functions counts as the engine's, so the kernel's figure is a lower bound.
+# inlined into (a trait method's `<fairsim_balance::... as ...>` included). Standard-library
+# code that the kernel crates' functions inline into engine functions counts as the
+# engine's, so the kernel's figure is a lower bound.
 #
 # It then runs the 200 ms case natively, to get this host's instructions per second for
 # this very code, and prints the speed at which the kernel's instructions alone would take
@@ -51,8 +52,8 @@ split() {
       f ~ /PROGRAM TOTALS/ { total += n; next }
       f ~ /crates\/(balance|pelt|topology|cpuidle)\// { kernel += n; next }
       f ~ /crates\/(engine|cli)\// { engine += n; next }
-      f ~ /:fairsim_(balance|pelt|topology|cpuidle)::/ { kernel += n; next }
-      f ~ /:fairsim(_engine)?::/ { engine += n; next }
+      f ~ /:<?fairsim_(balance|pelt|topology|cpuidle)::/ { kernel += n; next }
+      f ~ /:<?fairsim(_engine)?::/ { engine += n; next }
       { other += n }
       END { printf "%.0f %.0f %.0f %.0f\n", total, kernel, engine, other }'
 }

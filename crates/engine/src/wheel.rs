@@ -21,8 +21,9 @@
 //! whose events are mostly far.
 //!
 //! An entry whose time is below the last one popped (an engine bug that schedules into
-//! the past) goes to the radix heap, where it is the smallest key and comes out next, so
-//! that the world still sees time go backwards and says so.
+//! the past) still comes out next, so that the world sees time go backwards and says so:
+//! in the current slot it sorts first in that slot's list, and in an earlier slot it goes
+//! to the radix heap, whose smallest key it then is.
 
 use crate::radix::RadixHeap;
 
@@ -265,15 +266,22 @@ mod tests {
         assert_eq!(w.len(), 0);
     }
 
+    /// A key below the last one popped, in the current slot (999 and 1000 ns share one)
+    /// and in an earlier one (5 ns), comes out before the keys that were due.
     #[test]
     fn a_key_in_the_past_comes_out_first() {
         let mut w = Wheel::default();
-        w.push(10 << 64, 0);
-        w.push(20 << 64, 1);
-        assert_eq!(w.pop(), Some((10 << 64, 0)));
-        w.push(5 << 64, 2);
-        assert_eq!(w.pop(), Some((5 << 64, 2)));
-        assert_eq!(w.pop(), Some((20 << 64, 1)));
+        w.push(1000 << 64, 0);
+        w.push(1010 << 64, 1);
+        w.push(2000 << 64, 2);
+        assert_eq!(w.pop(), Some((1000 << 64, 0)));
+        assert_eq!(999 / SLOT_NS, 1000 / SLOT_NS);
+        w.push(999 << 64, 3);
+        assert_eq!(w.pop(), Some((999 << 64, 3)));
+        w.push(5 << 64, 4);
+        assert_eq!(w.pop(), Some((5 << 64, 4)));
+        assert_eq!(w.pop(), Some((1010 << 64, 1)));
+        assert_eq!(w.pop(), Some((2000 << 64, 2)));
         assert_eq!(w.pop(), None);
     }
 

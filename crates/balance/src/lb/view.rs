@@ -302,7 +302,8 @@ mod tests {
     }
 
     /// The engine's packed LLC ids and nodes answer `cpus_share_cache` and split a scan's
-    /// visits by distance as the topology's own records do (the trait's default reads).
+    /// visits by distance as the topology's own records (what the trait's default
+    /// `llc_node` reads) do.
     #[test]
     fn packed_llc_and_node_match_the_topology() {
         for name in ["numa-2s4c2t", "rk3399", "tc2"] {

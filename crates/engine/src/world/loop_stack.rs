@@ -66,6 +66,7 @@ impl LoopStack {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::radix::tests::lcg;
 
     #[test]
     fn takes_no_more_room_than_a_vector() {
@@ -81,7 +82,7 @@ mod tests {
         let mut v: Vec<u64> = Vec::new();
         let mut x = 5u64;
         for _ in 0..10_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            lcg(&mut x);
             match (x >> 60) % 4 {
                 0 | 1 => {
                     s.push(x >> 40);
