@@ -38,11 +38,14 @@ pub mod qflags {
     pub const INITIAL: u32 = 0x2000;
 }
 
-/// Settings the entity operations read: features, the base slice and the tick.
+/// Settings the entity operations read: features, the base slice and the tick, and for
+/// the CFS kernels their tunables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FairParams {
-    /// `sched_features`.
+    /// `sched_features` (which also name the kernel whose fair class runs).
     pub features: Features,
+    /// CFS's tunables (read only when the kernel is a CFS one, `--kernel` before 6.6).
+    pub cfs: crate::kernel::CfsTunables,
     /// `sysctl_sched_base_slice` in ns (0.7 ms x (1 + ilog2(min(ncpus, 8)))).
     pub base_slice: u64,
     /// `TICK_NSEC`.
@@ -87,7 +90,7 @@ pub struct CfsRq {
     pub zero_vruntime: u64,
     /// `tasks_timeline`: entities in the tree (not `curr`), by deadline then insertion.
     pub timeline: BTreeMap<(i64, u64), TaskId>,
-    next_seq: u64,
+    pub(crate) next_seq: u64,
     /// `curr`.
     pub curr: Option<TaskId>,
     /// `next` buddy.
@@ -100,6 +103,13 @@ pub struct CfsRq {
     /// The PELT updates entity operations made on this runqueue since the scheduler last
     /// moved them into its cost-model counters (`Sched::entity_op_done`).
     pub pelt_calls: PeltCalls,
+    /// CFS (`--kernel` before 6.6): `min_vruntime`, the monotonic floor of the queue's
+    /// vruntimes that placement and migration normalise against. EEVDF leaves it alone.
+    pub min_vruntime: u64,
+    /// CFS: the `last` buddy (the task a wakeup preempted).
+    pub last: Option<TaskId>,
+    /// CFS: the `skip` buddy (the task that yielded).
+    pub skip: Option<TaskId>,
 }
 
 /// What `update_load_avg` computed, for the cost model: each call updates the cfs_rq's
@@ -130,13 +140,16 @@ impl Default for CfsRq {
             avg: CfsRqAvg::default(),
             util_changed: false,
             pelt_calls: PeltCalls::default(),
+            min_vruntime: INITIAL_ZERO_VRUNTIME,
+            last: None,
+            skip: None,
         }
     }
 }
 
 /// Order key of a deadline: wrap-safe as long as deadlines stay within 2^63 of the
 /// initial zero_vruntime, i.e. the kernel's `(s64)(a - b) < 0` comparison.
-fn deadline_key(deadline: u64) -> i64 {
+pub(crate) fn deadline_key(deadline: u64) -> i64 {
     deadline.wrapping_sub(INITIAL_ZERO_VRUNTIME) as i64
 }
 
@@ -518,14 +531,14 @@ pub(crate) fn clear_delayed(cfs: &mut CfsRq, t: &mut Task) {
     cfs.h_nr_delayed -= 1;
 }
 
-const TG: UpdateFlags = UpdateFlags {
+pub(crate) const TG: UpdateFlags = UpdateFlags {
     update_tg: true,
     skip_age_load: false,
     do_attach: false,
     do_detach: false,
 };
 
-const NONE: UpdateFlags = UpdateFlags {
+pub(crate) const NONE: UpdateFlags = UpdateFlags {
     update_tg: false,
     skip_age_load: false,
     do_attach: false,

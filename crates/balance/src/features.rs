@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use crate::kernel::Kernel;
+
 macro_rules! features {
     ($( $(#[$doc:meta])* $name:ident = $default:expr ),* $(,)?) => {
         /// One scheduler feature.
@@ -136,6 +138,33 @@ features! {
     /// Seed 002's patch 1/2 on LEGACY_LB: a task whose load exceeds its CPU's power is
     /// migrated, actively if need be, to a CPU with more power.
     LB_FORCE_BETTER_CPU = false,
+    /// CFS (3.9-6.5): a waking sleeper's vruntime credit is half of `sysctl_sched_latency`
+    /// instead of all of it (`place_entity`).
+    GENTLE_FAIR_SLEEPERS = false,
+    /// CFS (3.9-6.5): a new task starts a virtual slice behind `min_vruntime`
+    /// (`place_entity` with `initial`).
+    START_DEBIT = false,
+    /// CFS (3.9-6.5): prefer the task that was preempted by a wakeup (`set_last_buddy`).
+    LAST_BUDDY = false,
+    /// Linux 3.9: the arch's `arch_scale_freq_power`/`arch_scale_smt_power` (not modelled:
+    /// 3.9's `cpu_power` is the machine's, as with the feature on).
+    ARCH_POWER = false,
+    /// Linux 3.9: spin on a mutex owner that is running (not modelled).
+    OWNER_SPIN = false,
+    /// Linux 3.9-4.5: build sched domains' groups with `SD_OVERLAP` always (not modelled).
+    FORCE_SD_OVERLAP = false,
+    /// Linux 4.15-4.16: `select_idle_cpu` limits its scan by the average idle time and
+    /// scan cost (SIS_PROP's cruder form; not modelled: 6.12's `select_idle_cpu` runs).
+    SIS_AVG_CPU = false,
+    /// Linux 4.15-6.5: `select_idle_cpu` scans in proportion to `avg_idle` over
+    /// `avg_scan_cost` (not modelled: 6.12's `select_idle_cpu` runs).
+    SIS_PROP = false,
+    /// Linux 6.1-6.5: `__sched_period` counts the CPU's `h_nr_running`, not only the
+    /// cfs_rq's entities (`sched_slice`).
+    ALT_PERIOD = false,
+    /// Linux 6.1-6.5: a slice is at least `sysctl_sched_min_granularity`
+    /// (`sched_slice`).
+    BASE_SLICE = false,
 }
 
 /// Features that only mean something on top of another: (feature, the feature it needs,
@@ -176,19 +205,18 @@ pub const FEATURE_CONFLICTS: &[(Feature, Feature, &str)] = &[(
     "both replace the fork/exec slow path: LEGACY_LB with 3.9's, LEGACY_FIND_IDLEST with 4.15's",
 )];
 
-/// A set of enabled features.
+/// A set of enabled features of one kernel: the `sched_features` bits, and the kernel
+/// whose features file they belong to (what can be toggled, and how the set prints).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Features(u64);
+pub struct Features {
+    bits: u64,
+    kernel: Kernel,
+}
 
 impl Default for Features {
+    /// Linux 6.12.117's defaults.
     fn default() -> Self {
-        let mut bits = 0;
-        for (i, f) in Feature::ALL.iter().enumerate() {
-            if f.default_on() {
-                bits |= 1 << i;
-            }
-        }
-        Features(bits)
+        Features::for_kernel(Kernel::V6_12)
     }
 }
 
@@ -203,6 +231,16 @@ pub enum FeatureError {
     /// A name that is not a feature.
     #[error(transparent)]
     Unknown(#[from] UnknownFeature),
+    /// A feature the chosen kernel did not have.
+    #[error("--features: {name} does not exist in Linux {kernel}; allowed: the features of {kernel}'s features file ({list})")]
+    NotInKernel {
+        /// The feature's name.
+        name: &'static str,
+        /// The kernel's short name.
+        kernel: &'static str,
+        /// The kernel's feature names.
+        list: String,
+    },
     /// Two features that replace the same code are on ([`FEATURE_CONFLICTS`]).
     #[error("--features: {a} and {b} cannot both be on ({why})")]
     Conflicts {
@@ -226,32 +264,59 @@ pub enum FeatureError {
 }
 
 impl Features {
+    /// `kernel`'s default features.
+    pub fn for_kernel(kernel: Kernel) -> Features {
+        Features {
+            bits: kernel.default_bits(),
+            kernel,
+        }
+    }
+
+    /// The kernel these features belong to.
+    pub fn kernel(self) -> Kernel {
+        self.kernel
+    }
+
     /// Whether `f` is on (`sched_feat(f)`).
     pub fn has(self, f: Feature) -> bool {
-        self.0 & (1 << f as usize) != 0
+        self.bits & (1 << f as usize) != 0
     }
 
     /// Turns `f` on or off.
     pub fn set(&mut self, f: Feature, on: bool) {
         if on {
-            self.0 |= 1 << f as usize;
+            self.bits |= 1 << f as usize;
         } else {
-            self.0 &= !(1 << f as usize);
+            self.bits &= !(1 << f as usize);
         }
     }
 
-    /// Applies one debugfs-style write: `NAME` turns it on, `NO_NAME` off.
-    pub fn apply(&mut self, word: &str) -> Result<(), UnknownFeature> {
+    /// Applies one debugfs-style write: `NAME` turns it on, `NO_NAME` off. A feature the
+    /// kernel's features file does not list is refused.
+    pub fn apply(&mut self, word: &str) -> Result<(), FeatureError> {
         let word = word.trim();
         let (name, on) = match word.strip_prefix("NO_") {
             Some(rest) => (rest, false),
             None => (word, true),
         };
+        let kernel = self.kernel;
         let f = Feature::ALL
             .iter()
             .copied()
-            .find(|f| f.name() == name)
+            .find(|&f| kernel.feature_name(f) == name || f.name() == name)
             .ok_or_else(|| UnknownFeature(word.to_string()))?;
+        if !kernel.has_feature(f) {
+            let list: Vec<&str> = kernel
+                .feature_table()
+                .iter()
+                .map(|&(f, _)| kernel.feature_name(f))
+                .collect();
+            return Err(FeatureError::NotInKernel {
+                name: f.name(),
+                kernel: kernel.name(),
+                list: list.join(", "),
+            });
+        }
         self.set(f, on);
         Ok(())
     }
@@ -264,16 +329,41 @@ impl Features {
             .any(|&x| self.has(x))
     }
 
-    /// Defaults with a comma-separated list of writes applied, e.g. `NO_ILB_UTIL,ILB_FAST`.
-    /// The result must satisfy [`FEATURE_REQUIRES`]: the check runs once the whole list is
-    /// applied, so the order of the words does not matter.
+    /// 6.12.117's defaults with a comma-separated list of writes applied, e.g.
+    /// `NO_ILB_UTIL,ILB_FAST`.
     pub fn parse(list: &str) -> Result<Features, FeatureError> {
-        let mut f = Features::default();
+        Features::parse_for(Kernel::V6_12, list)
+    }
+
+    /// `kernel`'s defaults with a comma-separated list of writes applied. The result must
+    /// satisfy [`FEATURE_REQUIRES`]: the check runs once the whole list is applied, so the
+    /// order of the words does not matter.
+    pub fn parse_for(kernel: Kernel, list: &str) -> Result<Features, FeatureError> {
+        let mut f = Features::for_kernel(kernel);
         for word in list.split(',').filter(|w| !w.trim().is_empty()) {
             f.apply(word)?;
         }
         f.check_requires()?;
         Ok(f)
+    }
+
+    /// The features that differ from the kernel's defaults, as debugfs writes in the
+    /// features file's order (empty when none do).
+    pub fn diff_from_default(self) -> Vec<String> {
+        let d = Features::for_kernel(self.kernel);
+        self.kernel
+            .feature_table()
+            .iter()
+            .filter(|&&(x, _)| self.has(x) != d.has(x))
+            .map(|&(x, _)| {
+                let name = self.kernel.feature_name(x);
+                if self.has(x) {
+                    name.to_string()
+                } else {
+                    format!("NO_{name}")
+                }
+            })
+            .collect()
     }
 
     /// Checks [`FEATURE_REQUIRES`]: the first entry, in table order, whose feature is on
@@ -310,15 +400,18 @@ impl fmt::Debug for Features {
 }
 
 impl fmt::Display for Features {
-    /// The debugfs `features` file: every name, `NO_`-prefixed when off.
+    /// The debugfs `features` file of the set's kernel: every name, `NO_`-prefixed when
+    /// off.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let words: Vec<String> = Feature::ALL
+        let k = self.kernel;
+        let words: Vec<String> = k
+            .feature_table()
             .iter()
-            .map(|&x| {
+            .map(|&(x, _)| {
                 if self.has(x) {
-                    x.name().to_string()
+                    k.feature_name(x).to_string()
                 } else {
-                    format!("NO_{}", x.name())
+                    format!("NO_{}", k.feature_name(x))
                 }
             })
             .collect();

@@ -9,11 +9,13 @@
 /// in as feature toggles (`LEGACY_SIS`, ...) beside it.
 pub const KERNEL_VERSION: &str = "6.12.117";
 
+pub mod cfs;
 pub mod cfs_rq;
 pub mod cpu_util;
 pub mod cpufreq;
 pub mod features;
 pub mod group_type;
+pub mod kernel;
 pub mod lb;
 pub mod rq;
 pub mod sched;
@@ -27,6 +29,7 @@ pub mod weight;
 pub use fairsim_pelt as pelt;
 pub use fairsim_topology as topology;
 pub use features::{Feature, FeatureError, Features, UnknownFeature, FEATURE_REQUIRES};
+pub use kernel::{CfsTunables, Kernel, UnknownKernel};
 pub use lb::detach::MoveTasks;
 pub use lb::find::SrcSelect;
 pub use lb::host::BalanceHost;

@@ -3,7 +3,8 @@
 //! ```toml
 //! topology = "2s24c2t"            # or smp = "...", numa_distance = "...", machine = "file"
 //! workload = ["schbench:m=6,t=24,c=30ms,s=30ms"]
-//! features = "NO_SIS_UTIL"
+//! kernel = "6.12"                 # or 6.5, 4.16, 4.15, 4.5, 3.9 (--kernel)
+//! features = "NO_SIS_UTIL"        # writes to that kernel's features file
 //! duration = "30s"
 //! seed = 42
 //! hz = 250
@@ -45,7 +46,9 @@ pub struct Scenario {
     /// Workload specifications (`--workload`).
     #[serde(default)]
     pub workload: Vec<String>,
-    /// Feature writes (`--features`).
+    /// The kernel whose scheduler runs (`--kernel`).
+    pub kernel: Option<String>,
+    /// Feature writes (`--features`), to the kernel's features file.
     pub features: Option<String>,
     /// Run length (`--duration`).
     pub duration: Option<String>,
@@ -100,7 +103,7 @@ impl Scenario {
         let scenario: Scenario = toml::from_str(text).map_err(|e| {
             let msg = e.message().replace('\n', " ");
             EngineError::Scenario(format!(
-                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, features, duration, seed, hz, util_est, timer_slack, timer_expiry, cpuidle, idle_states, governor, noise, warmup, schedstat, schedstat_version, json, costs, speed, cpusets, [cost]"
+                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, kernel, features, duration, seed, hz, util_est, timer_slack, timer_expiry, cpuidle, idle_states, governor, noise, warmup, schedstat, schedstat_version, json, costs, speed, cpusets, [cost]"
             ))
         })?;
         scenario.check_machine_keys()?;
@@ -154,6 +157,7 @@ mod tests {
         assert_eq!(s.topology.as_deref(), Some("2s24c2t"));
         assert_eq!(s.workload, vec!["schbench".to_string()]);
         assert_eq!(s.seed, Some(3));
+        assert_eq!(s.kernel, None);
         assert_eq!(
             s.cost.get("context_switch").map(String::as_str),
             Some("2us")
@@ -164,6 +168,8 @@ mod tests {
         .unwrap();
         assert_eq!(s.costs.as_deref(), Some("arm-2013"));
         assert_eq!(s.speed, vec!["sysbench=0:512".to_string()]);
+        let s = Scenario::parse("kernel = \"4.15\"\nfeatures = \"NO_START_DEBIT\"\n").unwrap();
+        assert_eq!(s.kernel.as_deref(), Some("4.15"));
         let e = Scenario::parse("bogus = 1").unwrap_err().to_string();
         assert!(e.starts_with("scenario: ") && e.contains("bogus"), "{e}");
     }

@@ -29,7 +29,12 @@ impl Sched {
                 si.last_queued = clock;
             }
         }
-        self.enqueue_task_fair(cpu, p, flags);
+        // The class's enqueue_task: EEVDF (6.12) or the era's CFS.
+        if self.fair.features.kernel().is_cfs() {
+            self.enqueue_task_fair_cfs(cpu, p, flags);
+        } else {
+            self.enqueue_task_fair(cpu, p, flags);
+        }
     }
 
     /// `enqueue_task_fair(rq, p, flags)` for the flat hierarchy.
@@ -100,6 +105,16 @@ impl Sched {
                 self.rqs[cpu].stats.run_delay += delta;
             }
         }
+        if self.fair.features.kernel().is_cfs() {
+            self.dequeue_task_fair_cfs(cpu, p, flags);
+            return true;
+        }
+        self.dequeue_task_fair(cpu, p, flags)
+    }
+
+    /// `dequeue_task_fair(rq, p, flags)` of 6.12 (EEVDF): util_est, then
+    /// `dequeue_entities`. Returns false when the dequeue was delayed.
+    fn dequeue_task_fair(&mut self, cpu: usize, p: TaskId, flags: u32) -> bool {
         let fair = self.fair;
         let sleep = flags & qflags::SLEEP_WAKEUP != 0;
         {
@@ -161,6 +176,9 @@ impl Sched {
     pub fn wakeup_preempt(&mut self, cpu: usize, p: TaskId, wake_flags: u32) {
         match self.rqs[cpu].curr {
             None => self.resched_curr(cpu),
+            Some(curr) if self.fair.features.kernel().is_cfs() => {
+                self.check_preempt_wakeup_cfs(cpu, curr, p, wake_flags)
+            }
             Some(curr) => self.check_preempt_wakeup_fair(cpu, curr, p, wake_flags),
         }
     }

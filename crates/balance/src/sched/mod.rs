@@ -230,6 +230,7 @@ impl Sched {
             .collect();
         let fair = FairParams {
             features: params.features,
+            cfs: crate::kernel::CfsTunables::for_cpus(n),
             base_slice: base_slice_for(n),
             tick_nsec,
             util_est: effective_util_est(params),
@@ -351,7 +352,7 @@ impl Sched {
         self.rqs[cpu].update_rq_clock(Self::kclock(now));
     }
 
-    fn clocks(&self, cpu: usize) -> RqClocks {
+    pub(crate) fn clocks(&self, cpu: usize) -> RqClocks {
         let rq = &self.rqs[cpu];
         RqClocks {
             clock_task: rq.clock_task(),
@@ -429,6 +430,30 @@ impl Sched {
             in_iowait: false,
         });
         id
+    }
+
+    /// `sched_fork`'s class hook, `task_fork_fair(p)`, run on the parent's CPU at `now`
+    /// right after [`Sched::create_task`]. 6.12's only sets
+    /// `max_allowed_capacity` (done by `create_task`); CFS kernels place the child's
+    /// vruntime here ([`crate::cfs`]).
+    pub fn task_fork(&mut self, p: TaskId, parent_cpu: usize, now: u64) {
+        if self.fair.features.kernel().is_cfs() {
+            self.update_rq_clock(parent_cpu, now);
+            self.task_fork_fair_cfs(p, parent_cpu);
+        }
+    }
+
+    /// `sched_yield()` by the current task of `cpu` at `now`: the class's
+    /// `yield_task`. Under EEVDF (6.12's `yield_task_fair`) the task gives up the rest of
+    /// its request (its deadline moves a slice on); under CFS it becomes the skip buddy.
+    pub fn yield_task(&mut self, cpu: usize, now: u64) {
+        self.set_now(now);
+        self.update_rq_clock(cpu, now);
+        if self.fair.features.kernel().is_cfs() {
+            self.yield_task_fair_cfs(cpu);
+        } else {
+            self.yield_task_fair(cpu);
+        }
     }
 
     /// `set_cpus_allowed_ptr(p, mask)` for a task that is not running on a CPU outside the

@@ -58,8 +58,7 @@ impl Sched {
         self.rqs[cpu].stats.sched_count += 1;
         let prev = self.rqs[cpu].curr;
         loop {
-            if let Some(p) = self.pick_task_fair(cpu) {
-                self.switch_fair(cpu, prev, p);
+            if let Some(p) = self.pick_next_task(cpu, prev) {
                 return PickOutcome::Next(Some(p));
             }
             if !inline_newidle {
@@ -82,13 +81,25 @@ impl Sched {
         self.update_rq_clock(cpu, now);
         let prev = self.rqs[cpu].curr;
         if pulled != 0 {
-            if let Some(p) = self.pick_task_fair(cpu) {
-                self.switch_fair(cpu, prev, p);
+            if let Some(p) = self.pick_next_task(cpu, prev) {
                 return Some(p);
             }
         }
         self.switch_to_idle(cpu, prev);
         None
+    }
+
+    /// The class's `pick_next_task` with the switch's accounting: EEVDF's pick and its
+    /// put/set, or the era's CFS `pick_next_task_fair`. `None` when the class is empty.
+    fn pick_next_task(&mut self, cpu: usize, prev: Option<TaskId>) -> Option<TaskId> {
+        if self.fair.features.kernel().is_cfs() {
+            let p = self.pick_next_task_fair_cfs(cpu, prev)?;
+            self.finish_switch(cpu, prev, Some(p));
+            return Some(p);
+        }
+        let p = self.pick_task_fair(cpu)?;
+        self.switch_fair(cpu, prev, p);
+        Some(p)
     }
 
     /// The fair-class half of `pick_next_task_fair` once `p` is picked: put the previous
@@ -109,7 +120,7 @@ impl Sched {
     fn switch_to_idle(&mut self, cpu: usize, prev: Option<TaskId>) {
         if let Some(pv) = prev {
             if self.rqs[cpu].cfs.curr == Some(pv) {
-                self.put_prev_task_fair(cpu, pv);
+                self.put_prev_task(cpu, pv);
             }
         }
         self.finish_switch(cpu, prev, None);
@@ -208,6 +219,15 @@ impl Sched {
         }
     }
 
+    /// The class's `put_prev_task`: EEVDF's or the era's CFS one.
+    fn put_prev_task(&mut self, cpu: usize, p: TaskId) {
+        if self.fair.features.kernel().is_cfs() {
+            self.put_prev_task_fair_cfs(cpu, p);
+        } else {
+            self.put_prev_task_fair(cpu, p);
+        }
+    }
+
     /// `put_prev_task_fair(rq, prev)`.
     fn put_prev_task_fair(&mut self, cpu: usize, p: TaskId) {
         let clocks = self.clocks(cpu);
@@ -237,21 +257,40 @@ impl Sched {
         self.update_misfit_status(Some(p), cpu);
     }
 
+    /// `yield_task_fair(rq)` of 6.12 (EEVDF): the current task's deadline moves on by a
+    /// slice, so that the pick prefers others.
+    pub(super) fn yield_task_fair(&mut self, cpu: usize) {
+        let Some(curr) = self.rqs[cpu].curr else {
+            return;
+        };
+        if self.rqs[cpu].nr_running == 1 {
+            return;
+        }
+        let clocks = self.clocks(cpu);
+        let fair = self.fair;
+        let rq = &mut self.rqs[cpu];
+        crate::cfs_rq::clear_buddies(&mut rq.cfs, curr);
+        let upd = update_curr(&mut rq.cfs, &mut self.tasks, clocks, &fair);
+        if upd.resched {
+            rq.need_resched = true;
+        }
+        let se = &mut self.tasks[curr].se;
+        let vslice = crate::weight::calc_delta_fair(se.slice, &mut se.load);
+        se.deadline = se.deadline.wrapping_add(vslice);
+    }
+
     /// `sched_tick()` on `cpu`: `update_rq_clock`, then `task_tick_fair` for the current
     /// task. Returns whether the CPU must reschedule.
     pub fn tick(&mut self, cpu: usize, now: u64) -> bool {
         self.set_now(now);
         self.update_rq_clock(cpu, now);
         if let Some(curr) = self.rqs[cpu].curr {
-            let clocks = self.clocks(cpu);
-            let fair = self.fair;
-            let rq = &mut self.rqs[cpu];
-            let upd = entity_tick(&mut rq.cfs, &mut self.tasks, curr, clocks, &fair);
-            if upd.resched {
-                rq.need_resched = true;
+            // The class's task_tick: EEVDF's or the era's CFS one.
+            if self.fair.features.kernel().is_cfs() {
+                self.task_tick_fair_cfs(cpu, curr);
+            } else {
+                self.task_tick_fair(cpu, curr);
             }
-            self.entity_op_done(cpu);
-            self.update_misfit_status(Some(curr), cpu);
         }
         // scheduler_tick of 3.9 updates cpu_load[] before the class's tick.
         if self.legacy_lb() {
@@ -260,6 +299,19 @@ impl Sched {
         // sched_tick: remember whether the CPU was idle for the balance softirq.
         self.lb.rq[cpu].idle_balance = self.rqs[cpu].idle_cpu();
         self.rqs[cpu].need_resched
+    }
+
+    /// `task_tick_fair(rq, curr, 0)` of 6.12: `entity_tick` and the misfit status.
+    fn task_tick_fair(&mut self, cpu: usize, curr: TaskId) {
+        let clocks = self.clocks(cpu);
+        let fair = self.fair;
+        let rq = &mut self.rqs[cpu];
+        let upd = entity_tick(&mut rq.cfs, &mut self.tasks, curr, clocks, &fair);
+        if upd.resched {
+            rq.need_resched = true;
+        }
+        self.entity_op_done(cpu);
+        self.update_misfit_status(Some(curr), cpu);
     }
 
     /// The stopper thread preempts `cpu`'s current task for an active balance: the task is
@@ -301,7 +353,7 @@ impl Sched {
     pub(crate) fn preempt_current_for_stopper(&mut self, cpu: usize) {
         if let Some(curr) = self.rqs[cpu].curr {
             if self.rqs[cpu].cfs.curr == Some(curr) {
-                self.put_prev_task_fair(cpu, curr);
+                self.put_prev_task(cpu, curr);
             }
             self.tasks[curr].on_cpu = false;
             self.sched_info_switch(cpu, Some(curr), None);

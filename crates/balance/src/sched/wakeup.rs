@@ -36,6 +36,10 @@ impl Sched {
                 preempt: self.rqs[cpu].need_resched,
             };
         }
+        if self.fair.features.kernel() <= crate::kernel::Kernel::V4_5 {
+            // p->state = TASK_WAKING; p->sched_class->task_waking(p) (3.9, 4.5).
+            self.task_waking_fair(p);
+        }
         if self.tasks[p].on_cpu {
             // The task blocked but its CPU is still inside schedule() (a newidle balance
             // runs with it as prev): the wakeup goes to that CPU's wake list, to be
@@ -141,6 +145,9 @@ impl Sched {
         }
         if let Some(log) = &mut self.migration_log {
             log.push((p, old, new_cpu));
+        }
+        if self.fair.features.kernel().is_cfs() {
+            self.migrate_task_rq_fair_cfs(p);
         }
         if !self.tasks[p].on_rq_migrating() {
             let weight = scale_load_down(self.tasks[p].se.load.weight);

@@ -5,13 +5,13 @@
 
 use std::io::Write;
 
-use fairsim_engine::balance::{CpuIdleType, Features};
+use fairsim_engine::balance::{CpuIdleType, Features, Kernel};
 use fairsim_engine::profile::Sym;
 use fairsim_engine::run::RunSpec;
 use fairsim_engine::world::Overhead;
 use rayon::prelude::*;
 
-use super::run::{resolve_spec, RunArgs};
+use super::run::{print_note, resolve_spec, RunArgs};
 use crate::compare_table::{render_compare, MetricSamples};
 use crate::error::{invalid, CliError};
 
@@ -26,7 +26,9 @@ significant at 95% (Welch's t-test). Metrics: the workload's (schbench percentil
 time, sysbench time, nanosleep loops per second), the share of CPU time in newidle balance, and \
 for each domain level the newidle groups scanned per balance (lb_sg_scan / lb_count) and success \
 ratio ((lb_count - lb_balanced) / lb_count). A feature set using ILB_SNAPSHOT, ILB_UTIL or \
-ILB_FAST also gets seed 000's sched_domain_shared on every non-NUMA domain (patch 1/7)."
+ILB_FAST also gets seed 000's sched_domain_shared on every non-NUMA domain (patch 1/7). \
+--kernel runs both sides on one kernel; --base-kernel and --new-kernel give each side its own, \
+each side's feature list then written to its kernel's features file."
 )]
 pub struct CompareArgs {
     #[command(flatten)]
@@ -39,6 +41,16 @@ pub struct CompareArgs {
     /// Features of the new side (e.g. `ILB_SNAPSHOT,ILB_FAST,NO_NI_RANDOM`).
     #[arg(long, value_name = "LIST")]
     new: String,
+
+    /// The baseline's kernel, as --kernel takes it (default: --kernel's, the scenario's,
+    /// or 6.12); --base is written to its features file.
+    #[arg(long, value_name = "VERSION")]
+    base_kernel: Option<String>,
+
+    /// The new side's kernel, as --kernel takes it (default: --kernel's, the scenario's,
+    /// or 6.12); --new is written to its features file.
+    #[arg(long, value_name = "VERSION")]
+    new_kernel: Option<String>,
 
     /// Seeds per side (the run's seed, then seed+1, ...).
     #[arg(long, value_name = "N", default_value_t = 5)]
@@ -264,7 +276,38 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if args.seeds == 0 || args.seeds > 1000 {
         return Err(invalid("--seeds", args.seeds, "1 to 1000"));
     }
-    let spec = resolve_spec(&args.run)?;
+    let parse_kernel = |field: &str, text: &Option<String>| {
+        text.as_ref()
+            .map(|t| {
+                Kernel::parse(t)
+                    .map_err(|e| CliError::msg(e.to_string().replacen("--kernel", field, 1)))
+            })
+            .transpose()
+    };
+    let base_kernel = parse_kernel("--base-kernel", &args.base_kernel)?;
+    let new_kernel = parse_kernel("--new-kernel", &args.new_kernel)?;
+    if args.run.kernel.is_some() && (base_kernel.is_some() || new_kernel.is_some()) {
+        let other = if base_kernel.is_some() {
+            "--base-kernel"
+        } else {
+            "--new-kernel"
+        };
+        return Err(CliError::msg(format!(
+            "--kernel: not available with {other}; allowed: --kernel for both sides, or --base-kernel and --new-kernel for each"
+        )));
+    }
+    // Each side resolved with its own kernel (the util_est form, schedstat version and
+    // governors allowed depend on it); without per-side kernels, once for both, as before.
+    let spec = resolve_spec(&args.run, base_kernel, &mut print_note)?;
+    let new_spec = if base_kernel.is_some() || new_kernel.is_some() {
+        resolve_spec(&args.run, new_kernel, &mut |_| {})?
+    } else {
+        spec.clone()
+    };
+    let kernels = [
+        spec.config.params.features.kernel(),
+        new_spec.config.params.features.kernel(),
+    ];
     if let Some(c) = args.cpu {
         if c >= spec.machine.nr_cpus() {
             return Err(invalid(
@@ -274,17 +317,17 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
             ));
         }
     }
-    let sides = [("base", &args.base), ("new", &args.new)];
+    let sides = [("base", &args.base, &spec), ("new", &args.new, &new_spec)];
     let mut jobs: Vec<(usize, RunSpec)> = Vec::new();
-    for (side, (label, feats)) in sides.iter().enumerate() {
-        let features = Features::parse(feats).map_err(|e| {
+    for (side, (label, feats, side_spec)) in sides.iter().enumerate() {
+        let features = Features::parse_for(kernels[side], feats).map_err(|e| {
             CliError::msg(
                 e.to_string()
                     .replacen("--features", &format!("--{label}"), 1),
             )
         })?;
         for k in 0..args.seeds {
-            let mut s = spec.clone();
+            let mut s = (*side_spec).clone();
             s.config.params.features = features;
             s.config.seed = spec.config.seed.checked_add(u64::from(k)).ok_or_else(|| {
                 invalid(
@@ -348,16 +391,36 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
             .collect::<Vec<_>>()
             .join(" + ")
     )?;
+    // The kernels are named when a side runs another than 6.12; both 6.12 reads as it
+    // always has.
+    let named = kernels.iter().any(|&k| k != Kernel::V6_12);
+    let on = |k: Kernel| {
+        if named {
+            format!(" on Linux {} (--kernel {})", k.release(), k.name())
+        } else {
+            String::new()
+        }
+    };
     writeln!(
         out,
-        "base: {}",
+        "base: {}{}",
         if args.base.is_empty() {
             "(defaults)"
         } else {
             &args.base
-        }
+        },
+        on(kernels[0])
     )?;
-    writeln!(out, "new:  {}", args.new)?;
+    writeln!(
+        out,
+        "new:  {}{}",
+        if named && args.new.is_empty() {
+            "(defaults)"
+        } else {
+            &args.new
+        },
+        on(kernels[1])
+    )?;
     writeln!(
         out,
         "noise: {}; measured window [{}, {})\n",
@@ -365,16 +428,33 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
         fairsim_engine::time::format_duration(spec.config.warmup),
         fairsim_engine::time::format_duration(spec.config.duration)
     )?;
-    out.write_all(render_compare(&metrics, "base", "new").as_bytes())?;
+    // Columns carry their kernels when the sides differ in it.
+    let columns = if kernels[0] == kernels[1] {
+        ["base".to_string(), "new".to_string()]
+    } else {
+        [
+            format!("base ({})", kernels[0].name()),
+            format!("new ({})", kernels[1].name()),
+        ]
+    };
+    out.write_all(render_compare(&metrics, &columns[0], &columns[1]).as_bytes())?;
     if let Some(dir) = &args.run.plot {
-        let label = |side: &str, feats: &str| {
+        let label = |side: &str, feats: &str, k: Kernel| {
+            let side = if kernels[0] == kernels[1] {
+                side.to_string()
+            } else {
+                format!("{side} ({})", k.name())
+            };
             if feats.is_empty() {
                 format!("{side} (defaults)")
             } else {
                 format!("{side} {feats}")
             }
         };
-        let labels = [label("base", &args.base), label("new", &args.new)];
+        let labels = [
+            label("base", &args.base, kernels[0]),
+            label("new", &args.new, kernels[1]),
+        ];
         let mut data = fairsim_plot::PlotData::new(super::plots::title(&spec));
         for (l, h) in labels.iter().zip(&latency) {
             // A side without wakeups has no latency to draw.

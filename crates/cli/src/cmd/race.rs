@@ -6,8 +6,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use fairsim_engine::balance::pelt::UtilEstMode;
 use fairsim_engine::balance::schedstat::SchedstatVersion;
-use fairsim_engine::balance::{Feature, Features, SchedParams};
+use fairsim_engine::balance::{Feature, Features, Kernel, SchedParams};
 use fairsim_engine::race::control::{default_threads, host_cpus, THREADS_PER_HOST_CPU};
 use fairsim_engine::race::report::RaceReport;
 use fairsim_engine::race::{run_race, Placement, RaceSpec, TokenProgram};
@@ -52,9 +53,15 @@ pub struct RaceArgs {
     #[arg(long, value_name = "D", default_value = "5s")]
     duration: String,
 
-    /// Scheduler features, repeatable: each occurrence is one run (`default` for
-    /// 6.12.117's). ILB_UTIL and ILB_FAST read the snapshot ILB_SNAPSHOT takes, so they
-    /// turn it on, as seed 000's patches do, unless NO_ILB_SNAPSHOT is written.
+    /// The kernel: 6.12 (6.12.117, the default) or 6.5 (seed 000's base, whose features
+    /// file and defaults the runs take). Race mode runs 6.12's load balancer, which is
+    /// 6.5's in fairsim too; the older kernels' are not ported to race mode.
+    #[arg(long, value_name = "VERSION")]
+    kernel: Option<String>,
+
+    /// Scheduler features, repeatable: each occurrence is one run (`default` for the
+    /// kernel's defaults). ILB_UTIL and ILB_FAST read the snapshot ILB_SNAPSHOT takes, so
+    /// they turn it on, as seed 000's patches do, unless NO_ILB_SNAPSHOT is written.
     #[arg(long, value_name = "LIST")]
     features: Vec<String>,
 
@@ -104,9 +111,10 @@ pub struct RaceArgs {
     #[arg(long)]
     schedstat_sg_scan: bool,
 
-    /// schedstat layout: 16 (Linux 6.12, default), 15 or 17.
-    #[arg(long, value_name = "V", default_value = "16")]
-    schedstat_version: String,
+    /// schedstat layout: 15, 16 or 17 (default: the kernel's, 16 for 6.12 and 15 for
+    /// 6.5).
+    #[arg(long, value_name = "V")]
+    schedstat_version: Option<String>,
 
     /// Write every run's figures to FILE as a JSON array, one object per run.
     #[arg(long, value_name = "FILE")]
@@ -121,17 +129,17 @@ pub struct RaceArgs {
 
 /// Parses one `--features` occurrence, turning ILB_SNAPSHOT on under ILB_UTIL or ILB_FAST
 /// unless the user turned it off. Returns the set and a note when it added the snapshot.
-fn parse_features(text: &str) -> Result<(Features, Option<String>), CliError> {
+fn parse_features(kernel: Kernel, text: &str) -> Result<(Features, Option<String>), CliError> {
     if text.trim() == "default" {
-        return Ok((Features::default(), None));
+        return Ok((kernel.features(), None));
     }
-    let mut f = Features::parse(text)?;
+    let mut f = Features::parse_for(kernel, text)?;
     let needs_snapshot = f.has(Feature::ILB_UTIL) || f.has(Feature::ILB_FAST);
     let said_no = text
         .split(',')
         .any(|w| w.trim().eq_ignore_ascii_case("NO_ILB_SNAPSHOT"));
     if needs_snapshot && !f.has(Feature::ILB_SNAPSHOT) && !said_no {
-        f = Features::parse(&format!("{text},ILB_SNAPSHOT"))?;
+        f = Features::parse_for(kernel, &format!("{text},ILB_SNAPSHOT"))?;
         return Ok((
             f,
             Some(format!(
@@ -140,6 +148,17 @@ fn parse_features(text: &str) -> Result<(Features, Option<String>), CliError> {
         ));
     }
     Ok((f, None))
+}
+
+/// The util_est form of a race run: the kernel's, with 6.5's UTIL_EST_FASTUP feature
+/// folded in as the virtual-time scheduler folds it (race mode reads the form alone).
+fn race_util_est(kernel: Kernel, f: Features) -> UtilEstMode {
+    match kernel.util_est() {
+        UtilEstMode::Legacy { fastup } => UtilEstMode::Legacy {
+            fastup: fastup || f.has(Feature::UTIL_EST_FASTUP),
+        },
+        m => m,
+    }
 }
 
 fn parse_threads(text: Option<&String>, ncpus: usize) -> Result<Vec<usize>, CliError> {
@@ -226,6 +245,16 @@ pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
              domain; allowed: fairsim run or fairsim topology with --cpuset",
         ));
     }
+    let kernel = match &args.kernel {
+        Some(t) => Kernel::parse(t).map_err(|e| CliError::msg(e.to_string()))?,
+        None => Kernel::default(),
+    };
+    if !matches!(kernel, Kernel::V6_12 | Kernel::V6_5) {
+        return Err(CliError::msg(format!(
+            "--kernel: race mode runs 6.12's load balancer; Linux {}'s is not ported to race mode; allowed: 6.12 or 6.5",
+            kernel.name()
+        )));
+    }
     let machine = args.machine.load()?;
     let ncpus = machine.nr_cpus();
     if ![100, 250, 300, 1000].contains(&args.hz) {
@@ -252,19 +281,18 @@ pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     let mut sets = Vec::new();
     for text in &feature_sets {
-        let (f, note) = parse_features(text)?;
+        let (f, note) = parse_features(kernel, text)?;
         if let Some(n) = note {
             writeln!(out, "note: {n}")?;
         }
         sets.push(f);
     }
-    let version = SchedstatVersion::parse(&args.schedstat_version).ok_or_else(|| {
-        invalid(
-            "--schedstat-version",
-            &args.schedstat_version,
-            "15, 16 or 17",
-        )
-    })?;
+    let version = match &args.schedstat_version {
+        Some(v) => SchedstatVersion::parse(v)
+            .ok_or_else(|| invalid("--schedstat-version", v, "15, 16 or 17"))?,
+        None if kernel.schedstat_version() == 15 => SchedstatVersion::V15,
+        None => SchedstatVersion::V16,
+    };
     let tasks = args.tasks.unwrap_or(ncpus);
     check_budget(args.memory_budget, &machine, tasks, &sets)?;
     let threads = parse_threads(args.threads.as_ref(), ncpus)?;
@@ -282,6 +310,7 @@ pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
                     features,
                     hz: args.hz,
                     seed: args.seed,
+                    util_est: race_util_est(kernel, features),
                     ..SchedParams::default()
                 },
                 tasks,

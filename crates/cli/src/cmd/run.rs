@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use fairsim_engine::balance::cpufreq::Governor;
 use fairsim_engine::balance::pelt::UtilEstMode;
 use fairsim_engine::balance::schedstat::{show_schedstat_with, SchedstatVersion};
-use fairsim_engine::balance::{Features, SchedParams};
+use fairsim_engine::balance::{Feature, Features, Kernel, SchedParams};
 use fairsim_engine::output::{summary, to_json};
 use fairsim_engine::run::{
     default_duration, estimate_json_memory, estimate_run_memory, RunSpec, DEFAULT_MEMORY_BUDGET,
@@ -45,8 +45,10 @@ for seed 001's run (the 2016 binary ignored -m: 2 message threads x 24 workers r
 #[derive(Debug, clap::Args)]
 #[command(
     long_about = "Run workloads (schbench, hackbench, nanosleep, sysbench-cpu) on an emulated \
-machine in virtual time, with Linux 6.12.117's fair-class scheduler, and print the tools' own \
-output plus a scheduler summary. Without arguments, a built-in scenario runs and is explained."
+machine in virtual time, with Linux 6.12.117's fair-class scheduler (or, with --kernel, the \
+fair class of an older kernel a seed posting was measured on: 6.5, 4.16, 4.15, 4.5 or 3.9), and \
+print the tools' own output plus a scheduler summary. Without arguments, a built-in scenario \
+runs and is explained."
 )]
 pub struct RunArgs {
     #[command(flatten)]
@@ -71,8 +73,22 @@ pub struct RunArgs {
     #[arg(long = "cpuset", value_name = "LIST")]
     cpusets: Vec<String>,
 
+    /// The kernel whose scheduler runs: 6.12 (6.12.117, EEVDF; the default); 6.5 (CFS,
+    /// seed 000's base); 4.16 (CFS, seed 003's kernel, its util_est patch as the feature
+    /// UTIL_EST, off by default); 4.15 (CFS with 4.15's find_idlest_group/cpu,
+    /// LEGACY_FIND_IDLEST; seed 004); 4.5 (CFS with 4.5's select_idle_sibling,
+    /// LEGACY_SIS; seed 001); 3.9 (CFS with 3.9's load balancer and fork/exec placement,
+    /// LEGACY_LB; seed 002). It sets the features file (--features writes apply to that
+    /// kernel's), the util_est form and the schedstat version; HZ, idle states and costs
+    /// stay as given. Not yet ported, so still 6.12.117's inside every older kernel:
+    /// wake_affine, select_idle_cpu's SIS_UTIL scan, PELT and (except under 3.9) the load
+    /// balancer.
+    #[arg(long, value_name = "VERSION")]
+    pub(crate) kernel: Option<String>,
+
     /// Scheduler features, written as to /sys/kernel/debug/sched/features, comma
-    /// separated: e.g. `NO_SIS_UTIL,ILB_FAST`.
+    /// separated: e.g. `NO_SIS_UTIL,ILB_FAST`, applied to the --kernel's defaults (only
+    /// the features its features file lists can be written).
     #[arg(long, value_name = "LIST")]
     features: Option<String>,
 
@@ -90,11 +106,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "HZ")]
     hz: Option<u32>,
 
-    /// The util_est form the scheduler runs: `6.12` (the single value of v6.8+, default),
-    /// `legacy-nofastup` (the {enqueued, ewma} form as v4.17 merged it, updated only when
-    /// util_avg changed: UTIL_AVG_UNCHANGED), `legacy-fastup` (the same with v5.9's
-    /// UTIL_EST_FASTUP, as v5.9-v6.7 ran it; `legacy` says the same), or `off`
-    /// (NO_UTIL_EST).
+    /// The util_est form the scheduler runs: `6.12` (the single value of v6.8+, the
+    /// default with --kernel 6.12), `legacy-nofastup` (the {enqueued, ewma} form as v4.17
+    /// merged it, updated only when util_avg changed: UTIL_AVG_UNCHANGED; the default of
+    /// the older kernels, 6.5 adding its UTIL_EST_FASTUP feature), `legacy-fastup` (the
+    /// same with v5.9's UTIL_EST_FASTUP, as v5.9-v6.7 ran it; `legacy` says the same), or
+    /// `off` (NO_UTIL_EST; the only form of 4.15, 4.5 and 3.9, which had no util_est).
     #[arg(long, value_name = "FORM")]
     util_est: Option<String>,
 
@@ -139,8 +156,9 @@ pub struct RunArgs {
     /// The cpuidle governor: menu (the default on bare metal: it predicts the idle time
     /// and picks the deepest state that fits; the tick keeps running when the prediction is
     /// under a tick), haltpoll (KVM guests: poll, then halt; the default with the haltpoll
-    /// states), or none (no cpuidle driver, as in a qemu guest: the tick always stops and a
-    /// wakeup pays the flat idle_exit cost).
+    /// states), teo, or none (no cpuidle driver, as in a qemu guest: the tick always stops
+    /// and a wakeup pays the flat idle_exit cost). teo came in Linux 5.1 and haltpoll in
+    /// 5.4: with an older --kernel, menu or none.
     #[arg(long, value_name = "GOVERNOR")]
     cpuidle: Option<String>,
 
@@ -158,7 +176,9 @@ pub struct RunArgs {
     /// overrides its rate limit, 1.5 transition latencies by default), performance,
     /// powersave, or userspace:KHZ (a fixed frequency written to every policy's
     /// scaling_setspeed, as scaling_min_freq = scaling_max_freq pins it). Refused on a
-    /// machine without cpufreq, whose CPUs always run at full frequency.
+    /// machine without cpufreq, whose CPUs always run at full frequency. schedutil came in
+    /// Linux 4.7: with --kernel 4.16, 4.15, 4.5 or 3.9 such a machine needs one of the
+    /// others.
     #[arg(long, value_name = "GOVERNOR")]
     governor: Option<String>,
 
@@ -194,7 +214,8 @@ pub struct RunArgs {
     #[arg(long)]
     schedstat_sg_scan: bool,
 
-    /// schedstat layout: 16 (Linux 6.12, default), 15 or 17.
+    /// schedstat layout: 15, 16 or 17 (default: the --kernel's, 16 for 6.12 and 15 for
+    /// the older kernels).
     #[arg(long, value_name = "V")]
     schedstat_version: Option<String>,
 
@@ -245,7 +266,13 @@ pub struct RunArgs {
 
 /// The run specification `args` describe (for `fairsim compare`, which varies its
 /// features and seed).
-pub(crate) fn resolve_spec(args: &RunArgs) -> Result<RunSpec, CliError> {
+/// `kernel`, when given, replaces `--kernel` and the scenario's key (compare's
+/// `--base-kernel`/`--new-kernel`); `note` receives the workloads' notes.
+pub(crate) fn resolve_spec(
+    args: &RunArgs,
+    kernel: Option<Kernel>,
+    note: &mut dyn FnMut(String),
+) -> Result<RunSpec, CliError> {
     // compare runs many seeds and prints one table: per-run outputs have no place there.
     for (given, name) in [
         (args.profile, "--profile"),
@@ -270,7 +297,7 @@ pub(crate) fn resolve_spec(args: &RunArgs) -> Result<RunSpec, CliError> {
             "--features: not available with compare, whose sides have their own; allowed: --base LIST and --new LIST",
         ));
     }
-    let mut plan = resolve(args, &mut print_note)?.0;
+    let mut plan = resolve_for(args, kernel, note)?.0;
     // compare's --plot draws from the runs' counters; it traces no events.
     plan.spec.config.trace = None;
     // A scenario's per-run keys would be dropped just as the options would.
@@ -298,7 +325,7 @@ struct Plan {
 }
 
 /// Prints a workload's note on stderr, as `run` and `compare` do once per command.
-fn print_note(note: String) {
+pub(crate) fn print_note(note: String) {
     eprintln!("fairsim: note: {note}");
 }
 
@@ -330,10 +357,52 @@ pub(crate) fn parse_run_args(argv: &[String]) -> Result<RunArgs, clap::Error> {
 }
 
 fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool), CliError> {
+    resolve_for(args, None, note)
+}
+
+/// The kernel of a run: `kernel` (compare's side), else `--kernel`, else the scenario's
+/// key, else 6.12.
+fn resolve_kernel(
+    args: &RunArgs,
+    scenario: &Scenario,
+    kernel: Option<Kernel>,
+) -> Result<Kernel, CliError> {
+    if let Some(k) = kernel {
+        return Ok(k);
+    }
+    match (&args.kernel, &scenario.kernel) {
+        (Some(t), _) => Kernel::parse(t).map_err(|e| CliError::msg(e.to_string())),
+        (None, Some(t)) => Kernel::parse(t).map_err(|e| {
+            CliError::msg(e.to_string().replacen("--kernel", "scenario key kernel", 1))
+        }),
+        (None, None) => Ok(Kernel::default()),
+    }
+}
+
+/// Whether `kernel` had the cpuidle governor `c` (every kernel had menu; `none` is no
+/// driver at all).
+fn kernel_has_cpuidle(kernel: Kernel, c: Cpuidle) -> bool {
+    if c == Cpuidle::None {
+        return true;
+    }
+    // `cpuidle_governors` lists the names first, then what came later in parentheses.
+    let names = kernel.cpuidle_governors();
+    let names = names.split(" (").next().unwrap_or(names);
+    names.split(", ").any(|n| n == c.name())
+}
+
+fn resolve_for(
+    args: &RunArgs,
+    kernel: Option<Kernel>,
+    note: &mut dyn FnMut(String),
+) -> Result<(Plan, bool), CliError> {
     let scenario = match &args.scenario {
         Some(p) => Scenario::load(p)?,
         None => Scenario::default(),
     };
+    // The kernel first: the features, util_est form, schedstat version and the governors
+    // allowed all depend on it.
+    let kernel = resolve_kernel(args, &scenario, kernel)?;
     let base = args.scenario.as_deref().and_then(Path::parent);
     let mut machine_args = args.machine.clone();
     let no_machine = machine_args.topology.is_none()
@@ -375,14 +444,33 @@ fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool),
     }
 
     let features = match args.features.as_ref().or(scenario.features.as_ref()) {
-        Some(f) => Features::parse(f)?,
-        None => Features::default(),
+        Some(f) => Features::parse_for(kernel, f)?,
+        None => kernel.features(),
     };
     let util_est = match args.util_est.as_ref().or(scenario.util_est.as_ref()) {
         Some(s) => {
-            UtilEstMode::parse(s).ok_or_else(|| invalid("--util-est", s, UtilEstMode::NAMES))?
+            let m = UtilEstMode::parse(s)
+                .ok_or_else(|| invalid("--util-est", s, UtilEstMode::NAMES))?;
+            if m.enabled() && !kernel.has_feature(Feature::UTIL_EST) {
+                return Err(CliError::msg(format!(
+                    "--util-est: Linux {} had no util_est; allowed: off, or --kernel 4.16 (seed 003's patch, with --features UTIL_EST), 6.5 or 6.12",
+                    kernel.name()
+                )));
+            }
+            // 4.16's util_est is seed 003's patch, off unless the features turn it on:
+            // a form given without it would be dropped without a word.
+            if m.enabled()
+                && !features.has(Feature::UTIL_EST)
+                && !kernel.features().has(Feature::UTIL_EST)
+            {
+                return Err(CliError::msg(format!(
+                    "--util-est: Linux {}'s util_est (seed 003's patch) is off by default, so '{s}' would not run; allowed: off, or '{s}' with --features UTIL_EST",
+                    kernel.name()
+                )));
+            }
+            m
         }
-        None => UtilEstMode::V6_12,
+        None => kernel.util_est(),
     };
     let hz = args.hz.or(scenario.hz).unwrap_or(250);
     if ![100, 250, 300, 1000].contains(&hz) {
@@ -455,6 +543,23 @@ fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool),
         None if idle_states.tables.iter().all(|t| t.driver == "haltpoll") => Cpuidle::Haltpoll,
         None => Cpuidle::Menu,
     };
+    if !kernel_has_cpuidle(kernel, cpuidle) {
+        let had = kernel.cpuidle_governors();
+        return Err(CliError::msg(
+            if args.cpuidle.is_some() || scenario.cpuidle.is_some() {
+                format!(
+                    "--cpuidle: Linux {} had no {} governor; allowed: {had} or none",
+                    kernel.name(),
+                    cpuidle.name()
+                )
+            } else {
+                format!(
+                    "--idle-states: the haltpoll states ask for the haltpoll governor, which Linux {} lacked; allowed: --cpuidle {had} or none, or other idle states",
+                    kernel.name()
+                )
+            },
+        ));
+    }
     if cpuidle == Cpuidle::None {
         if let Some(spec) = idle_given {
             return Err(CliError::msg(format!(
@@ -490,7 +595,10 @@ fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool),
             .ok_or_else(|| invalid("--schedstat-version", v, "15, 16 or 17"))?,
         (None, Some(v)) => SchedstatVersion::parse(&v.to_string())
             .ok_or_else(|| invalid("schedstat_version", v, "15, 16 or 17"))?,
-        (None, None) => SchedstatVersion::V16,
+        (None, None) => match kernel.schedstat_version() {
+            15 => SchedstatVersion::V15,
+            _ => SchedstatVersion::V16,
+        },
     };
     let schedstat = args
         .schedstat
@@ -523,6 +631,25 @@ fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool),
         }
         None => None,
     };
+    if !kernel.has_schedutil() {
+        // The engine gives a machine with cpufreq schedutil unless told otherwise
+        // (`Governor::DEFAULT`).
+        let k = kernel.name();
+        match governor {
+            Some(Governor::Schedutil { .. }) => {
+                return Err(CliError::msg(format!(
+                    "--governor: Linux {k} had no schedutil (it came in 4.7); allowed: performance, powersave or userspace:KHZ"
+                )))
+            }
+            None if !machine.cpufreq.is_empty() => {
+                return Err(CliError::msg(format!(
+                    "--governor: machine {}'s cpufreq policies default to schedutil, which Linux {k} lacked (it came in 4.7); allowed: --governor performance, powersave or userspace:KHZ",
+                    machine.name
+                )))
+            }
+            _ => {}
+        }
+    }
     let config = WorldConfig {
         params: SchedParams {
             features,

@@ -225,6 +225,13 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
         "cpus": cpus,
         "tasks": tasks,
     });
+    // Only a run of an older kernel than 6.12 (`--kernel`) names it, so that 6.12's JSON
+    // reads as it always has.
+    let kernel = spec.config.params.features.kernel();
+    if kernel != fairsim_balance::Kernel::V6_12 {
+        doc["kernel"] = kernel.name().into();
+        doc["kernel_release"] = kernel.release().into();
+    }
     // Only a machine with cpufreq has the key, so that other runs read as they did.
     if let Some(cf) = super::cpufreq::json(w) {
         doc["cpufreq"] = cf;

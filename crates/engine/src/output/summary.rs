@@ -1,7 +1,7 @@
 //! The readable summary: a header, each workload's tool-style output, and a scheduler
 //! section.
 
-use fairsim_balance::{Feature, Features};
+use fairsim_balance::{Features, Kernel};
 
 use crate::cost::{CostTable, CostTableName};
 use crate::run::{RunResult, RunSpec};
@@ -10,24 +10,29 @@ use crate::world::Overhead;
 
 use super::totals;
 
-/// The features that differ from 6.12.117's defaults, as `--features` takes them, or
+/// The features that differ from their kernel's defaults, as `--features` takes them, or
 /// `default`.
 pub fn features_diff(f: Features) -> String {
-    let words: Vec<String> = Feature::ALL
-        .iter()
-        .filter(|&&x| f.has(x) != x.default_on())
-        .map(|&x| {
-            if f.has(x) {
-                x.name().to_string()
-            } else {
-                format!("NO_{}", x.name())
-            }
-        })
-        .collect();
+    let words = f.diff_from_default();
     if words.is_empty() {
-        "default (Linux 6.12.117)".into()
+        format!("default (Linux {})", f.kernel().release())
     } else {
         words.join(",")
+    }
+}
+
+/// The line naming an older kernel than 6.12 (`--kernel`), or nothing for 6.12, whose
+/// summary reads as it always has: `kernel: Linux 4.5.0 (CFS; --kernel 4.5)`.
+pub fn kernel_line(k: Kernel) -> String {
+    if k == Kernel::V6_12 {
+        String::new()
+    } else {
+        format!(
+            "kernel: Linux {} ({}; --kernel {})\n",
+            k.release(),
+            if k.is_cfs() { "CFS" } else { "EEVDF" },
+            k.name()
+        )
     }
 }
 
@@ -91,10 +96,11 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
         spec.config.seed,
         format_duration(elapsed)
     ));
-    // The util_est form is named when it is not 6.12's (the default says nothing, as
-    // features_diff does for default features).
+    // The util_est form is named when it is not the kernel's own (6.12's for 6.12: the
+    // default says nothing, as features_diff does for default features).
+    let kernel = spec.config.params.features.kernel();
     let mut util_est = match spec.config.params.util_est {
-        fairsim_balance::pelt::UtilEstMode::V6_12 => String::new(),
+        m if m == kernel.util_est() => String::new(),
         m => format!("; util_est {}", m.name()),
     };
     // So is the launching CPU when it is not the default CPU 0.
@@ -104,6 +110,7 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
             spec.config.launch.name()
         ));
     }
+    s.push_str(&kernel_line(spec.config.params.features.kernel()));
     s.push_str(&format!(
         "features: {}{util_est}\ncosts: {}; timer slack {} ({:?} expiry); cpuidle {}\n",
         features_diff(spec.config.params.features),

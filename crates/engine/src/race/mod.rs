@@ -93,6 +93,18 @@ pub fn validate(spec: &RaceSpec) -> Result<(), EngineError> {
     if n == 0 {
         return Err(EngineError::NoCpus);
     }
+    let kernel = spec.params.features.kernel();
+    if !matches!(
+        kernel,
+        fairsim_balance::Kernel::V6_12 | fairsim_balance::Kernel::V6_5
+    ) {
+        // 6.5's balancer is 6.12's in fairsim; the older kernels' are not ported here.
+        return Err(invalid(
+            "--kernel",
+            kernel.name(),
+            "6.12 or 6.5 (race mode runs 6.12's load balancer; the older kernels' are not ported to race mode)",
+        ));
+    }
     if spec
         .params
         .features

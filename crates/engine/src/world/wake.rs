@@ -193,6 +193,7 @@ impl World {
             self.tasks[x].cpus_allowed.clone(),
             cpu,
         );
+        self.sched.task_fork(sid, cpu, now);
         if self.by_sched_id.len() <= sid {
             self.by_sched_id.resize(sid + 1, usize::MAX);
         }

@@ -1,5 +1,5 @@
-//! `fairsim sweep`: a plan's matrix of `fairsim run`s (machines x workloads x feature
-//! sets x option values x seeds), run in parallel on this host's cores and shardable over
+//! `fairsim sweep`: a plan's matrix of `fairsim run`s (machines x workloads x kernels x
+//! feature sets x option values x seeds), run in parallel on this host's cores and shardable over
 //! a cluster's batch system, with `fairsim sweep merge` to join the shards.
 //!
 //! The plan's schema is in [`LONG_ABOUT`] (the command's `--help`); `plan.rs` parses it,
@@ -42,6 +42,8 @@ PLAN.toml:
                                      # default: run's default machine
   workloads = [\"schbench:m=1,t=4\", { name = \"mix\", workload = [\"A\", \"B\"] }]
                                      # required; specs as --workload takes them
+  kernels = [\"6.12\", \"4.5\"]          # --kernel of each point (the features axis's
+                                     # lists are written to each); default: 6.12
   seeds = 3                          # a count (run.seed, run.seed+1, ...) or a list [1, 7]
   hz = [250, 1000]                   # any other option of fairsim run: a list of values
   cpuidle = [\"menu\", \"none\"]
@@ -53,8 +55,8 @@ Unknown keys, empty axes, duplicate values and per-run outputs (json, trace, plo
 are refused in one line naming the key. A point is exactly the `fairsim run` command \
 line its file prints (paths as written, relative to the directory sweep runs in; unlike \
 compare, ILB features do not add --ilb-sd-share unless the plan sets it). Points are \
-numbered over the product in the axis order machines, workloads, features, option axes \
-(as listed), seeds (fastest).
+numbered over the product in the axis order machines, workloads, kernels, features, option \
+axes (as listed), seeds (fastest).
 
 Output (--out, default sweep-<name>): plan.json (the canonical plan, its digest and the \
 point list), points/NNNN-<key>.json (coordinates, command line, compare's metrics, the \

@@ -67,7 +67,8 @@ enum Kind {
 }
 
 /// A parsed plan: its name, the options common to every point, and its axes in the fixed
-/// order machines, workloads, features, the option axes as the plan lists them, seeds.
+/// order machines, workloads, kernels (only when the plan has the axis), features, the
+/// option axes as the plan lists them, seeds.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
     /// The plan's name (`[A-Za-z0-9.-]`), which names the default output directory.
@@ -76,12 +77,16 @@ pub(crate) struct Plan {
     pub common: Vec<String>,
     /// Every axis, seeds last.
     pub axes: Vec<Axis>,
+    /// How many axes come before `[run]`'s options in a point's arguments: machines,
+    /// workloads, kernels when given, features.
+    pub front: usize,
 }
 
 /// One axis of the plan.
 #[derive(Debug, Clone)]
 pub(crate) struct Axis {
-    /// `machines`, `workloads`, `features`, `seeds` or an option of `fairsim run`.
+    /// `machines`, `workloads`, `kernels`, `features`, `seeds` or an option of
+    /// `fairsim run`.
     pub name: String,
     /// Its values in the plan's order; the first is the summary's baseline.
     pub values: Vec<AxisValue>,
@@ -204,6 +209,7 @@ fn is_sweep_option(o: &str) -> bool {
     !OUTPUT_OPTIONS.contains(&o)
         && !MACHINE_OPTIONS.contains(&o)
         && o != "workload"
+        && o != "kernel"
         && o != "features"
         && o != "seed"
 }
@@ -239,7 +245,7 @@ fn sweep_option(opts: &[(String, Kind)], key: &str, field: &str) -> Result<Kind,
             "an entry of axes.machines, e.g. { name = \"box\", smp = \"sockets=2,cores=4\" }",
         ));
     }
-    if key == "workload" || key == "features" {
+    if key == "workload" || key == "kernel" || key == "features" {
         return Err(bad(field, "an axis of its own", &format!("axes.{key}s")));
     }
     Ok(kind)
@@ -463,6 +469,29 @@ fn features_axis(v: &Tv) -> Result<Axis, CliError> {
     })
 }
 
+fn kernels_axis(v: &Tv) -> Result<Axis, CliError> {
+    const FIELD: &str = "axes.kernels";
+    let allowed = "a list of kernels as --kernel takes them, e.g. [\"6.12\", \"4.5\"]";
+    let mut values = Vec::new();
+    for (i, e) in as_list(v, FIELD, allowed)?.iter().enumerate() {
+        let field = format!("{FIELD}[{i}]");
+        let Tv::Str(text) = e else {
+            return Err(bad(&field, "not a string", allowed));
+        };
+        let k = fairsim_engine::balance::Kernel::parse(text)
+            .map_err(|e| CliError::msg(e.to_string().replacen("--kernel", &field, 1)))?;
+        values.push(AxisValue {
+            label: k.name().to_string(),
+            key: format!("kernel-{}", k.name()),
+            args: vec!["--kernel".into(), k.name().to_string()],
+        });
+    }
+    Ok(Axis {
+        name: "kernels".into(),
+        values,
+    })
+}
+
 fn seeds_axis(v: Option<&Tv>, first: u64) -> Result<Axis, CliError> {
     const FIELD: &str = "axes.seeds";
     let allowed = "a count from 1 to 10000 (seeds run.seed, run.seed+1, ...) or a list of seeds";
@@ -598,11 +627,13 @@ impl Plan {
             None => return Err(bad("axes", "missing", "a table with at least workloads")),
         };
         let (mut machines, mut workloads, mut features, mut seeds) = (None, None, None, None);
+        let mut kernels = None;
         let mut options = Vec::new();
         for (k, v) in axes_keys {
             match k.as_str() {
                 "machines" => machines = Some(machines_axis(v, &opts)?),
                 "workloads" => workloads = Some(workloads_axis(v)?),
+                "kernels" => kernels = Some(kernels_axis(v)?),
                 "features" => features = Some(features_axis(v)?),
                 "seeds" => seeds = Some(v),
                 "seed" => return Err(bad("axes.seed", "not an axis", "axes.seeds")),
@@ -643,7 +674,12 @@ impl Plan {
                 args: Vec::new(),
             }],
         });
-        let mut all = vec![machines, workloads, features];
+        // A plan without a kernels axis expands, and writes its plan.json, as before the
+        // axis existed.
+        let mut all = vec![machines, workloads];
+        all.extend(kernels);
+        all.push(features);
+        let front = all.len();
         all.extend(options);
         all.push(seeds_axis(seeds, first_seed)?);
         for axis in &all {
@@ -664,6 +700,7 @@ impl Plan {
             name,
             common,
             axes: all,
+            front,
         })
     }
 
@@ -693,15 +730,15 @@ impl Plan {
                     .map(|v| v.key.as_str())
                     .collect::<Vec<_>>()
                     .join("_");
-                // Machine, workloads and features first, then the common options, then
-                // the option axes and the seed, so that a point's options read as the
-                // plan's layers.
+                // Machine, workloads, kernel and features first, then the common options,
+                // then the option axes and the seed, so that a point's options read as
+                // the plan's layers.
                 let mut argv: Vec<String> = Vec::new();
-                for v in &values[..3] {
+                for v in &values[..self.front] {
                     argv.extend(v.args.iter().cloned());
                 }
                 argv.extend(self.common.iter().cloned());
-                for v in &values[3..] {
+                for v in &values[self.front..] {
                     argv.extend(v.args.iter().cloned());
                 }
                 Point {
@@ -757,6 +794,44 @@ fast = "ILB_FAST,NO_NI_RANDOM"
             command_line(&points[15].argv),
             "fairsim run --smp sockets=1,cores=2 --workload schbench:m=1,t=2 --features ILB_FAST,NO_NI_RANDOM --duration 5ms --cost wakeup=1us --hz 1000 --seed 43"
         );
+    }
+
+    #[test]
+    fn a_kernels_axis_comes_before_the_features() {
+        let plan = Plan::parse(
+            "name = \"k\"\n[axes]\nworkloads = [\"schbench\"]\nkernels = [\"6.12\", \"v4.5\"]\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = plan.axes.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["machines", "workloads", "kernels", "features", "seeds"]
+        );
+        let points = plan.points();
+        assert_eq!(points.len(), 2);
+        assert_eq!(
+            points[1].stem,
+            "0001-numa-2s4c2t_schbench_kernel-4.5_default_s42"
+        );
+        assert_eq!(
+            command_line(&points[1].argv),
+            "fairsim run --workload schbench --kernel 4.5 --seed 42"
+        );
+        for (text, want) in [
+            (
+                "kernels = [\"5.10\"]",
+                "axes.kernels[0]: unknown kernel '5.10'",
+            ),
+            ("kernels = [\"4.5\", \"4.5.0\"]", "axes.kernels: duplicate"),
+            (
+                "kernel = [\"4.5\"]",
+                "axes.kernel: an axis of its own; allowed: axes.kernels",
+            ),
+        ] {
+            let text = format!("name = \"t\"\n[axes]\nworkloads = [\"a\"]\n{text}");
+            let err = format!("{:?}", Plan::parse(&text).unwrap_err());
+            assert!(err.contains(want), "{text}: {err}");
+        }
     }
 
     #[test]
