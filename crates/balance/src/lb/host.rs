@@ -12,6 +12,7 @@ use fairsim_topology::SdId;
 use crate::features::Feature;
 use crate::lb::detach::MoveTasks;
 use crate::lb::env::{LbEnv, LbResult, LbScan};
+use crate::lb::era::Balancer;
 use crate::lb::msecs_to_jiffies;
 use crate::lb::periodic::time_after;
 use crate::lb::view::{LbRead, ScanCounters};
@@ -80,10 +81,10 @@ pub trait BalanceHost: LbRead + MoveTasks {
     fn end_serialize(&mut self);
     /// `stop_one_cpu_nowait(busiest, active_load_balance_cpu_stop, ...)`.
     fn push_active_balance(&mut self, busiest: usize);
-    /// Whether this host runs Linux 3.9's balancer (LEGACY_LB) instead of 6.12's; only
-    /// the engine's machine can.
-    fn legacy_lb(&self) -> bool {
-        false
+    /// The balancer this host runs: 6.12's, or Linux 3.9's (LEGACY_LB), which only the
+    /// engine's machine can.
+    fn balancer(&self) -> Balancer {
+        Balancer::V6_12
     }
     /// LEGACY_LB's scan half (`load_balance` of 3.9 up to `find_busiest_queue`), or
     /// `None` when this host runs 6.12's.
@@ -270,8 +271,8 @@ impl BalanceHost for crate::sched::Sched {
     fn push_active_balance(&mut self, busiest: usize) {
         self.pending_active_balance.push(busiest);
     }
-    fn legacy_lb(&self) -> bool {
-        crate::sched::Sched::legacy_lb(self)
+    fn balancer(&self) -> Balancer {
+        crate::sched::Sched::balancer(self)
     }
     fn legacy_lb_scan(
         &mut self,
@@ -280,13 +281,13 @@ impl BalanceHost for crate::sched::Sched {
         idle: CpuIdleType,
         now: u64,
     ) -> Option<LbScan> {
-        if !crate::sched::Sched::legacy_lb(self) {
+        if crate::sched::Sched::balancer(self) != Balancer::V3_9 {
             return None;
         }
         Some(self.load_balance_scan_v3_9(this_cpu, sd, idle, now))
     }
     fn legacy_lb_act(&mut self, scan: LbScan, now: u64) -> Result<LbResult, Box<LbScan>> {
-        if !crate::sched::Sched::legacy_lb(self) {
+        if crate::sched::Sched::balancer(self) != Balancer::V3_9 {
             return Err(Box::new(scan));
         }
         Ok(self.load_balance_act_v3_9(scan, now))

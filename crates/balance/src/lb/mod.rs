@@ -10,6 +10,7 @@
 
 pub mod detach;
 pub mod env;
+pub mod era;
 pub mod find;
 pub mod host;
 pub mod newidle;

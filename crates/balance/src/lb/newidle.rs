@@ -13,6 +13,7 @@
 use fairsim_topology::{SdFlags, SdId};
 
 use crate::features::Feature;
+use crate::lb::era::Balancer;
 use crate::lb::host::BalanceHost;
 use crate::lb::msecs_to_jiffies;
 use crate::lb::periodic::time_after;
@@ -80,9 +81,18 @@ impl NewidleBalance {
         now: u64,
     ) -> Result<NewidleBalance, i32> {
         h.set_now(now);
-        if h.legacy_lb() {
-            return Self::start_v3_9(h, cpu, now);
+        match h.balancer() {
+            Balancer::V3_9 => Self::start_v3_9(h, cpu, now),
+            Balancer::V6_12 => Self::start_v6_12(h, cpu, now),
         }
+    }
+
+    /// The start of 6.12's `sched_balance_newidle`.
+    fn start_v6_12<H: BalanceAct + ?Sized>(
+        h: &mut H,
+        cpu: usize,
+        now: u64,
+    ) -> Result<NewidleBalance, i32> {
         h.newidle_enter(cpu);
         if h.rq_ttwu_pending(cpu) {
             return Err(0);

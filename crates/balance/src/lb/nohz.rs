@@ -19,13 +19,9 @@ use crate::stats::CpuIdleType;
 const LOAD_AVG_PERIOD_MS: u64 = 32;
 
 impl Sched {
-    /// `nohz_balance_enter_idle(cpu)`: the CPU stops its tick on entering idle; it joins
-    /// `nohz.idle_cpus` and leaves its LLC's `nr_busy_cpus`.
-    pub fn nohz_balance_enter_idle(&mut self, cpu: usize) {
-        if self.legacy_lb() {
-            // tick_nohz_idle_enter of 3.9 counts the CPU out of its groups' busy CPUs.
-            self.set_cpu_sd_state_idle_v3_9(cpu);
-        }
+    /// `nohz_balance_enter_idle(cpu)` of 6.12: the CPU stops its tick on entering idle;
+    /// it joins `nohz.idle_cpus` and leaves its LLC's `nr_busy_cpus`.
+    pub(crate) fn nohz_balance_enter_idle_v6_12(&mut self, cpu: usize) {
         self.lb.rq[cpu].has_blocked_load = true;
         if !self.lb.rq[cpu].nohz_tick_stopped {
             if self.topo.cpus[cpu].sd.is_none() {
@@ -38,16 +34,6 @@ impl Sched {
             self.lb.nohz.needs_update = true;
         }
         self.lb.nohz.has_blocked = true;
-    }
-
-    /// `tick_nohz_idle_exit()` on `cpu` leaving an idle period whose tick was stopped: 3.9
-    /// catches up the CPU's `cpu_load[]` for the ticks it missed (`update_cpu_load_nohz`);
-    /// 6.12 has nothing to do here.
-    pub fn tick_nohz_idle_exit(&mut self, cpu: usize, now: u64) {
-        if self.legacy_lb() {
-            self.set_now(now);
-            self.update_cpu_load_nohz_v3_9(cpu);
-        }
     }
 
     /// `nohz_balance_exit_idle(rq)`: the tick restarts on a busy CPU.
@@ -264,13 +250,10 @@ impl Sched {
         }
     }
 
-    /// The IPI a kicked CPU receives (`nohz_csd_func`): the flags move to
+    /// The IPI a kicked CPU receives (`nohz_csd_func` of 6.12): the flags move to
     /// `nohz_idle_balance` and the softirq runs if the CPU is idle. Returns whether the
     /// engine should run [`Sched::sched_balance_softirq`] on it.
-    pub fn nohz_csd_func(&mut self, cpu: usize) -> bool {
-        if self.legacy_lb() {
-            return self.nohz_kick_ipi_v3_9(cpu);
-        }
+    pub(crate) fn nohz_csd_func_v6_12(&mut self, cpu: usize) -> bool {
         let flags = self.lb.rq[cpu].nohz_flags & NOHZ_KICK_MASK;
         self.lb.rq[cpu].nohz_flags &= !NOHZ_KICK_MASK;
         self.lb.rq[cpu].nohz_idle_balance = flags;
@@ -308,13 +291,9 @@ impl Sched {
         self.lb.rq[cpu].nohz_flags |= NOHZ_NEWILB_KICK;
     }
 
-    /// `nohz_run_idle_balance(cpu)` from the idle loop: the blocked-load refresh asked for
-    /// by `nohz_newidle_balance`. Returns whether it ran.
-    pub fn nohz_run_idle_balance(&mut self, cpu: usize, now: u64) -> bool {
-        if self.legacy_lb() {
-            // 3.9's idle loop runs no balance of its own.
-            return false;
-        }
+    /// `nohz_run_idle_balance(cpu)` of 6.12 from the idle loop: the blocked-load refresh
+    /// asked for by `nohz_newidle_balance`. Returns whether it ran.
+    pub(crate) fn nohz_run_idle_balance_v6_12(&mut self, cpu: usize, now: u64) -> bool {
         let flags = self.lb.rq[cpu].nohz_flags;
         self.lb.rq[cpu].nohz_flags &= !NOHZ_NEWILB_KICK;
         if flags == NOHZ_NEWILB_KICK && !self.rqs[cpu].need_resched {

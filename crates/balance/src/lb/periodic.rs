@@ -33,13 +33,9 @@ impl Sched {
         self.jiffies(self.now)
     }
 
-    /// `sched_balance_trigger(rq)` from `sched_tick`: whether the balance softirq is due,
-    /// and the nohz idle-balance kick.
-    pub fn sched_balance_trigger(&mut self, cpu: usize, now: u64) -> TriggerResult {
-        self.set_now(now);
-        if self.legacy_lb() {
-            return self.trigger_load_balance_v3_9(cpu);
-        }
+    /// `sched_balance_trigger(rq)` of 6.12 from `sched_tick`: whether the balance softirq
+    /// is due, and the nohz idle-balance kick.
+    pub(crate) fn sched_balance_trigger_v6_12(&mut self, cpu: usize) -> TriggerResult {
         let mut r = TriggerResult::default();
         if self.topo.cpus[cpu].sd.is_none() {
             return r;
@@ -51,14 +47,9 @@ impl Sched {
         r
     }
 
-    /// `sched_balance_softirq()` on `cpu`: a pending nohz balance on behalf of idle CPUs,
-    /// or this CPU's blocked-load update and `sched_balance_domains`.
-    pub fn sched_balance_softirq(&mut self, cpu: usize, now: u64) {
-        self.set_now(now);
-        if self.legacy_lb() {
-            self.run_rebalance_domains_v3_9(cpu, now);
-            return;
-        }
+    /// `sched_balance_softirq()` of 6.12 on `cpu`: a pending nohz balance on behalf of
+    /// idle CPUs, or this CPU's blocked-load update and `sched_balance_domains`.
+    pub(crate) fn sched_balance_softirq_v6_12(&mut self, cpu: usize, now: u64) {
         let idle = if self.lb.rq[cpu].idle_balance {
             CpuIdleType::Idle
         } else {

@@ -14,6 +14,7 @@ use crate::lb::env::{
     LbEnv, MigrationType, LBF_ACTIVE_LB, LBF_ALL_PINNED, LBF_DST_PINNED, LBF_NEED_BREAK,
     LBF_SOME_PINNED, SCHED_NR_MIGRATE_BREAK,
 };
+use crate::lb::era::Balancer;
 use crate::lb::find::SrcSelect;
 use crate::lb::host::BalanceHost;
 use crate::lb::view::{LbRead, ScanCounters};
@@ -158,8 +159,10 @@ pub trait BalanceAct: BalanceHost {
         now: u64,
     ) -> LbScan {
         self.set_now(now);
-        if let Some(scan) = self.legacy_lb_scan(this_cpu, sd, idle, now) {
-            return scan;
+        if self.balancer() == Balancer::V3_9 {
+            if let Some(scan) = self.legacy_lb_scan(this_cpu, sd, idle, now) {
+                return scan;
+            }
         }
         let itype = idle as usize;
         self.sd_stats_mut(sd).lb_count[itype] += 1;
@@ -202,9 +205,13 @@ pub trait BalanceAct: BalanceHost {
     /// `nr_balance_failed` and `balance_interval`.
     fn sched_balance_rq_act(&mut self, scan: LbScan, now: u64) -> LbResult {
         self.set_now(now);
-        let mut scan = match self.legacy_lb_act(scan, now) {
-            Ok(r) => return r,
-            Err(scan) => *scan,
+        let mut scan = if self.balancer() == Balancer::V3_9 {
+            match self.legacy_lb_act(scan, now) {
+                Ok(r) => return r,
+                Err(scan) => *scan,
+            }
+        } else {
+            scan
         };
         self.lb_resolve_src_rq(&mut scan);
         let LbScan {
@@ -410,13 +417,13 @@ pub trait BalanceAct: BalanceHost {
 impl<T: BalanceHost + ?Sized> BalanceAct for T {}
 
 impl Sched {
-    /// `active_load_balance_cpu_stop` running on `busiest_cpu`: the stopper preempts the
-    /// current task, pushes one task to the CPU that asked, and returns it. The engine
-    /// must then reschedule both CPUs.
-    pub fn active_load_balance_cpu_stop(&mut self, busiest_cpu: usize, now: u64) -> Option<TaskId> {
-        if self.legacy_lb() {
-            return self.active_load_balance_cpu_stop_v3_9(busiest_cpu, now);
-        }
+    /// `active_load_balance_cpu_stop` of 6.12 running on `busiest_cpu`: the stopper
+    /// preempts the current task, pushes one task to the CPU that asked, and returns it.
+    pub(crate) fn active_load_balance_cpu_stop_v6_12(
+        &mut self,
+        busiest_cpu: usize,
+        now: u64,
+    ) -> Option<TaskId> {
         self.set_now(now);
         let target = self.lb.rq[busiest_cpu].push_cpu;
         let mut moved = None;

@@ -292,10 +292,8 @@ impl Sched {
                 self.task_tick_fair(cpu, curr);
             }
         }
-        // scheduler_tick of 3.9 updates cpu_load[] before the class's tick.
-        if self.legacy_lb() {
-            self.update_cpu_load_active_v3_9(cpu);
-        }
+        // The balancer's own per-tick state (3.9's cpu_load[]).
+        self.balancer_tick(cpu);
         // sched_tick: remember whether the CPU was idle for the balance softirq.
         self.lb.rq[cpu].idle_balance = self.rqs[cpu].idle_cpu();
         self.rqs[cpu].need_resched

@@ -95,7 +95,7 @@ impl Sched {
         }
 
         if let Some(sd) = sd {
-            new_cpu = if self.legacy_lb() {
+            new_cpu = if self.balancer() == crate::lb::era::Balancer::V3_9 {
                 self.find_idlest_cpu_v3_9(sd, p, cpu, prev_cpu, sd_flag)
             } else if self.fair.features.has(Feature::LEGACY_FIND_IDLEST) {
                 self.find_idlest_cpu_v4_15(sd, p, cpu, prev_cpu, sd_flag)

@@ -261,11 +261,6 @@ impl Sched {
             .expect("LEGACY_LB state exists whenever LEGACY_LB is on")
     }
 
-    /// Whether the 3.9 balancer runs (`LEGACY_LB`).
-    pub fn legacy_lb(&self) -> bool {
-        self.lb.legacy.is_some()
-    }
-
     /// Sets up the 3.9 state when LEGACY_LB is on: 3.9's initial `balance_interval` per
     /// domain, each group's power as `update_group_power` leaves it, and `nr_busy_cpus`
     /// at each group's weight (`init_sched_groups_power`).
