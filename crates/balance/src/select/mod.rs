@@ -23,18 +23,46 @@ pub mod idle_scan;
 pub mod sis;
 pub mod slow_path;
 pub mod v3_9_find_idlest;
+pub mod v3_9_select;
 pub mod v4_15_find_idlest;
+pub mod v4_15_select;
+pub mod v4_5_select;
 pub mod v4_5_sis;
+pub mod v6_5_select;
 pub mod wake_affine;
 
 use fairsim_topology::{SdFlags, SdId};
 
 use crate::features::Feature;
+use crate::kernel::Kernel;
 use crate::sched::{wf, Sched};
 use crate::task::TaskId;
 
 impl Sched {
-    /// `select_task_rq_fair(p, prev_cpu, wake_flags)` run on `this_cpu`
+    /// The fair class's `select_task_rq` for wakeups, forks and execs of `p` run on
+    /// `this_cpu` at `now`, dispatched once to the run's kernel: 6.12's
+    /// `select_task_rq_fair` or the era's own ([`v6_5_select`], [`v4_15_select`] for 4.15
+    /// and 4.16, [`v4_5_select`], [`v3_9_select`]).
+    pub fn select_task_rq_fair(
+        &mut self,
+        p: TaskId,
+        prev_cpu: usize,
+        wake_flags: u32,
+        this_cpu: usize,
+        now: u64,
+    ) -> usize {
+        match self.fair.features.kernel() {
+            Kernel::V6_12 => self.select_task_rq_fair_v6_12(p, prev_cpu, wake_flags, this_cpu, now),
+            Kernel::V6_5 => self.select_task_rq_fair_v6_5(p, prev_cpu, wake_flags, this_cpu, now),
+            Kernel::V4_15 | Kernel::V4_16 => {
+                self.select_task_rq_fair_v4_15(p, prev_cpu, wake_flags, this_cpu, now)
+            }
+            Kernel::V4_5 => self.select_task_rq_fair_v4_5(p, prev_cpu, wake_flags, this_cpu, now),
+            Kernel::V3_9 => self.select_task_rq_fair_v3_9(p, prev_cpu, wake_flags, this_cpu, now),
+        }
+    }
+
+    /// `select_task_rq_fair(p, prev_cpu, wake_flags)` of 6.12 run on `this_cpu`
     /// (`smp_processor_id()`) at engine time `now`.
     ///
     /// Wakeups record the waker/wakee flip and go affine unless `wake_wide` says the
@@ -48,7 +76,7 @@ impl Sched {
     /// path and everything else stays 6.12's ([`v4_5_sis`] lists how 4.5 differed). With
     /// LEGACY_FIND_IDLEST, Linux 4.15's `find_idlest_cpu` replaces 6.12's
     /// `sched_balance_find_dst_cpu` on the slow path ([`v4_15_find_idlest`]).
-    pub fn select_task_rq_fair(
+    pub(crate) fn select_task_rq_fair_v6_12(
         &mut self,
         p: TaskId,
         prev_cpu: usize,
