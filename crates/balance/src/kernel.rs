@@ -153,8 +153,9 @@ impl Kernel {
         match self {
             Kernel::V6_12 => &[],
             Kernel::V6_5 => eras::HIDDEN_6_5,
-            Kernel::V4_16 => eras::HIDDEN_4_16,
-            _ => eras::HIDDEN_OLD,
+            Kernel::V4_16 | Kernel::V4_15 => eras::HIDDEN_4_15,
+            Kernel::V4_5 => eras::HIDDEN_4_5,
+            Kernel::V3_9 => eras::HIDDEN_3_9,
         }
     }
 
@@ -321,8 +322,8 @@ mod eras {
         (LB_FORCE_BETTER_CPU, false),
     ];
 
-    /// 6.5.0's features.h (without CONFIG_PREEMPT_RT), then the toggles that apply:
-    /// seed 000's ILB patches were posted against 6.5-rc2.
+    /// 6.5.0's features.h (without CONFIG_PREEMPT_RT), then seed 000's ILB patches,
+    /// posted against 6.5-rc2.
     pub(super) const V6_5: &[(Feature, bool)] = &[
         (GENTLE_FAIR_SLEEPERS, true),
         (START_DEBIT, true),
@@ -353,15 +354,6 @@ mod eras {
         (ILB_SNAPSHOT, false),
         (ILB_UTIL, false),
         (ILB_FAST, false),
-        (LEGACY_SIS, false),
-        (SIS_FIRST_IDLE, false),
-        (LEGACY_FIND_IDLEST, false),
-        (FIND_IDLEST_NUMA, true),
-        (LEGACY_LB, false),
-        (LB_BIAS, true),
-        (LB_RUNNABLE_AVG, false),
-        (LB_IDLE_PULL_MULTI, false),
-        (LB_FORCE_BETTER_CPU, false),
     ];
 
     /// The 4.15.0 and 4.16.13 features.h (blob-identical), then the toggles.
@@ -389,24 +381,24 @@ mod eras {
         (WA_BIAS, true),
     ];
 
-    /// The toggles every pre-6.5 era takes: the legacy functions and the patches
-    /// on them (seed 004's SD_NUMA clause merged in 4.17, hence off).
-    const OLD_TOGGLES: [(Feature, bool); 7] = [
-        (LEGACY_SIS, false),
-        (SIS_FIRST_IDLE, false),
-        (LEGACY_FIND_IDLEST, false),
-        (FIND_IDLEST_NUMA, false),
-        (LEGACY_LB, false),
-        (LB_RUNNABLE_AVG, false),
-        (LB_IDLE_PULL_MULTI, false),
-    ];
+    /// 4.16: seed 003's util_est patch (UTIL_EST, off until the posting's "after"), and
+    /// seed 004's `SD_NUMA` clause (merged in 4.17; off).
+    pub(super) const V4_16: &[(Feature, bool)] = &concat::<21, 23>(
+        V4_15_HEADER,
+        &[(UTIL_EST, false), (FIND_IDLEST_NUMA, false)],
+    );
 
-    const fn with_toggles<const A: usize, const N: usize>(
+    /// 4.15: seed 004's kernel; its patch, the `SD_NUMA` clause of `find_idlest_group`
+    /// (FIND_IDLEST_NUMA, merged in 4.17), off.
+    pub(super) const V4_15: &[(Feature, bool)] =
+        &concat::<21, 22>(V4_15_HEADER, &[(FIND_IDLEST_NUMA, false)]);
+
+    /// The era's header followed by the patch toggles that apply to it.
+    const fn concat<const A: usize, const N: usize>(
         header: [(Feature, bool); A],
         extra: &[(Feature, bool)],
-        on: &[Feature],
     ) -> [(Feature, bool); N] {
-        let mut out = [(LB_FORCE_BETTER_CPU, false); N];
+        let mut out = [(LB_MIN, false); N];
         let mut i = 0;
         while i < A {
             out[i] = header[i];
@@ -414,41 +406,15 @@ mod eras {
         }
         let mut j = 0;
         while j < extra.len() {
-            out[i] = extra[j];
-            i += 1;
+            out[i + j] = extra[j];
             j += 1;
         }
-        let mut k = 0;
-        while k < OLD_TOGGLES.len() {
-            let (f, _) = OLD_TOGGLES[k];
-            let mut d = false;
-            let mut m = 0;
-            while m < on.len() {
-                if on[m] as usize == f as usize {
-                    d = true;
-                }
-                m += 1;
-            }
-            out[i] = (f, d);
-            i += 1;
-            k += 1;
-        }
-        // The last slot keeps LB_FORCE_BETTER_CPU off.
         out
     }
 
-    /// 4.16: seed 003's util_est patch (UTIL_EST, off until the posting's "after") and
-    /// 4.15's choices.
-    pub(super) const V4_16: &[(Feature, bool)] =
-        &with_toggles::<21, 30>(V4_15_HEADER, &[(UTIL_EST, false)], &[LEGACY_FIND_IDLEST]);
-
-    /// 4.15: seed 004's kernel, with its `find_idlest_*` (LEGACY_FIND_IDLEST).
-    pub(super) const V4_15: &[(Feature, bool)] =
-        &with_toggles::<21, 29>(V4_15_HEADER, &[], &[LEGACY_FIND_IDLEST]);
-
-    /// 4.5.0's features.h, then the toggles: seed 001's kernel, with its
-    /// `select_idle_sibling` (LEGACY_SIS).
-    pub(super) const V4_5: &[(Feature, bool)] = &with_toggles::<16, 24>(
+    /// 4.5.0's features.h, then seed 001's patch on 4.5's `select_idle_sibling`
+    /// (SIS_FIRST_IDLE).
+    pub(super) const V4_5: &[(Feature, bool)] = &concat::<16, 17>(
         [
             (GENTLE_FAIR_SLEEPERS, true),
             (START_DEBIT, true),
@@ -467,16 +433,13 @@ mod eras {
             (LB_MIN, false),
             (ATTACH_AGE_LOAD, true),
         ],
-        &[],
-        &[LEGACY_SIS],
+        &[(SIS_FIRST_IDLE, false)],
     );
 
     /// 3.9.0's features.h (NUMA and NUMA_FORCE, under CONFIG_NUMA_BALANCING, left out:
-    /// automatic NUMA balancing is not modelled), then the toggles: seed 002's kernel,
-    /// with its load balancer and fork/exec placement (LEGACY_LB) and, for
-    /// `select_idle_sibling`, 4.5's port (3.9's is the same group walk; the next issue
-    /// ports 3.9's own).
-    pub(super) const V3_9: &[(Feature, bool)] = &with_toggles::<16, 24>(
+    /// automatic NUMA balancing is not modelled), then seed 002's changes on 3.9's load
+    /// balancer.
+    pub(super) const V3_9: &[(Feature, bool)] = &concat::<16, 19>(
         [
             (GENTLE_FAIR_SLEEPERS, true),
             (START_DEBIT, true),
@@ -495,30 +458,50 @@ mod eras {
             (RT_RUNTIME_SHARE, true),
             (LB_MIN, false),
         ],
-        &[],
-        &[LEGACY_SIS, LEGACY_LB],
+        &[
+            (LB_RUNNABLE_AVG, false),
+            (LB_IDLE_PULL_MULTI, false),
+            (LB_FORCE_BETTER_CPU, false),
+        ],
     );
 
     /// 6.5 lacked the proportional newidle balance.
     pub(super) const HIDDEN_6_5: &[(Feature, bool)] = &[(NI_RANDOM, false), (NI_RATE, false)];
 
-    /// 4.16 also lacked seed 000's later ILB patches.
-    pub(super) const HIDDEN_4_16: &[(Feature, bool)] = &[
-        (NI_RANDOM, false),
-        (NI_RATE, false),
-        (ILB_SNAPSHOT, false),
-        (ILB_UTIL, false),
-        (ILB_FAST, false),
-    ];
-
-    /// Before 4.16 there was no util_est at all.
-    pub(super) const HIDDEN_OLD: &[(Feature, bool)] = &[
+    /// What 4.15 and 4.16 lacked, and the era functions they run that 6.12's code
+    /// reaches through the LEGACY_* switches (4.15's `find_idlest_*`).
+    pub(super) const HIDDEN_4_15: &[(Feature, bool)] = &[
         (NI_RANDOM, false),
         (NI_RATE, false),
         (ILB_SNAPSHOT, false),
         (ILB_UTIL, false),
         (ILB_FAST, false),
         (UTIL_EST, false),
+        (LEGACY_FIND_IDLEST, true),
+    ];
+
+    /// 4.5: no util_est; 4.5's `select_idle_sibling`.
+    pub(super) const HIDDEN_4_5: &[(Feature, bool)] = &[
+        (NI_RANDOM, false),
+        (NI_RATE, false),
+        (ILB_SNAPSHOT, false),
+        (ILB_UTIL, false),
+        (ILB_FAST, false),
+        (UTIL_EST, false),
+        (LEGACY_SIS, true),
+    ];
+
+    /// 3.9: no util_est; 3.9's load balancer and fork/exec placement, and the group walk
+    /// of `select_idle_sibling`.
+    pub(super) const HIDDEN_3_9: &[(Feature, bool)] = &[
+        (NI_RANDOM, false),
+        (NI_RATE, false),
+        (ILB_SNAPSHOT, false),
+        (ILB_UTIL, false),
+        (ILB_FAST, false),
+        (UTIL_EST, false),
+        (LEGACY_SIS, true),
+        (LEGACY_LB, true),
     ];
 }
 
@@ -571,13 +554,21 @@ mod tests {
             assert!(!Kernel::V6_12.has_feature(f));
             assert!(Kernel::ALL[1..].iter().all(|k| k.has_feature(f)));
         }
-        assert_eq!(Kernel::V4_15.feature_table().len(), 29);
-        assert_eq!(Kernel::V4_16.feature_table().len(), 30);
-        assert_eq!(Kernel::V3_9.feature_table().len(), 24);
+        assert_eq!(Kernel::V4_15.feature_table().len(), 22);
+        assert_eq!(Kernel::V4_16.feature_table().len(), 23);
+        assert_eq!(Kernel::V4_5.feature_table().len(), 17);
+        assert_eq!(Kernel::V3_9.feature_table().len(), 19);
         assert_eq!(
             Kernel::V3_9.feature_table().last(),
             Some(&(Feature::LB_FORCE_BETTER_CPU, false))
         );
+        // The LEGACY_* switches swap an old function into 6.12; an era kernel runs its
+        // own and does not list them.
+        for k in &Kernel::ALL[1..] {
+            for f in [Feature::LEGACY_SIS, Feature::LEGACY_LB, Feature::LEGACY_FIND_IDLEST] {
+                assert!(!k.has_feature(f), "{k}: {f:?}");
+            }
+        }
     }
 
     #[test]
