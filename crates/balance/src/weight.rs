@@ -17,6 +17,16 @@ pub const SCHED_PRIO_TO_WEIGHT: [u64; 40] = [
     70, 56, 45, 36, 29, 23, 18, 15,
 ];
 
+/// `sched_prio_to_wmult[]` (kernel/sched/core.c, the same from 3.9's `prio_to_wmult[]` to
+/// 6.12): 2^32 / weight, as the kernel tabulates it (13 entries are one above the
+/// truncated quotient, nice 5's 12820798 among them).
+pub const SCHED_PRIO_TO_WMULT: [u32; 40] = [
+    48388, 59856, 76040, 92818, 118348, 147320, 184698, 229616, 287308, 360437, 449829, 563644,
+    704093, 875809, 1099582, 1376151, 1717300, 2157191, 2708050, 3363326, 4194304, 5237765,
+    6557202, 8165337, 10153587, 12820798, 15790321, 19976592, 24970740, 31350126, 39045157,
+    49367440, 61356676, 76695844, 95443717, 119304647, 148102320, 186737708, 238609294, 286331153,
+];
+
 /// `scale_load(w)`: to the 64-bit high-resolution form.
 pub fn scale_load(w: u64) -> u64 {
     w << 10
@@ -36,19 +46,19 @@ pub fn scale_load_down(w: u64) -> u64 {
 pub struct LoadWeight {
     /// Scaled weight (`scale_load` of the nice weight for a task).
     pub weight: u64,
-    /// `2^32 / scale_load_down(weight)`, 0 when stale.
+    /// The inverse, `2^32 / scale_load_down(weight)`: a task's from
+    /// `sched_prio_to_wmult[]`, a runqueue's computed when needed; 0 when stale.
     pub inv_weight: u32,
 }
 
 impl LoadWeight {
-    /// The weight of a task of `nice` (-20..=19), as `set_load_weight` computes it, with the
-    /// kernel's precomputed inverse (`sched_prio_to_wmult`, which equals 2^32 / weight).
+    /// The weight of a task of `nice` (-20..=19), as `set_load_weight` sets it: the
+    /// weight and its precomputed inverse from `sched_prio_to_wmult[]`.
     pub fn from_nice(nice: i32) -> LoadWeight {
         let idx = (nice.clamp(-20, 19) + 20) as usize;
-        let w = SCHED_PRIO_TO_WEIGHT[idx];
         LoadWeight {
-            weight: scale_load(w),
-            inv_weight: ((1u64 << 32) / w) as u32,
+            weight: scale_load(SCHED_PRIO_TO_WEIGHT[idx]),
+            inv_weight: SCHED_PRIO_TO_WMULT[idx],
         }
     }
 
@@ -123,6 +133,19 @@ pub fn calc_delta_fair(delta: u64, lw: &mut LoadWeight) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inverse_table_is_the_quotient_within_one() {
+        // The kernel's table is not computed at build time: most entries are 2^32 / w
+        // rounded to nearest, four (nice 13, 14, 16, 17) truncated; each is within one.
+        for (i, &w) in SCHED_PRIO_TO_WEIGHT.iter().enumerate() {
+            let q = (1u64 << 32) / w;
+            let inv = u64::from(SCHED_PRIO_TO_WMULT[i]);
+            assert!(inv == q || inv == q + 1, "nice {}", i as i32 - 20);
+        }
+        assert_eq!(SCHED_PRIO_TO_WMULT[25], 12820798);
+        assert_eq!(SCHED_PRIO_TO_WMULT[33], 76695844);
+    }
 
     #[test]
     fn inverse_table_matches_kernel_wmult() {

@@ -65,7 +65,7 @@ fn two_hogs_switch_at_the_era_slice() {
             assert!((60..=63).contains(&sw), "{k}: {sw} switches");
         } else if k.is_cfs() {
             // __calc_delta truncates: 24 ms * 1024 * (0xffffffff / 2048) >> 32 is
-            // 11,999,999 ns, so 12 ms of running exceeds it at the third tick.
+            // 11,999,994 ns, so 12 ms of running exceeds it at the third tick.
             assert!((81..=84).contains(&sw), "{k}: {sw} switches");
         } else {
             // EEVDF's 3 ms slice: a switch at every tick.

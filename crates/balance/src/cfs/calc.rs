@@ -16,21 +16,26 @@ fn srr(x: u64, y: u32) -> u64 {
 
 /// `calc_delta_mine(delta_exec, weight, lw)` of Linux 3.9 (kernel/sched/fair.c), on
 /// 64-bit with `SCHED_LOAD_RESOLUTION` 0: `delta_exec * weight / lw->weight` through
-/// the inverse `2^32 / lw->weight`, rounded at each shift. fairsim keeps weights in
-/// the later 20-bit form; `scale_load_down` of them is 3.9's weight exactly. The inverse
-/// is recomputed from the weight (a task's equals 3.9's `prio_to_wmult[]`, which is
-/// `2^32 / weight` rounded down too).
+/// the inverse of `lw`, rounded at each shift. fairsim keeps weights in the later 20-bit
+/// form; `scale_load_down` of them is 3.9's weight exactly. A task's load carries its
+/// inverse from `prio_to_wmult[]`, used as it is; a runqueue's, zeroed by every
+/// `update_load_add`/`_sub`, is computed as 3.9 computes it (`2^32 / weight`, 3.9's
+/// 64-bit `WMULT_CONST`), without caching it back: nothing else reads it.
 pub fn calc_delta_mine_v3_9(delta_exec: u64, weight: u64, lw: &LoadWeight) -> u64 {
     let w = scale_load_down(weight);
     let tmp = if w > 1 { delta_exec * w } else { delta_exec };
-    let lw_w = scale_load_down(lw.weight);
-    // A zero weight gets the largest inverse, as the kernel does.
-    let inv = if lw_w >= WMULT_CONST_V3_9 {
-        1
+    let inv = if lw.inv_weight != 0 {
+        u64::from(lw.inv_weight)
     } else {
-        WMULT_CONST_V3_9
-            .checked_div(lw_w)
-            .unwrap_or(WMULT_CONST_V3_9)
+        let lw_w = scale_load_down(lw.weight);
+        // A zero weight gets the largest inverse, as the kernel does.
+        if lw_w >= WMULT_CONST_V3_9 {
+            1
+        } else {
+            WMULT_CONST_V3_9
+                .checked_div(lw_w)
+                .unwrap_or(WMULT_CONST_V3_9)
+        }
     };
     let r = if tmp > WMULT_CONST_V3_9 {
         srr(srr(tmp, WMULT_SHIFT / 2).wrapping_mul(inv), WMULT_SHIFT / 2)
@@ -71,7 +76,7 @@ mod tests {
         // A nice -5 task (weight 3121) runs 1 ms: 1e6 * 1024 / 3121 = 328099.97 ns.
         let lw = LoadWeight::from_nice(-5);
         let v39 = calc_delta_mine_v3_9(1_000_000, NICE_0_LOAD, &lw);
-        // tmp = 1024e6 > 2^32? no (1.024e9 < 4.29e9): SRR(tmp * 1376151, 32).
+        // tmp = 1024e6 is under 2^32, so SRR(tmp * 1376151, 32) with nice -5's wmult.
         let expect = (1_024_000_000u128 * 1_376_151 + (1 << 31)) >> 32;
         assert_eq!(v39 as u128, expect);
         let mut lw2 = LoadWeight::from_nice(-5);
