@@ -565,7 +565,11 @@ mod tests {
         // The LEGACY_* switches swap an old function into 6.12; an era kernel runs its
         // own and does not list them.
         for k in &Kernel::ALL[1..] {
-            for f in [Feature::LEGACY_SIS, Feature::LEGACY_LB, Feature::LEGACY_FIND_IDLEST] {
+            for f in [
+                Feature::LEGACY_SIS,
+                Feature::LEGACY_LB,
+                Feature::LEGACY_FIND_IDLEST,
+            ] {
                 assert!(!k.has_feature(f), "{k}: {f:?}");
             }
         }

@@ -194,7 +194,10 @@ fn a_run_names_its_kernel_and_6_12_reads_as_before() {
     assert_eq!(v["util_est"], "off", "4.5 had no util_est");
     let features = v["features"].as_str().unwrap();
     assert!(features.contains("START_DEBIT") && features.contains("NO_SIS_FIRST_IDLE"));
-    assert!(!features.contains("LEGACY_SIS"), "an era runs its own: {features}");
+    assert!(
+        !features.contains("LEGACY_SIS"),
+        "an era runs its own: {features}"
+    );
     assert!(!features.contains("PLACE_LAG"), "{features}");
     assert!(std::fs::read_to_string(&stat)
         .unwrap()

@@ -20,7 +20,10 @@ const WORKLOADS: [&str; 9] = [
 
 #[test]
 fn every_kernel_runs_every_workload_on_three_machines() {
-    let rtapp = concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments/seed-003/rampup.json");
+    let rtapp = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../experiments/seed-003/rampup.json"
+    );
     let mut failures = Vec::new();
     for k in KERNELS {
         for m in MACHINES {

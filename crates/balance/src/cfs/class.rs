@@ -134,15 +134,15 @@ impl Sched {
         self.entity_op_done(cpu);
     }
 
-    /// `set_next_entity` for the picked task, then, as 4.5's `pick_next_task_fair` does
-    /// (3.9 did not), the task moves to the front of `cfs_tasks`.
+    /// `set_next_entity` for the picked task, then, as `pick_next_task_fair` does from
+    /// 4.15 on (3.9 and 4.5 did not), the task moves to the front of `cfs_tasks`.
     pub(crate) fn set_next_task_fair_cfs(&mut self, cpu: usize, p: TaskId) {
         let clocks = self.clocks(cpu);
         let fair = self.fair;
         let rq = &mut self.rqs[cpu];
         set_next_entity(&mut rq.cfs, &mut self.tasks, p, clocks, &fair);
         self.entity_op_done(cpu);
-        if self.tasks[p].se.on_rq && fair.features.kernel() != Kernel::V3_9 {
+        if self.tasks[p].se.on_rq && fair.features.kernel() >= Kernel::V4_15 {
             self.rqs[cpu].cfs_tasks_move_front(p);
         }
         self.update_misfit_status(Some(p), cpu);

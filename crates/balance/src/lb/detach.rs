@@ -45,6 +45,11 @@ pub trait MoveTasks {
     fn src_clock_task(&self, src: usize) -> u64;
     /// `cfs_rq->next` of the source.
     fn src_cfs_next(&self, src: usize) -> Option<TaskId>;
+    /// `cfs_rq->last` of the source: the CFS kernels' last buddy (Linux 6.5's `task_hot`
+    /// reads it); EEVDF has none.
+    fn src_cfs_last(&self, _src: usize) -> Option<TaskId> {
+        None
+    }
     /// `task_on_cpu(src, p)`: `p` runs there now.
     fn src_task_running(&self, src: usize, p: TaskId) -> bool;
     /// `rq->nr_running` of the destination (read without its lock).
@@ -270,6 +275,9 @@ impl MoveTasks for Sched {
     }
     fn src_cfs_next(&self, src: usize) -> Option<TaskId> {
         self.rqs[src].cfs.next
+    }
+    fn src_cfs_last(&self, src: usize) -> Option<TaskId> {
+        self.rqs[src].cfs.last
     }
     fn src_task_running(&self, src: usize, p: TaskId) -> bool {
         self.rqs[src].curr == Some(p)

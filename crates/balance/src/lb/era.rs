@@ -1,12 +1,18 @@
 //! The load balancer's entry points, each dispatched once to the balancer the run's
-//! kernel has: 6.12.117's (this crate's `lb/`), or Linux 3.9's (`lb/v3_9`, LEGACY_LB,
-//! which `--kernel 3.9` selects and any kernel can toggle for an ablation). The engine
-//! and the tests call these; neither balancer's functions test which one runs.
+//! kernel has: 6.12.117's (this crate's `lb/`), Linux 3.9's (`lb/v3_9`, LEGACY_LB,
+//! which `--kernel 3.9` selects and any kernel can toggle for an ablation), or Linux
+//! 4.5's and 4.15's (`lb/v4_5`, `lb/v4_15`, on the 3.9 port's `cpu_load[]` and capacity
+//! state), which `--kernel 4.5` and `--kernel 4.15`/`4.16` select. `--kernel 6.5` runs
+//! 6.12's entry points here and Linux 6.5's `load_balance`/`newidle_balance` where they
+//! differ (`lb/v6_5`), dispatched in 6.12's code. The engine and the tests call these;
+//! no balancer's functions test which one runs.
 //!
 //! `sched_balance_rq`'s scan and act halves and `NewidleBalance::start` dispatch the same
 //! way through [`crate::lb::host::BalanceHost::balancer`], so that race mode's hosts
 //! (always 6.12's) share them.
 
+use crate::features::{Feature, Features};
+use crate::kernel::Kernel;
 use crate::lb::periodic::TriggerResult;
 use crate::sched::Sched;
 use crate::task::TaskId;
@@ -19,16 +25,43 @@ pub enum Balancer {
     V6_12,
     /// Linux 3.9's `load_balance` with `cpu_power` and `cpu_load[]` (LEGACY_LB).
     V3_9,
+    /// Linux 4.5's `load_balance`: `cpu_capacity`, `cpu_load[]` fed with PELT's runnable
+    /// load, `enum group_type` (`--kernel 4.5`).
+    V4_5,
+    /// Linux 4.15's, which is 4.5's with the differences `lb/v4_15` lists; 4.16.13's
+    /// balancer is 4.15.0's line for line (`--kernel 4.15`, `--kernel 4.16`).
+    V4_15,
+    /// Linux 6.5's `load_balance` and `newidle_balance` where they differ from 6.12's
+    /// (`lb/v6_5`); its triggers, softirq, nohz and stopper are 6.12's (`--kernel 6.5`).
+    V6_5,
+}
+
+impl Balancer {
+    /// The balancer a machine with `features` runs: LEGACY_LB selects 3.9's whatever the
+    /// kernel, otherwise the kernel's own (6.12's for the kernels not ported yet).
+    pub fn for_features(features: Features) -> Balancer {
+        if features.has(Feature::LEGACY_LB) {
+            return Balancer::V3_9;
+        }
+        match features.kernel() {
+            Kernel::V4_5 => Balancer::V4_5,
+            Kernel::V4_15 | Kernel::V4_16 => Balancer::V4_15,
+            Kernel::V6_5 => Balancer::V6_5,
+            _ => Balancer::V6_12,
+        }
+    }
+
+    /// Whether the balancer keeps `cpu_load[]` and its own capacities
+    /// ([`crate::lb::v3_9::LegacyLbState`]).
+    pub fn has_cpu_load(self) -> bool {
+        matches!(self, Balancer::V3_9 | Balancer::V4_5 | Balancer::V4_15)
+    }
 }
 
 impl Sched {
-    /// The balancer this machine runs.
+    /// The balancer this machine runs (fixed with its features when it is built).
     pub fn balancer(&self) -> Balancer {
-        if self.lb.legacy.is_some() {
-            Balancer::V3_9
-        } else {
-            Balancer::V6_12
-        }
+        Balancer::for_features(self.fair.features)
     }
 
     /// The tick's balance trigger: `sched_balance_trigger` (6.12) or
@@ -37,8 +70,10 @@ impl Sched {
     pub fn sched_balance_trigger(&mut self, cpu: usize, now: u64) -> TriggerResult {
         self.set_now(now);
         match self.balancer() {
-            Balancer::V6_12 => self.sched_balance_trigger_v6_12(cpu),
-            Balancer::V3_9 => self.trigger_load_balance_v3_9(cpu),
+            Balancer::V6_12 | Balancer::V6_5 => self.sched_balance_trigger_v6_12(cpu),
+            Balancer::V3_9 | Balancer::V4_5 | Balancer::V4_15 => {
+                self.trigger_load_balance_v3_9(cpu)
+            }
         }
     }
 
@@ -47,27 +82,28 @@ impl Sched {
     pub fn sched_balance_softirq(&mut self, cpu: usize, now: u64) {
         self.set_now(now);
         match self.balancer() {
-            Balancer::V6_12 => self.sched_balance_softirq_v6_12(cpu, now),
+            Balancer::V6_12 | Balancer::V6_5 => self.sched_balance_softirq_v6_12(cpu, now),
             Balancer::V3_9 => self.run_rebalance_domains_v3_9(cpu, now),
+            Balancer::V4_5 | Balancer::V4_15 => self.run_rebalance_domains_v4_5(cpu, now),
         }
     }
 
     /// The nohz kick's IPI on `cpu` (`nohz_csd_func` in 6.12, `scheduler_ipi`'s
-    /// `nohz_balance_kick` path in 3.9). Returns whether the engine should run
+    /// `got_nohz_idle_kick` path in 3.9 to 4.16). Returns whether the engine should run
     /// [`Sched::sched_balance_softirq`] on it.
     pub fn nohz_csd_func(&mut self, cpu: usize) -> bool {
         match self.balancer() {
-            Balancer::V6_12 => self.nohz_csd_func_v6_12(cpu),
-            Balancer::V3_9 => self.nohz_kick_ipi_v3_9(cpu),
+            Balancer::V6_12 | Balancer::V6_5 => self.nohz_csd_func_v6_12(cpu),
+            Balancer::V3_9 | Balancer::V4_5 | Balancer::V4_15 => self.nohz_kick_ipi_v3_9(cpu),
         }
     }
 
-    /// The idle loop's own balance: 6.12's `nohz_run_idle_balance`; 3.9's idle loop ran
-    /// none. Returns whether it ran.
+    /// The idle loop's own balance: 6.12's `nohz_run_idle_balance`; the idle loops of 3.9
+    /// to 4.16 ran none. Returns whether it ran.
     pub fn nohz_run_idle_balance(&mut self, cpu: usize, now: u64) -> bool {
         match self.balancer() {
-            Balancer::V6_12 => self.nohz_run_idle_balance_v6_12(cpu, now),
-            Balancer::V3_9 => false,
+            Balancer::V6_12 | Balancer::V6_5 => self.nohz_run_idle_balance_v6_12(cpu, now),
+            Balancer::V3_9 | Balancer::V4_5 | Balancer::V4_15 => false,
         }
     }
 
@@ -75,35 +111,53 @@ impl Sched {
     /// the CPU that asked and returns it. The engine must then reschedule both CPUs.
     pub fn active_load_balance_cpu_stop(&mut self, busiest_cpu: usize, now: u64) -> Option<TaskId> {
         match self.balancer() {
-            Balancer::V6_12 => self.active_load_balance_cpu_stop_v6_12(busiest_cpu, now),
+            Balancer::V6_12 | Balancer::V6_5 => {
+                self.active_load_balance_cpu_stop_v6_12(busiest_cpu, now)
+            }
             Balancer::V3_9 => self.active_load_balance_cpu_stop_v3_9(busiest_cpu, now),
+            Balancer::V4_5 | Balancer::V4_15 => {
+                self.active_load_balance_cpu_stop_v4_5(busiest_cpu, now)
+            }
         }
     }
 
     /// The CPU enters idle with its tick stopped: `nohz_balance_enter_idle`, which 3.9's
     /// `tick_nohz_idle_enter` preceded by counting the CPU out of its groups' busy CPUs
-    /// (`set_cpu_sd_state_idle` of 3.9).
+    /// (`set_cpu_sd_state_idle` of 3.9; 4.5's and 4.15's count only the LLC's busy CPUs,
+    /// which 6.12's function keeps), and 4.15's `tick_nohz_stop_sched_tick` by recording
+    /// the load the tick stops with (`cpu_load_update_nohz_start`).
     pub fn nohz_balance_enter_idle(&mut self, cpu: usize) {
-        if self.balancer() == Balancer::V3_9 {
-            self.set_cpu_sd_state_idle_v3_9(cpu);
+        match self.balancer() {
+            Balancer::V3_9 => self.set_cpu_sd_state_idle_v3_9(cpu),
+            Balancer::V4_15 => self.cpu_load_update_nohz_start_v4_15(cpu),
+            Balancer::V6_12 | Balancer::V6_5 | Balancer::V4_5 => {}
         }
         self.nohz_balance_enter_idle_v6_12(cpu);
     }
 
     /// `tick_nohz_idle_exit()` on `cpu` leaving an idle period whose tick was stopped: 3.9
-    /// catches up the CPU's `cpu_load[]` for the ticks it missed (`update_cpu_load_nohz`);
-    /// 6.12 has nothing to do here.
+    /// and 4.5 catch up the CPU's `cpu_load[]` for the ticks it missed as load 0
+    /// (`update_cpu_load_nohz`), 4.15 with the load it has now
+    /// (`cpu_load_update_nohz_stop`); 6.12 has nothing to do here.
     pub fn tick_nohz_idle_exit(&mut self, cpu: usize, now: u64) {
-        if self.balancer() == Balancer::V3_9 {
-            self.set_now(now);
-            self.update_cpu_load_nohz_v3_9(cpu);
+        match self.balancer() {
+            Balancer::V3_9 | Balancer::V4_5 => {
+                self.set_now(now);
+                self.update_cpu_load_nohz_v3_9(cpu);
+            }
+            Balancer::V4_15 => {
+                self.set_now(now);
+                self.cpu_load_update_nohz_stop_v4_15(cpu, now);
+            }
+            Balancer::V6_12 | Balancer::V6_5 => {}
         }
     }
 
-    /// The balancer's part of the scheduler tick: 3.9's `scheduler_tick` updates
-    /// `cpu_load[]` (`update_cpu_load_active`); 6.12 keeps no such history.
+    /// The balancer's part of the scheduler tick: the `scheduler_tick` of 3.9 to 4.16
+    /// updates `cpu_load[]` (`update_cpu_load_active`, 4.15's `cpu_load_update_active`);
+    /// 6.12 keeps no such history.
     pub(crate) fn balancer_tick(&mut self, cpu: usize) {
-        if self.balancer() == Balancer::V3_9 {
+        if self.balancer().has_cpu_load() {
             self.update_cpu_load_active_v3_9(cpu);
         }
     }

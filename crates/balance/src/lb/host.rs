@@ -81,13 +81,13 @@ pub trait BalanceHost: LbRead + MoveTasks {
     fn end_serialize(&mut self);
     /// `stop_one_cpu_nowait(busiest, active_load_balance_cpu_stop, ...)`.
     fn push_active_balance(&mut self, busiest: usize);
-    /// The balancer this host runs: 6.12's, or Linux 3.9's (LEGACY_LB), which only the
-    /// engine's machine can.
+    /// The balancer this host runs: 6.12's, or an era's (3.9's with LEGACY_LB, 4.5's,
+    /// 4.15's), which only the engine's machine can.
     fn balancer(&self) -> Balancer {
         Balancer::V6_12
     }
-    /// LEGACY_LB's scan half (`load_balance` of 3.9 up to `find_busiest_queue`), or
-    /// `None` when this host runs 6.12's.
+    /// The scan half of a `cpu_load[]` era's `load_balance` (3.9's with LEGACY_LB, 4.5's,
+    /// 4.15's: up to `find_busiest_queue`), or `None` when this host runs 6.12's.
     fn legacy_lb_scan(
         &mut self,
         _this_cpu: usize,
@@ -97,7 +97,7 @@ pub trait BalanceHost: LbRead + MoveTasks {
     ) -> Option<LbScan> {
         None
     }
-    /// LEGACY_LB's act half, or the scan back when this host runs 6.12's.
+    /// That era's act half, or the scan back when this host runs 6.12's.
     fn legacy_lb_act(&mut self, scan: LbScan, _now: u64) -> Result<LbResult, Box<LbScan>> {
         Err(Box::new(scan))
     }
@@ -281,15 +281,19 @@ impl BalanceHost for crate::sched::Sched {
         idle: CpuIdleType,
         now: u64,
     ) -> Option<LbScan> {
-        if crate::sched::Sched::balancer(self) != Balancer::V3_9 {
-            return None;
+        match crate::sched::Sched::balancer(self) {
+            Balancer::V3_9 => Some(self.load_balance_scan_v3_9(this_cpu, sd, idle, now)),
+            Balancer::V4_5 | Balancer::V4_15 => {
+                Some(self.load_balance_scan_v4_5(this_cpu, sd, idle, now))
+            }
+            _ => None,
         }
-        Some(self.load_balance_scan_v3_9(this_cpu, sd, idle, now))
     }
     fn legacy_lb_act(&mut self, scan: LbScan, now: u64) -> Result<LbResult, Box<LbScan>> {
-        if crate::sched::Sched::balancer(self) != Balancer::V3_9 {
-            return Err(Box::new(scan));
+        match crate::sched::Sched::balancer(self) {
+            Balancer::V3_9 => Ok(self.load_balance_act_v3_9(scan, now)),
+            Balancer::V4_5 | Balancer::V4_15 => Ok(self.load_balance_act_v4_5(scan, now)),
+            _ => Err(Box::new(scan)),
         }
-        Ok(self.load_balance_act_v3_9(scan, now))
     }
 }

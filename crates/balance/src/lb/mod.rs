@@ -20,6 +20,9 @@ pub mod rng;
 pub mod rq_balance;
 pub mod sd_stats;
 pub mod v3_9;
+pub mod v4_15;
+pub mod v4_5;
+pub mod v6_5;
 pub mod view;
 
 pub use env::{LbEnv, MigrationType};
@@ -50,6 +53,9 @@ pub struct SdRuntime {
     pub newidle_stamp: u64,
     /// `sd->nohz_idle`: the CPU counted itself out of `nr_busy_cpus`.
     pub nohz_idle: bool,
+    /// `sd->avg_scan_cost` in ns (Linux 4.15/4.16's SIS_PROP, `select/v4_15_sis.rs`): the
+    /// running average of `select_idle_cpu`'s scan time on this LLC domain.
+    pub avg_scan_cost: u64,
 }
 
 /// The balancing fields of one `struct rq`.
@@ -71,6 +77,11 @@ pub struct RqLb {
     pub nohz_flags: u32,
     /// `rq->nohz_idle_balance`: flags of the nohz balance this CPU must run.
     pub nohz_idle_balance: u32,
+    /// `rq->wake_stamp` in jiffies (Linux 6.5's SIS_PROP, `select/v6_5_select.rs`).
+    pub wake_stamp: u64,
+    /// `rq->wake_avg_idle` in ns (Linux 6.5's SIS_PROP): the idle time a wakeup scan may
+    /// spend.
+    pub wake_avg_idle: u64,
 }
 
 /// `struct nohz` (fair.c): the idle-CPU bookkeeping of NO_HZ_COMMON.
@@ -155,11 +166,20 @@ impl LbState {
                 newidle_ratio: 512,
                 newidle_stamp: sched_clock,
                 nohz_idle: false,
+                avg_scan_cost: 0,
             })
             .collect();
         LbState {
             sd,
-            rq: vec![RqLb::default(); n],
+            // sched_init: wake_avg_idle starts at avg_idle's initial value.
+            rq: vec![
+                RqLb {
+                    wake_stamp: jiffies,
+                    wake_avg_idle: 2 * crate::rq::SYSCTL_SCHED_MIGRATION_COST,
+                    ..RqLb::default()
+                };
+                n
+            ],
             rd_overloaded: vec![false; nr_rds],
             rd_overutilized: vec![false; nr_rds],
             max_load_balance_interval: (hz * n as u64 / 10).max(1),

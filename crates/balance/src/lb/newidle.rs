@@ -27,22 +27,23 @@ pub struct NewidleBalance {
     /// The balancing CPU.
     pub cpu: usize,
     /// Start of the current domain's measurement (engine ns).
-    t0: u64,
+    pub(crate) t0: u64,
     /// `curr_cost`: ns spent so far.
-    curr_cost: u64,
+    pub(crate) curr_cost: u64,
     /// `next_balance` in jiffies.
-    next_balance: u64,
+    pub(crate) next_balance: u64,
     /// The next domain to consider.
-    next_sd: Option<SdId>,
+    pub(crate) next_sd: Option<SdId>,
     /// A scanned domain waiting for its act phase, with its NI_RANDOM weight.
-    pending_scan: Option<(LbScan, u32)>,
+    pub(crate) pending_scan: Option<(LbScan, u32)>,
     /// A balanced domain whose cost is still being charged: (domain, weight, pulled,
     /// continue_balancing).
-    finishing: Option<(SdId, u32, bool, bool)>,
+    pub(crate) finishing: Option<(SdId, u32, bool, bool)>,
     /// `pulled_task`.
-    pulled: i32,
-    /// Linux 3.9's `idle_balance` (LEGACY_LB) rather than 6.12's.
-    legacy: bool,
+    pub(crate) pulled: i32,
+    /// Whose loop this is: 6.12's, Linux 3.9's `idle_balance` (LEGACY_LB), or Linux
+    /// 6.5's `newidle_balance` (`lb/v6_5/newidle.rs`).
+    pub(crate) balancer: Balancer,
 }
 
 /// What a newidle step asks of the engine.
@@ -83,7 +84,9 @@ impl NewidleBalance {
         h.set_now(now);
         match h.balancer() {
             Balancer::V3_9 => Self::start_v3_9(h, cpu, now),
+            Balancer::V4_5 | Balancer::V4_15 => Self::start_v4_5(h, cpu, now),
             Balancer::V6_12 => Self::start_v6_12(h, cpu, now),
+            Balancer::V6_5 => Self::start_v6_5(h, cpu, now),
         }
     }
 
@@ -116,7 +119,7 @@ impl NewidleBalance {
             pending_scan: None,
             finishing: None,
             pulled: 0,
-            legacy: false,
+            balancer: Balancer::V6_12,
         })
     }
 
@@ -146,7 +149,7 @@ impl NewidleBalance {
             pending_scan: None,
             finishing: None,
             pulled: 0,
-            legacy: true,
+            balancer: Balancer::V3_9,
         })
     }
 
@@ -203,12 +206,20 @@ impl NewidleBalance {
         picks_v3_9(h, cpu, self.pulled)
     }
 
-    /// One step of the newidle balance at `now`; see [`NewidleStep`].
+    /// One step of the newidle balance at `now`, in the loop of the balancer that
+    /// started it; see [`NewidleStep`].
     pub fn step<H: BalanceAct + ?Sized>(&mut self, h: &mut H, now: u64) -> NewidleStep {
         h.set_now(now);
-        if self.legacy {
-            return self.step_v3_9(h, now);
+        match self.balancer {
+            Balancer::V3_9 => self.step_v3_9(h, now),
+            Balancer::V4_5 | Balancer::V4_15 => self.step_v4_5(h, now),
+            Balancer::V6_5 => self.step_v6_5(h, now),
+            Balancer::V6_12 => self.step_v6_12(h, now),
         }
+    }
+
+    /// One step of 6.12's `sched_balance_newidle` domain loop.
+    fn step_v6_12<H: BalanceAct + ?Sized>(&mut self, h: &mut H, now: u64) -> NewidleStep {
         let nb = self;
         let cpu = nb.cpu;
         if let Some((scan, weight)) = nb.pending_scan.take() {
@@ -280,7 +291,7 @@ fn picks_v3_9<H: BalanceHost + ?Sized>(h: &H, cpu: usize, pulled: i32) -> i32 {
 
 /// The end of `sched_balance_newidle`: record the cost, count tasks that arrived
 /// meanwhile as pulled, and set `next_balance`, `idle_stamp` and the nohz kick.
-fn newidle_finish<H: BalanceHost + ?Sized>(h: &mut H, nb: &mut NewidleBalance) -> i32 {
+pub(crate) fn newidle_finish<H: BalanceHost + ?Sized>(h: &mut H, nb: &mut NewidleBalance) -> i32 {
     let cpu = nb.cpu;
     if nb.curr_cost > h.max_idle_balance_cost(cpu) {
         h.set_max_idle_balance_cost(cpu, nb.curr_cost);
@@ -293,7 +304,7 @@ fn newidle_finish<H: BalanceHost + ?Sized>(h: &mut H, nb: &mut NewidleBalance) -
 }
 
 /// `out:` of `sched_balance_newidle`.
-fn newidle_out<H: BalanceHost + ?Sized>(
+pub(crate) fn newidle_out<H: BalanceHost + ?Sized>(
     h: &mut H,
     cpu: usize,
     pulled: i32,

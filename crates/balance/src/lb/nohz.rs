@@ -153,13 +153,13 @@ impl Sched {
                 return Some(full);
             }
         }
-        if self.topo.cpus[cpu].sd_asym_cpucapacity.is_some() {
-            // Misfit tasks are the only reason on asymmetric machines.
-            return if rq.misfit_task_load != 0 {
-                Some(full)
-            } else {
-                None
+        if let Some(sd) = self.topo.cpus[cpu].sd_asym_cpucapacity {
+            // Misfit tasks are the only reason on asymmetric machines (check_misfit_status).
+            let misfit = match self.balancer() {
+                crate::lb::era::Balancer::V6_5 => self.check_misfit_status_v6_5(cpu, sd),
+                _ => rq.misfit_task_load != 0,
             };
+            return if misfit { Some(full) } else { None };
         }
         if let Some(sh) = self.topo.cpus[cpu].sd_llc_shared {
             if self.topo.shared[sh].nr_busy_cpus.load(Ordering::Relaxed) > 1 {

@@ -17,6 +17,8 @@ use crate::lb::env::{
 use crate::lb::era::Balancer;
 use crate::lb::find::SrcSelect;
 use crate::lb::host::BalanceHost;
+use crate::lb::v6_5::balance::BalanceActV6_5;
+use crate::lb::v6_5::stats::StatsV6_5;
 use crate::lb::view::{LbRead, ScanCounters};
 use crate::sched::Sched;
 use crate::stats::CpuIdleType;
@@ -159,7 +161,7 @@ pub trait BalanceAct: BalanceHost {
         now: u64,
     ) -> LbScan {
         self.set_now(now);
-        if self.balancer() == Balancer::V3_9 {
+        if self.balancer().has_cpu_load() {
             if let Some(scan) = self.legacy_lb_scan(this_cpu, sd, idle, now) {
                 return scan;
             }
@@ -174,7 +176,10 @@ pub trait BalanceAct: BalanceHost {
     /// folded in.
     fn lb_rescan(&mut self, env: LbEnv) -> LbScan {
         let mut c = ScanCounters::default();
-        let scan = BalanceScan::lb_scan_from(&*self, &mut c, env);
+        let scan = match self.balancer() {
+            Balancer::V6_5 => StatsV6_5::lb_scan_from_v6_5(&*self, &mut c, env),
+            _ => BalanceScan::lb_scan_from(&*self, &mut c, env),
+        };
         self.fold_scan(scan.env.sd, scan.env.idle, c);
         self.sd_stats_mut(scan.env.sd).count_scan(&scan);
         scan
@@ -205,7 +210,15 @@ pub trait BalanceAct: BalanceHost {
     /// `nr_balance_failed` and `balance_interval`.
     fn sched_balance_rq_act(&mut self, scan: LbScan, now: u64) -> LbResult {
         self.set_now(now);
-        let mut scan = if self.balancer() == Balancer::V3_9 {
+        match self.balancer() {
+            Balancer::V6_5 => self.load_balance_act_v6_5(scan, now),
+            _ => self.sched_balance_rq_act_v6_12(scan, now),
+        }
+    }
+
+    /// The act half of 6.12's `sched_balance_rq` (LEGACY_LB's goes through the host).
+    fn sched_balance_rq_act_v6_12(&mut self, scan: LbScan, now: u64) -> LbResult {
+        let mut scan = if self.balancer().has_cpu_load() {
             match self.legacy_lb_act(scan, now) {
                 Ok(r) => return r,
                 Err(scan) => *scan,

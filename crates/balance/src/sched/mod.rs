@@ -69,6 +69,11 @@ pub struct SchedParams {
     /// without a cpuidle driver. Default 1: intel_idle's C1 on Sapphire Rapids, with deeper
     /// states disabled as in seed 000's setup.
     pub cpuidle_exit_latency_us: Option<u32>,
+    /// The engine's `idle_scan_per_cpu` cost in ns: what one CPU read by an idle scan
+    /// costs. Linux 4.15's `select_idle_cpu` times its scan into `sd->avg_scan_cost`,
+    /// and fairsim's scan takes no virtual time inside the call, so the time is the
+    /// visits the engine will charge times this figure. Default: the x86-2020s table's.
+    pub idle_scan_per_cpu: u64,
 }
 
 impl Default for SchedParams {
@@ -81,6 +86,7 @@ impl Default for SchedParams {
             nr_migrate: 32,
             seed: 0,
             cpuidle_exit_latency_us: Some(1),
+            idle_scan_per_cpu: 40,
         }
     }
 }
@@ -273,7 +279,7 @@ impl Sched {
             })
             .collect();
         s.smt_active = s.machine.smt_present();
-        if params.features.has(crate::features::Feature::LEGACY_LB) {
+        if crate::lb::era::Balancer::for_features(params.features).has_cpu_load() {
             s.init_legacy_lb();
         }
         // Every CPU starts in the idle loop with its tick stopped.

@@ -248,11 +248,14 @@ impl Sched {
         let rq = &mut self.rqs[cpu];
         set_next_entity(&mut rq.cfs, &mut self.tasks, p, clocks, &fair);
         self.entity_op_done(cpu);
-        let rq = &mut self.rqs[cpu];
-        // 3.9 never moved a picked task to the front of cfs_tasks (LEGACY_LB's move_tasks
-        // walks the list in enqueue order).
-        if self.tasks[p].se.on_rq && !self.fair.features.has(crate::features::Feature::LEGACY_LB) {
-            rq.cfs_tasks_move_front(p);
+        // 3.9 and 4.5 never moved a picked task to the front of cfs_tasks (their balancers
+        // walk the list in enqueue order); 4.15's pick_next_task_fair added the move.
+        let era_order = matches!(
+            self.balancer(),
+            crate::lb::era::Balancer::V3_9 | crate::lb::era::Balancer::V4_5
+        );
+        if self.tasks[p].se.on_rq && !era_order {
+            self.rqs[cpu].cfs_tasks_move_front(p);
         }
         self.update_misfit_status(Some(p), cpu);
     }

@@ -127,13 +127,18 @@ impl Sched {
         self.wakeup_preempt(cpu, p, wake_flags);
         self.tasks[p].state = TaskState::Running;
         let rq = &mut self.rqs[cpu];
+        let newidle_stamped = rq.idle_stamp != 0;
         fold_idle_time(
             &mut rq.avg_idle,
             &mut rq.idle_stamp,
             rq.clock,
             rq.max_idle_balance_cost,
         );
-        rq.need_resched
+        // Linux 6.5 restarts SIS_PROP's idle prediction here as well.
+        if newidle_stamped && self.fair.features.kernel() == crate::kernel::Kernel::V6_5 {
+            self.sis_prop_wakeup_v6_5(cpu);
+        }
+        self.rqs[cpu].need_resched
     }
 
     /// `set_task_cpu(p, new_cpu)` with `migrate_task_rq_fair`: a sleeping task's load leaves

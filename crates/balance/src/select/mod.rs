@@ -24,10 +24,16 @@ pub mod sis;
 pub mod slow_path;
 pub mod v3_9_find_idlest;
 pub mod v3_9_select;
+pub mod v3_9_sis;
+pub mod v3_9_wake_affine;
 pub mod v4_15_find_idlest;
 pub mod v4_15_select;
+pub mod v4_15_sis;
+pub mod v4_15_wake_affine;
+pub mod v4_5_find_idlest;
 pub mod v4_5_select;
 pub mod v4_5_sis;
+pub mod v4_5_wake_affine;
 pub mod v6_5_select;
 pub mod wake_affine;
 

@@ -472,6 +472,7 @@ impl World {
         // the world seed, apart from the workloads' streams.
         let mut params = config.params;
         params.seed = crate::rng::SimRng::derive(config.seed, u64::MAX).next_u64();
+        params.idle_scan_per_cpu = config.cost.idle_scan_per_cpu;
         let states = match (&config.idle_states, &machine.idle_states) {
             (Some(s), _) => s.clone(),
             (None, Some(spec)) => {

@@ -1,8 +1,17 @@
 //! `rq->cpu_load[]` of Linux 3.9 (kernel/sched/core.c): a per-runqueue history of the CPU
 //! load at five decay rates, updated every tick and caught up after tickless idle, and the
 //! biased reads of it that the balancer makes (`source_load`, `target_load`).
+//!
+//! 4.5 (kernel/sched/fair.c) and 4.15/4.16 (fair.c) keep the same history with the same
+//! tables, reads and callers; what differs is the load fed in (`weighted_cpuload` is
+//! PELT's `cfs_rq->runnable_load_avg` from 3.11 on) and, in 4.15, the update itself
+//! (`cpu_load_update` subtracts the decayed load the tick stopped with, in
+//! [`crate::lb::v4_15::cpu_load`]). 4.5's `__update_cpu_load` has the `active` argument
+//! for NO_HZ_FULL only: with `active` 1 (the tick) and one pending update it is 3.9's
+//! update, and with `active` 0 (the nohz paths) it is 3.9's too, so 4.5 runs this file's.
 
 use crate::features::Feature;
+use crate::lb::era::Balancer;
 use crate::lb::v3_9::CPU_LOAD_IDX_MAX;
 use crate::sched::Sched;
 use crate::weight::scale_load_down;
@@ -72,7 +81,8 @@ pub fn update_cpu_load_array(
 impl Sched {
     /// `weighted_cpuload(cpu)` of Linux 3.9: `rq->load.weight`, the 10-bit weights of the
     /// tasks queued on `cpu` (6.12's delayed entities left out); with LB_RUNNABLE_AVG,
-    /// 3.11's `cfs.runnable_load_avg`.
+    /// 3.11's `cfs.runnable_load_avg`. Under 4.5's and 4.15's balancers it is theirs,
+    /// `cfs_rq_runnable_load_avg(&rq->cfs)` (4.15's `weighted_cpuload(rq)`).
     pub fn weighted_cpuload_v3_9(&self, cpu: usize) -> u64 {
         self.count_cpu_visit();
         self.rq_load_v3_9(cpu)
@@ -81,8 +91,14 @@ impl Sched {
     /// [`Sched::weighted_cpuload_v3_9`] read by the CPU itself (the tick's and the nohz
     /// paths' `cpu_load[]` updates): its own runqueue, not a remote read the scan cost
     /// model counts.
-    fn rq_load_v3_9(&self, cpu: usize) -> u64 {
-        if self.fair.features.has(Feature::LB_RUNNABLE_AVG) {
+    pub(crate) fn rq_load_v3_9(&self, cpu: usize) -> u64 {
+        let pelt = match self.balancer() {
+            Balancer::V4_5 | Balancer::V4_15 => true,
+            Balancer::V3_9 | Balancer::V6_12 | Balancer::V6_5 => {
+                self.fair.features.has(Feature::LB_RUNNABLE_AVG)
+            }
+        };
+        if pelt {
             return self.weighted_cpuload_v4_15(cpu);
         }
         self.rqs[cpu]
@@ -123,12 +139,20 @@ impl Sched {
         self.weighted_cpuload_v3_9(cpu) / nr
     }
 
-    /// `__update_cpu_load` of `cpu`.
-    fn update_cpu_load_v3_9(&mut self, cpu: usize, this_load: u64, pending: u64) {
-        update_cpu_load_array(&mut self.legacy_mut().cpu_load[cpu], this_load, pending);
+    /// `__update_cpu_load` of `cpu` (3.9, 4.5), or 4.15's `cpu_load_update`.
+    pub(crate) fn update_cpu_load_v3_9(&mut self, cpu: usize, this_load: u64, pending: u64) {
+        let v4_15 = self.balancer() == Balancer::V4_15;
+        let cpu_load = &mut self.legacy_mut().cpu_load[cpu];
+        if v4_15 {
+            crate::lb::v4_15::cpu_load::cpu_load_update_array(cpu_load, this_load, pending);
+        } else {
+            update_cpu_load_array(cpu_load, this_load, pending);
+        }
     }
 
-    /// `update_cpu_load_active(this_rq)` from the tick: one update with the load now.
+    /// `update_cpu_load_active(this_rq)` from the tick: one update with the load now (4.15's
+    /// `cpu_load_update_active` takes its periodic branch, as a tick that fires has not
+    /// been stopped).
     pub fn update_cpu_load_active_v3_9(&mut self, cpu: usize) {
         let jiffies = self.jiffies_now();
         self.legacy_mut().last_load_update_tick[cpu] = jiffies;
@@ -137,7 +161,8 @@ impl Sched {
     }
 
     /// `update_idle_cpu_load(this_rq)` from the nohz idle balance: catch up the ticks an
-    /// idle CPU missed, unless it has load or is up to date.
+    /// idle CPU missed, unless it has load or is up to date (4.15's `cpu_load_update_idle`
+    /// is the same test and update).
     pub fn update_idle_cpu_load_v3_9(&mut self, cpu: usize) {
         let curr = self.jiffies_now();
         let load = self.rq_load_v3_9(cpu);
@@ -149,8 +174,9 @@ impl Sched {
         self.update_cpu_load_v3_9(cpu, load, curr - last);
     }
 
-    /// `update_cpu_load_nohz()` from `tick_nohz_idle_exit` on `cpu`: the ticks missed while
-    /// idle count as load 0 (whatever remote wakeups queued meanwhile).
+    /// `update_cpu_load_nohz()` from `tick_nohz_idle_exit` on `cpu` (4.5's
+    /// `update_cpu_load_nohz(0)`): the ticks missed while idle count as load 0 (whatever
+    /// remote wakeups queued meanwhile).
     pub fn update_cpu_load_nohz_v3_9(&mut self, cpu: usize) {
         let curr = self.jiffies_now();
         let last = self.legacy().last_load_update_tick[cpu];

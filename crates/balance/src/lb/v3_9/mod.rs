@@ -66,6 +66,19 @@
 //!   `need_active_balance` case; 3.9 set it only on POWER7 SMT), group scheduling
 //!   (`task_h_load` is the task's own load, as without `CONFIG_FAIR_GROUP_SCHED`), CPU
 //!   hotplug (`cpu_active_mask` is every CPU).
+//!
+//! # Shared with 4.5 to 4.16
+//!
+//! Linux 4.5's and 4.15's balancers ([`crate::lb::v4_5`], [`crate::lb::v4_15`]) keep
+//! what 3.9 kept, so they run on this module's state ([`LegacyLbState`], its
+//! `balancer` saying whose it is) and on the functions of it that they did not change:
+//! the `cpu_load[]` history and its reads ([`cpu_load`], whose `weighted_cpuload` is PELT's
+//! runnable load under them), `idle_cpu`, `get_sd_load_idx`, `trigger_load_balance`,
+//! `nohz_balancer_kick` and the kick IPI ([`triggers`]). Their domains' parameters come
+//! from 4.x's `sd_init` ([`SdParamsV3_9::for_domain`] with the era). What they changed is
+//! in their own modules, and reaches them through `lb/era.rs` and the era dispatches
+//! here (`update_group_power_era`, the `nohz_kick_needed` of `trigger_load_balance`,
+//! 4.15's `cpu_load_update`).
 
 pub mod balance;
 pub mod cpu_load;
@@ -73,8 +86,9 @@ pub mod find_busiest;
 pub mod power;
 pub mod triggers;
 
-use fairsim_topology::{SchedDomains, SdFlags};
+use fairsim_topology::{SchedDomains, SdFlags, SdId};
 
+use crate::lb::era::Balancer;
 use crate::sched::Sched;
 
 /// `CPU_LOAD_IDX_MAX` of Linux 3.9.
@@ -89,8 +103,9 @@ pub const SCHED_POWER_SHIFT: u32 = 10;
 /// `SCHED_LOAD_SCALE` of Linux 3.9 (`SCHED_LOAD_RESOLUTION` is 0 there).
 pub const SCHED_LOAD_SCALE: u64 = 1024;
 
-/// The fields of one `struct sched_domain` that 3.9's initializers set and 6.12's
-/// `sd_init` sets differently or not at all.
+/// The fields of one `struct sched_domain` that the initializers of 3.9 (`SD_*_INIT`,
+/// `sd_numa_init`) and of 4.5 to 4.16 (`sd_init`) set and 6.12's `sd_init` sets
+/// differently or not at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SdParamsV3_9 {
     /// `min_interval` in ms.
@@ -117,7 +132,7 @@ pub struct SdParamsV3_9 {
     pub smt_gain: u64,
     /// The initial `balance_interval` in ms.
     pub balance_interval: u64,
-    /// `SD_SHARE_CPUPOWER`.
+    /// `SD_SHARE_CPUPOWER` (`SD_SHARE_CPUCAPACITY` from 3.16).
     pub share_cpupower: bool,
     /// `SD_SHARE_PKG_RESOURCES`.
     pub share_pkg_resources: bool,
@@ -125,12 +140,90 @@ pub struct SdParamsV3_9 {
     pub prefer_sibling: bool,
     /// `SD_SERIALIZE`.
     pub serialize: bool,
+    /// `SD_ASYM_CPUCAPACITY` (4.15's `update_sd_pick_busiest` reads it). 4.15 and 4.16 have
+    /// the flag but no architecture of theirs sets it (the topology flags an arch may pass
+    /// to `sd_init` include it; none does, and its automatic detection came in 4.20), so
+    /// every domain built here has it clear; the tests set it to exercise the code.
+    pub asym_cpucapacity: bool,
 }
 
 impl SdParamsV3_9 {
-    /// The 3.9 initializer for a domain with 6.12 `flags` spanning `span_weight` CPUs (for
-    /// a NUMA level, the weight of the node mask `sd_numa_init` reads, which is its span).
-    pub fn for_domain(flags: SdFlags, span_weight: u64) -> SdParamsV3_9 {
+    /// The initializer `balancer`'s kernel ran for a domain with 6.12 `flags` spanning
+    /// `span_weight` CPUs (for a NUMA level, the weight of the node mask `sd_numa_init` /
+    /// `sd_init` reads, which is its span): 3.9's `SD_*_INIT` or 4.x's `sd_init`.
+    pub fn for_domain(balancer: Balancer, flags: SdFlags, span_weight: u64) -> SdParamsV3_9 {
+        match balancer {
+            Balancer::V4_5 | Balancer::V4_15 => Self::sd_init_v4(balancer, flags, span_weight),
+            Balancer::V3_9 | Balancer::V6_12 | Balancer::V6_5 => {
+                Self::for_domain_v3_9(flags, span_weight)
+            }
+        }
+    }
+
+    /// `sd_init(tl, cpu)` of Linux 4.5 (kernel/sched/core.c) and 4.15 (topology.c): every
+    /// level starts from the same values scaled by its weight (intervals, busy factor 32,
+    /// `imbalance_pct` 125, no cache-nice tries, every load index 0), then an SMT level
+    /// prefers siblings with a 110% margin and the SMT gain, an LLC level gets 117% with
+    /// `busy_idx` 2 (and, in 4.15 only, `SD_PREFER_SIBLING`), a NUMA level is serialised
+    /// with `busy_idx` 3 and `idle_idx` 2, and any other level prefers siblings with
+    /// `busy_idx` 2 and `idle_idx` 1.
+    fn sd_init_v4(balancer: Balancer, flags: SdFlags, w: u64) -> SdParamsV3_9 {
+        let base = SdParamsV3_9 {
+            min_interval: w,
+            max_interval: 2 * w,
+            busy_factor: 32,
+            imbalance_pct: 125,
+            cache_nice_tries: 0,
+            busy_idx: 0,
+            idle_idx: 0,
+            newidle_idx: 0,
+            wake_idx: 0,
+            forkexec_idx: 0,
+            smt_gain: 0,
+            balance_interval: w,
+            share_cpupower: flags.contains(SdFlags::SHARE_CPUCAPACITY),
+            share_pkg_resources: flags.contains(SdFlags::SHARE_LLC),
+            prefer_sibling: false,
+            serialize: false,
+            asym_cpucapacity: false,
+        };
+        if flags.contains(SdFlags::SHARE_CPUCAPACITY) {
+            SdParamsV3_9 {
+                prefer_sibling: true,
+                imbalance_pct: 110,
+                smt_gain: 1178,
+                ..base
+            }
+        } else if flags.contains(SdFlags::SHARE_LLC) {
+            SdParamsV3_9 {
+                imbalance_pct: 117,
+                cache_nice_tries: 1,
+                busy_idx: 2,
+                prefer_sibling: balancer == Balancer::V4_15,
+                ..base
+            }
+        } else if flags.contains(SdFlags::NUMA) {
+            SdParamsV3_9 {
+                cache_nice_tries: 2,
+                busy_idx: 3,
+                idle_idx: 2,
+                serialize: true,
+                ..base
+            }
+        } else {
+            SdParamsV3_9 {
+                prefer_sibling: true,
+                cache_nice_tries: 1,
+                busy_idx: 2,
+                idle_idx: 1,
+                ..base
+            }
+        }
+    }
+
+    /// The 3.9 initializer for a domain (`SD_SIBLING_INIT`, `SD_MC_INIT`, `SD_CPU_INIT`,
+    /// `sd_numa_init`).
+    fn for_domain_v3_9(flags: SdFlags, span_weight: u64) -> SdParamsV3_9 {
         let base = SdParamsV3_9 {
             min_interval: 1,
             max_interval: 4,
@@ -148,6 +241,7 @@ impl SdParamsV3_9 {
             share_pkg_resources: false,
             prefer_sibling: false,
             serialize: false,
+            asym_cpucapacity: false,
         };
         if flags.contains(SdFlags::NUMA) {
             // sd_numa_init: intervals scale with the node mask's weight.
@@ -193,13 +287,19 @@ impl SdParamsV3_9 {
 
 /// What 3.9 kept for balancing that 6.12 does not: per-domain parameters, per-runqueue
 /// `cpu_power` and `cpu_load[]`, and per-group `struct sched_group_power` (indexed like
-/// 6.12's shared `sched_group_capacity`, which replaced it).
+/// 6.12's shared `sched_group_capacity`, which replaced it). 4.5 to 4.16 keep the same
+/// under their capacity names: `cpu_power` is `rq->cpu_capacity`, `sgp_power` is
+/// `sgc->capacity`, and they add `rq->cpu_capacity_orig` and (4.15) `sgc->min_capacity`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LegacyLbState {
+    /// The balancer this state belongs to.
+    pub balancer: Balancer,
     /// Per-domain 3.9 parameters, indexed like `SchedDomains::domains`.
     pub sd: Vec<SdParamsV3_9>,
-    /// `rq->cpu_power`.
+    /// `rq->cpu_power` (`rq->cpu_capacity` from 3.16).
     pub cpu_power: Vec<u64>,
+    /// `rq->cpu_capacity_orig` of 4.x: the CPU's capacity before the RT share.
+    pub cpu_capacity_orig: Vec<u64>,
     /// `rq->cpu_load[]`.
     pub cpu_load: Vec<[u64; CPU_LOAD_IDX_MAX]>,
     /// `rq->last_load_update_tick` in jiffies.
@@ -208,62 +308,84 @@ pub struct LegacyLbState {
     pub nohz_idle: Vec<bool>,
     /// `NOHZ_BALANCE_KICK` of `nohz_flags(cpu)`.
     pub nohz_kick: Vec<bool>,
-    /// `sgp->power`, per `sched_group_capacity` id.
+    /// `sgp->power`, per `sched_group_capacity` id (`sgc->capacity` in 4.x).
     pub sgp_power: Vec<u64>,
-    /// `sgp->power_orig`.
+    /// `sgp->power_orig` (3.9 only).
     pub sgp_power_orig: Vec<u64>,
+    /// `sgc->min_capacity` (4.15 and 4.16).
+    pub sgc_min_capacity: Vec<u64>,
     /// `sgp->next_update` in jiffies.
     pub sgp_next_update: Vec<u64>,
     /// `sgp->nr_busy_cpus`.
     pub sgp_nr_busy: Vec<i32>,
+    /// `sd->next_decay_max_lb_cost` of 4.x in jiffies, per domain.
+    pub next_decay_max_lb_cost: Vec<u64>,
 }
 
 impl LegacyLbState {
-    /// The state `build_sched_domains` leaves in 3.9 for `topo`: parameters per domain,
-    /// `cpu_load[]` at zero, and each group's power from `init_sched_groups_power`.
-    pub fn new(topo: &SchedDomains, jiffies: u64) -> LegacyLbState {
+    /// The state `build_sched_domains` leaves for `balancer` and `topo`: parameters per
+    /// domain, `cpu_load[]` at zero, and each group's power at its default until
+    /// [`Sched::init_legacy_lb`] sets it as `init_sched_groups_power` (3.9) or
+    /// `init_sched_groups_capacity` (4.x) does.
+    pub fn new(topo: &SchedDomains, jiffies: u64, balancer: Balancer) -> LegacyLbState {
         let n = topo.nr_cpus;
         let sd = topo
             .domains
             .iter()
-            .map(|d| SdParamsV3_9::for_domain(d.flags, u64::from(d.span_weight)))
+            .map(|d| SdParamsV3_9::for_domain(balancer, d.flags, u64::from(d.span_weight)))
             .collect();
         let nsgc = topo.sgcs.len();
         LegacyLbState {
+            balancer,
             sd,
             cpu_power: vec![SCHED_POWER_SCALE; n],
+            cpu_capacity_orig: vec![SCHED_POWER_SCALE; n],
             cpu_load: vec![[0; CPU_LOAD_IDX_MAX]; n],
             last_load_update_tick: vec![jiffies; n],
             nohz_idle: vec![false; n],
             nohz_kick: vec![false; n],
             sgp_power: vec![SCHED_POWER_SCALE; nsgc],
             sgp_power_orig: vec![SCHED_POWER_SCALE; nsgc],
+            sgc_min_capacity: vec![SCHED_POWER_SCALE; nsgc],
             sgp_next_update: vec![jiffies; nsgc],
             sgp_nr_busy: vec![0; nsgc],
+            next_decay_max_lb_cost: vec![jiffies; topo.domains.len()],
         }
     }
 }
 
 impl Sched {
-    /// The 3.9 state; only called on paths that LEGACY_LB selects.
+    /// The 3.9 (or 4.x) state; only called on paths of the balancers that keep it.
     pub(crate) fn legacy(&self) -> &LegacyLbState {
         self.lb
             .legacy
             .as_ref()
-            .expect("LEGACY_LB state exists whenever LEGACY_LB is on")
+            .expect("the cpu_load[] state exists whenever its balancer runs")
     }
 
-    /// The 3.9 state, mutable.
+    /// The 3.9 (or 4.x) state, mutable.
     pub(crate) fn legacy_mut(&mut self) -> &mut LegacyLbState {
         self.lb
             .legacy
             .as_mut()
-            .expect("LEGACY_LB state exists whenever LEGACY_LB is on")
+            .expect("the cpu_load[] state exists whenever its balancer runs")
     }
 
-    /// Sets up the 3.9 state when LEGACY_LB is on: 3.9's initial `balance_interval` per
-    /// domain, each group's power as `update_group_power` leaves it, and `nr_busy_cpus`
-    /// at each group's weight (`init_sched_groups_power`).
+    /// `update_group_power` (3.9) or `update_group_capacity` (4.x) of `cpu`'s group at
+    /// `sd`.
+    pub fn update_group_power_era(&mut self, sd: SdId, cpu: usize) {
+        match self.balancer() {
+            Balancer::V4_5 | Balancer::V4_15 => self.update_group_capacity_v4_5(sd, cpu),
+            Balancer::V3_9 | Balancer::V6_12 | Balancer::V6_5 => {
+                self.update_group_power_v3_9(sd, cpu)
+            }
+        }
+    }
+
+    /// Sets up the state when LEGACY_LB is on or the kernel is 4.5 to 4.16: the era's
+    /// initial `balance_interval` per domain, each group's power as `update_group_power`
+    /// (3.9) or `update_group_capacity` (4.x) leaves it, and `nr_busy_cpus` at each
+    /// group's weight (`init_sched_groups_power` / `init_sched_groups_capacity`).
     ///
     /// 3.9 initialises groups CPU by CPU, bottom-up, from zeroed `sched_group_power`
     /// objects, so a parent group first sums children not yet set (on TC2 the A15 cluster
@@ -272,7 +394,7 @@ impl Sched {
     /// by level, so every group starts at the value of its first refresh.
     pub(crate) fn init_legacy_lb(&mut self) {
         let jiffies = self.jiffies_now();
-        let st = LegacyLbState::new(&self.topo, jiffies);
+        let st = LegacyLbState::new(&self.topo, jiffies, self.balancer());
         for (i, p) in st.sd.iter().enumerate() {
             self.lb.sd[i].balance_interval = p.balance_interval;
         }
@@ -291,7 +413,7 @@ impl Sched {
                 if self.topo.group_sgc(head).balance_cpu() != cpu {
                     continue;
                 }
-                self.update_group_power_v3_9(sd, cpu);
+                self.update_group_power_era(sd, cpu);
                 let sgc = self.topo.group(head).sgc;
                 let w = self.topo.group(head).group_weight as i32;
                 self.legacy_mut().sgp_nr_busy[sgc] = w;
@@ -299,7 +421,8 @@ impl Sched {
         }
     }
 
-    /// `rq->nr_running` as 3.9 counts it: the queued tasks without 6.12's delayed ones.
+    /// `rq->nr_running` as 3.9 to 4.16 count it: the queued tasks without 6.12's delayed
+    /// ones (there is no RT task, so it is also `rq->cfs.h_nr_running`).
     pub fn nr_running_v3_9(&self, cpu: usize) -> u64 {
         let rq = &self.rqs[cpu];
         u64::from(rq.nr_running.saturating_sub(rq.cfs.h_nr_delayed))

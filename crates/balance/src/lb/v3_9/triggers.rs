@@ -6,14 +6,15 @@
 //! [`crate::lb::newidle`].
 
 use crate::features::Feature;
+use crate::lb::era::Balancer;
 use crate::lb::msecs_to_jiffies;
 use crate::lb::periodic::{time_after, TriggerResult};
 use crate::sched::Sched;
 use crate::stats::CpuIdleType;
 
 impl Sched {
-    /// `trigger_load_balance(rq, cpu)` of 3.9: the softirq when the CPU's next balance is
-    /// due, and the nohz kick.
+    /// `trigger_load_balance(rq, cpu)` of 3.9 (4.5's and 4.15's are the same): the softirq
+    /// when the CPU's next balance is due, and the nohz kick, whose test is the era's.
     pub fn trigger_load_balance_v3_9(&mut self, cpu: usize) -> TriggerResult {
         let mut r = TriggerResult::default();
         if self.topo.cpus[cpu].sd.is_none() {
@@ -22,7 +23,11 @@ impl Sched {
         if self.jiffies_now() >= self.rqs[cpu].next_balance {
             r.softirq = true;
         }
-        if self.nohz_kick_needed_v3_9(cpu) {
+        let kick = match self.balancer() {
+            Balancer::V4_5 | Balancer::V4_15 => self.nohz_kick_needed_v4_5(cpu),
+            _ => self.nohz_kick_needed_v3_9(cpu),
+        };
+        if kick {
             r.kick_ilb = self.nohz_balancer_kick_v3_9();
         }
         r
@@ -70,8 +75,9 @@ impl Sched {
         false
     }
 
-    /// `nohz_balancer_kick(cpu)` of 3.9: push the next nohz balance one jiffy out and send
-    /// the kick to the first idle tickless CPU, unless it is already kicked.
+    /// `nohz_balancer_kick(cpu)` of 3.9 (and of 4.5 to 4.16): push the next nohz balance
+    /// one jiffy out and send the kick to the first idle tickless CPU, unless it is
+    /// already kicked.
     fn nohz_balancer_kick_v3_9(&mut self) -> Option<usize> {
         self.lb.nohz.next_balance += 1;
         let ilb = self.lb.nohz.idle_cpus.first()?;
@@ -86,9 +92,9 @@ impl Sched {
         Some(ilb)
     }
 
-    /// `scheduler_ipi()` on a kicked CPU (`got_nohz_idle_kick`): an idle CPU without
-    /// pending work marks itself idle-balancing and raises the softirq; otherwise the kick
-    /// is dropped. Returns whether the softirq runs.
+    /// `scheduler_ipi()` on a kicked CPU (`got_nohz_idle_kick`, the same in 4.5 to 4.16):
+    /// an idle CPU without pending work marks itself idle-balancing and raises the
+    /// softirq; otherwise the kick is dropped. Returns whether the softirq runs.
     pub fn nohz_kick_ipi_v3_9(&mut self, cpu: usize) -> bool {
         if !self.legacy().nohz_kick[cpu] {
             return false;
