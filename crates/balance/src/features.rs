@@ -103,17 +103,18 @@ features! {
     ILB_FAST = false,
     /// v4.17-v6.7 util_est: raise the ewma at once when utilization grows.
     UTIL_EST_FASTUP = false,
-    /// Seed 001's "before" kernel: Linux 4.5's `select_idle_sibling` (an idle target, an
-    /// idle cache-affine previous CPU, else the first fully idle sched group below the
-    /// LLC) replaces 6.12's whole.
+    /// 6.12 ablation (what `--kernel 4.5` runs inside its own `select_task_rq_fair`):
+    /// Linux 4.5's `select_idle_sibling` (an idle target, an idle cache-affine previous
+    /// CPU, else the first fully idle sched group below the LLC) replaces 6.12's whole.
     LEGACY_SIS = false,
     /// Seed 001's patch on LEGACY_SIS: after the target and previous-CPU checks, the first
-    /// allowed idle CPU of the LLC in CPU order. Needs LEGACY_SIS.
+    /// allowed idle CPU of the LLC in CPU order. Under 6.12 it needs LEGACY_SIS; under
+    /// `--kernel 4.5` it is the posting's patch on that kernel.
     SIS_FIRST_IDLE = false,
-    /// Seed 004's "before" kernel: Linux 4.15's `find_idlest_cpu` / `find_idlest_group` /
-    /// `find_idlest_group_cpu` (runnable load with an `imbalance_pct` margin, spare
-    /// capacity for wakeups and exec) replace 6.12's slow path for fork, exec and
-    /// `SD_BALANCE_WAKE` whole.
+    /// 6.12 ablation (what `--kernel 4.15` runs inside its own `select_task_rq_fair`):
+    /// Linux 4.15's `find_idlest_cpu` / `find_idlest_group` / `find_idlest_group_cpu`
+    /// (runnable load with an `imbalance_pct` margin, spare capacity for wakeups and exec)
+    /// replace 6.12's slow path for fork, exec and `SD_BALANCE_WAKE` whole.
     LEGACY_FIND_IDLEST = false,
     /// Seed 004's patch (Linux 4.17, 2c833627): across NUMA nodes, keep the task local
     /// unless the remote group is lighter by more than the imbalance margin. With
@@ -121,10 +122,10 @@ features! {
     /// `sched_balance_find_dst_group` it gates the clause's successors, the `SD_NUMA`
     /// keep-local rules of the busy and has-spare cases. On by default, as 6.12.117 has them.
     FIND_IDLEST_NUMA = true,
-    /// Seed 002's kernels: Linux 3.9's load balancer (`load_balance` with `cpu_power`,
-    /// `cpu_load[]` and `load_idx`, `find_busiest_group`, `move_tasks`, active balancing,
-    /// `rebalance_domains`, the nohz kick and `idle_balance`) and its fork/exec placement
-    /// replace 6.12's.
+    /// 6.12 ablation (what `--kernel 3.9` runs): Linux 3.9's load balancer
+    /// (`load_balance` with `cpu_power`, `cpu_load[]` and `load_idx`, `find_busiest_group`,
+    /// `move_tasks`, active balancing, `rebalance_domains`, the nohz kick and
+    /// `idle_balance`) and its fork/exec placement replace 6.12's.
     LEGACY_LB = false,
     /// Linux 3.9's `LB_BIAS`: `source_load`/`target_load` bias a CPU's load with its
     /// `cpu_load[]` history (on by default in 3.9; read only under LEGACY_LB).
@@ -153,11 +154,11 @@ features! {
     OWNER_SPIN = false,
     /// Linux 3.9-4.5: build sched domains' groups with `SD_OVERLAP` always (not modelled).
     FORCE_SD_OVERLAP = false,
-    /// Linux 4.15-4.16: `select_idle_cpu` limits its scan by the average idle time and
-    /// scan cost (SIS_PROP's cruder form; not modelled: 6.12's `select_idle_cpu` runs).
+    /// Linux 4.15-4.16: `select_idle_cpu` gives up when the CPU's average idle time is
+    /// under the LLC's average scan cost (SIS_PROP's cruder form).
     SIS_AVG_CPU = false,
     /// Linux 4.15-6.5: `select_idle_cpu` scans in proportion to `avg_idle` over
-    /// `avg_scan_cost` (not modelled: 6.12's `select_idle_cpu` runs).
+    /// `avg_scan_cost` (on in 4.15 and 4.16, off in 6.5, which has SIS_UTIL).
     SIS_PROP = false,
     /// Linux 6.1-6.5: `__sched_period` counts the CPU's `h_nr_running`, not only the
     /// cfs_rq's entities (`sched_slice`).

@@ -2,10 +2,11 @@
 //! and the CFS kernels the seed postings were measured on.
 //!
 //! A [`Kernel`] fixes what a run's scheduler is: its fair class (EEVDF for 6.12, CFS as
-//! [`crate::cfs`] ports it for the others), the era functions fairsim has ported so far
-//! (`LEGACY_SIS`, `LEGACY_LB`, `LEGACY_FIND_IDLEST`), the util_est form, the
-//! `sched_features` that kernel's features.h listed with their defaults, and its tunables
-//! ([`CfsTunables`]). The trees each era was read from:
+//! [`crate::cfs`] ports it for the others), its `select_task_rq_fair`
+//! (`crate::select`'s `v*_select` modules), its load balancer ([`crate::lb::era`]), the
+//! util_est form, the `sched_features` that kernel's features.h listed with their defaults
+//! (plus the seed patches that apply to it), and its tunables ([`CfsTunables`]). The
+//! trees each era was read from:
 //!
 //! | era | tree @ commit | Makefile |
 //! |---|---|---|
@@ -16,19 +17,29 @@
 //! | 6.5 | sndrzt/linux-6.5 @ f5744aac | 6.5.0 |
 //!
 //! Seed 002 ran 3.9-rc2 and seed 000 6.5-rc2; the nearest releases above stand in for
-//! them. In the CFS class neither gap shows: 3.9's scheduling class did not change
-//! between rc2 and 3.9.0 as far as the 3.9.6 tree's sched files can tell (they are
-//! identical to 3.9.0's), and 6.5's `place_entity` with `entity_is_long_sleeper` was
-//! merged before 6.5-rc1. 4.16.13 differs from 4.16.0 by stable fixes not checked here.
+//! them. 3.9's sched files did not change between 3.9.0 and 3.9.6; rc2 to 3.9.0 and
+//! 6.5-rc2 to 6.5.0 were not checked (no tree of either rc was found). 4.16.13 differs from
+//! 4.16.0 by stable fixes not checked here; its balancer functions read line for line as
+//! 4.15.0's.
 //!
-//! What an era kernel still runs of 6.12.117 (until those functions are ported): PELT
-//! (6.12's arithmetic, for every era: the 3.9 runnable-average form differs in its
-//! removed-load handling, which no seed's figure reads), `select_task_rq_fair` around the
-//! era's swapped functions, `wake_affine` (6.12's `wake_affine_idle`/`wake_affine_weight`),
-//! `select_idle_cpu` with SIS_UTIL where the era had SIS_PROP, and 6.12's load balancer
-//! except under 3.9 (LEGACY_LB). Features the era's features.h did not list but that the
-//! 6.12 code it runs reads keep 6.12's defaults, hidden from the features file, except
-//! where the era plainly lacked the behaviour (`NI_RANDOM`, `UTIL_EST` before 4.16).
+//! What every era kernel still runs of 6.12.117:
+//!
+//! - PELT: 6.12's arithmetic. 6.12 makes its signals frequency- and capacity-invariant
+//!   by running a scaled PELT clock (5.1 on); 4.x scaled each contribution instead
+//!   (`accumulate_sum` with `scale_freq`/`scale_cpu`, read in 4.16), and 3.9 had the
+//!   runnable-average form only under group scheduling. On machines without cpufreq
+//!   (every x86 preset) and at full capacity the forms give the same signals; they
+//!   differ in the transients of a task running below top frequency on rk3399 or TC2,
+//!   which seed 003's ramp-up reads after a long sleep (both forms decay a sleeping task
+//!   the same way). Not ported.
+//! - The engine's model around the class: idle states, cpufreq governors (schedutil
+//!   refused before 4.7), costs, noise and the wake-list decision (`ttwu_queue_cond`).
+//!
+//! Features the era's features.h did not list but that the 6.12 code it runs reads keep
+//! 6.12's defaults, hidden from the features file, except where the era plainly lacked
+//! the behaviour (`NI_RANDOM`, util_est before 4.16); hidden bits also set the LEGACY_*
+//! switches that the shared 6.12 code reads for the era's own functions (4.5's
+//! `select_idle_sibling`, 4.15's `find_idlest_*`, 3.9's balancer).
 
 use std::fmt;
 

@@ -111,7 +111,7 @@ fn what_an_older_kernel_lacked_is_refused_in_one_line() {
     );
     bad(
         &["race", "--kernel", "4.5"],
-        "--kernel: race mode runs 6.12's load balancer; Linux 4.5's is not ported to race mode; allowed: 6.12 or 6.5",
+        "--kernel: race mode runs 6.12's and 6.5's load balancers; Linux 4.5's is not ported to race mode; allowed: 6.12 or 6.5",
     );
     bad(
         &[

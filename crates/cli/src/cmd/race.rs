@@ -53,9 +53,9 @@ pub struct RaceArgs {
     #[arg(long, value_name = "D", default_value = "5s")]
     duration: String,
 
-    /// The kernel: 6.12 (6.12.117, the default) or 6.5 (seed 000's base, whose features
-    /// file and defaults the runs take). Race mode runs 6.12's load balancer, which is
-    /// 6.5's in fairsim too; the older kernels' are not ported to race mode.
+    /// The kernel: 6.12 (6.12.117, the default) or 6.5 (seed 000's base: its features
+    /// file, defaults, newidle_balance and load_balance). The older kernels' balancers are
+    /// not ported to race mode.
     #[arg(long, value_name = "VERSION")]
     kernel: Option<String>,
 
@@ -251,7 +251,7 @@ pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     if !matches!(kernel, Kernel::V6_12 | Kernel::V6_5) {
         return Err(CliError::msg(format!(
-            "--kernel: race mode runs 6.12's load balancer; Linux {}'s is not ported to race mode; allowed: 6.12 or 6.5",
+            "--kernel: race mode runs 6.12's and 6.5's load balancers; Linux {}'s is not ported to race mode; allowed: 6.12 or 6.5",
             kernel.name()
         )));
     }

@@ -73,16 +73,16 @@ pub struct RunArgs {
     #[arg(long = "cpuset", value_name = "LIST")]
     cpusets: Vec<String>,
 
-    /// The kernel whose scheduler runs: 6.12 (6.12.117, EEVDF; the default); 6.5 (CFS,
-    /// seed 000's base); 4.16 (CFS, seed 003's kernel, its util_est patch as the feature
-    /// UTIL_EST, off by default); 4.15 (CFS with 4.15's find_idlest_group/cpu,
-    /// LEGACY_FIND_IDLEST; seed 004); 4.5 (CFS with 4.5's select_idle_sibling,
-    /// LEGACY_SIS; seed 001); 3.9 (CFS with 3.9's load balancer and fork/exec placement,
-    /// LEGACY_LB; seed 002). It sets the features file (--features writes apply to that
-    /// kernel's), the util_est form and the schedstat version; HZ, idle states and costs
-    /// stay as given. Not yet ported, so still 6.12.117's inside every older kernel:
-    /// wake_affine, select_idle_cpu's SIS_UTIL scan, PELT and (except under 3.9) the load
-    /// balancer.
+    /// The kernel whose scheduler runs, whole: 6.12 (6.12.117, EEVDF; the default), or
+    /// the CFS kernel of a seed posting: 6.5 (seed 000), 4.16 (seed 003; its util_est
+    /// patch is the feature UTIL_EST, off by default), 4.15 (seed 004; its SD_NUMA patch
+    /// is FIND_IDLEST_NUMA, off), 4.5 (seed 001; its select_idle_sibling patch is
+    /// SIS_FIRST_IDLE, off), 3.9 (seed 002; LB_RUNNABLE_AVG, LB_FORCE_BETTER_CPU and
+    /// LB_IDLE_PULL_MULTI). Each brings its own fair class (CFS's vruntime, slices, sleeper
+    /// credit, wakeup granularity and buddies), select_task_rq_fair, load balancer
+    /// (4.16 runs 4.15's), features file (--features writes apply to it), tunables,
+    /// util_est form and schedstat version (15 before 6.6). PELT stays 6.12's; HZ, idle
+    /// states and costs stay as given.
     #[arg(long, value_name = "VERSION")]
     pub(crate) kernel: Option<String>,
 

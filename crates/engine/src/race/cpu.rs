@@ -350,6 +350,16 @@ impl BalanceHost for CpuCtx<'_> {
     fn set_now(&mut self, now: u64) {
         self.now = self.now.max(now);
     }
+    /// 6.12's balancer, or 6.5's where `--kernel 6.5` asks: both are written over these
+    /// traits (the older kernels' keep per-CPU state only the engine's machine has, and
+    /// `validate` refuses them).
+    fn balancer(&self) -> fairsim_balance::lb::era::Balancer {
+        use fairsim_balance::lb::era::Balancer;
+        match Balancer::for_features(self.w.features) {
+            Balancer::V6_5 => Balancer::V6_5,
+            _ => Balancer::V6_12,
+        }
+    }
     fn sched_clock(&self) -> u64 {
         Self::kclock(self.now)
     }

@@ -98,11 +98,13 @@ pub fn validate(spec: &RaceSpec) -> Result<(), EngineError> {
         kernel,
         fairsim_balance::Kernel::V6_12 | fairsim_balance::Kernel::V6_5
     ) {
-        // 6.5's balancer is 6.12's in fairsim; the older kernels' are not ported here.
+        // Race mode's per-thread contexts run 6.12's and 6.5's balancers; the older
+        // kernels' keep state (cpu_load[], their capacities) that only the engine's
+        // machine has.
         return Err(invalid(
             "--kernel",
             kernel.name(),
-            "6.12 or 6.5 (race mode runs 6.12's load balancer; the older kernels' are not ported to race mode)",
+            "6.12 or 6.5 (race mode runs those kernels' load balancers; the older kernels' are not ported to race mode)",
         ));
     }
     if spec
