@@ -32,8 +32,10 @@
 //!   differ in the transients of a task running below top frequency on rk3399 or TC2,
 //!   which seed 003's ramp-up reads after a long sleep (both forms decay a sleeping task
 //!   the same way). Not ported.
-//! - The engine's model around the class: idle states, cpufreq governors (schedutil
-//!   refused before 4.7), costs, noise and the wake-list decision (`ttwu_queue_cond`).
+//! - schedutil (6.12's governor, for 4.15, 4.16 and 6.5 too; refused for 3.9 and 4.5,
+//!   which predate its 4.7 merge).
+//! - The engine's model around the class: idle states, costs, noise and the wake-list
+//!   decision (`ttwu_queue_cond`).
 //!
 //! Features the era's features.h did not list but that the 6.12 code it runs reads keep
 //! 6.12's defaults, hidden from the features file, except where the era plainly lacked
@@ -208,9 +210,10 @@ impl Kernel {
         Features::for_kernel(self)
     }
 
-    /// The cpufreq governors the kernel had: schedutil arrived in 4.7.
+    /// Whether the kernel had the schedutil cpufreq governor (merged in 4.7: 3.9 and 4.5
+    /// did not). fairsim's schedutil is 6.12's port in every kernel that has one.
     pub fn has_schedutil(self) -> bool {
-        matches!(self, Kernel::V6_5 | Kernel::V6_12)
+        self >= Kernel::V4_15
     }
 
     /// The cpuidle governors the kernel had by name (`menu` always; `teo` from 5.1,
@@ -600,5 +603,8 @@ mod tests {
         // 6.12 code the old eras still run keeps its defaults.
         assert!(k(Kernel::V4_5, Feature::WA_IDLE) && k(Kernel::V4_5, Feature::SIS_UTIL));
         assert_eq!(Kernel::V6_12.features(), Features::default());
+        // schedutil was merged in 4.7.
+        let su: Vec<bool> = Kernel::ALL.iter().map(|k| k.has_schedutil()).collect();
+        assert_eq!(su, [true, true, true, true, false, false]);
     }
 }

@@ -84,7 +84,17 @@ fn what_an_older_kernel_lacked_is_refused_in_one_line() {
         &["run", "--kernel", "4.16", "--util-est", "legacy"],
         "--util-est: Linux 4.16's util_est (seed 003's patch) is off by default",
     );
-    // rk3399 has cpufreq policies, whose default governor is schedutil (4.7+).
+    // rk3399 has cpufreq policies, whose default governor is schedutil (4.7+): fine for
+    // 4.16, refused for 4.5.
+    ok(&[
+        "run",
+        "--kernel",
+        "4.16",
+        "--topology",
+        "rk3399",
+        "--duration",
+        "50ms",
+    ]);
     bad(
         &["run", "--kernel", "4.5", "--topology", "rk3399"],
         "--governor: machine rk3399's cpufreq policies default to schedutil, which Linux 4.5 lacked",

@@ -177,7 +177,7 @@ pub struct RunArgs {
     /// powersave, or userspace:KHZ (a fixed frequency written to every policy's
     /// scaling_setspeed, as scaling_min_freq = scaling_max_freq pins it). Refused on a
     /// machine without cpufreq, whose CPUs always run at full frequency. schedutil came in
-    /// Linux 4.7: with --kernel 4.16, 4.15, 4.5 or 3.9 such a machine needs one of the
+    /// Linux 4.7: with --kernel 4.5 or 3.9 such a machine needs one of the
     /// others.
     #[arg(long, value_name = "GOVERNOR")]
     governor: Option<String>,
