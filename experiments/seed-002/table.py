@@ -1,22 +1,31 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""Seed 002's tables (mixed cpu_power TC2 and its A15 pair alone) next to fairsim's.
+"""Seed 002's tables (mixed cpu_power TC2 and its A15 pair alone) next to fairsim's,
+ending with the summary line.
 
-Usage: table.py SWEEP-DIR [RUNS-DIR]
+Usage: table.py SWEEP-3.9-DIR [SWEEP-6.12-DIR [RUNS-DIR]]
 
 For each machine and benchmark: the posting's AVG/MIN/MAX over its 20 runs for 3.9-rc2,
-+shi and +shi+patches, and fairsim's over the sweep's seeds for k39, shi and patches (and
-6.12 beside them). A run's figure is sysbench's total time and hackbench's Time in
-seconds, and cyclictest's Avg latency over its threads in us. The last column compares
-the direction of 3.9-rc2 -> +shi+patches on AVG: 'same', '!' when it differs, '=' when
-either side moves by less than 1%.
++shi and +shi+patches, and fairsim's over the sweep's seeds on --kernel 3.9 for k39, shi
+and patches; beside them today's 6.12 runs (the same kernels as LEGACY_LB ablations on
+6.12, and 6.12's own scheduler), never counted. A run's figure is sysbench's total time
+and hackbench's Time in seconds, and cyclictest's Avg latency over its threads in us. The
+last column marks the direction of 3.9-rc2 -> +shi+patches on AVG.
 
 With RUNS-DIR (the run script's per-run --json files of sysbench), it also prints where
 each sysbench thread ran: seconds on the A15s and on the A7s, per kernel and seed.
+
+The headline comparisons are the posting's "Improvement" column of the mixed cpu_power
+table: 3.9-rc2 -> +shi+patches on the AVG of each of the five benchmarks.
 """
 import json
+import math
+import os
 import sys
 from pathlib import Path
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from compare import Comparison, mean_se, print_comparisons  # noqa: E402
 
 KERNELS = ["k39", "shi", "patches"]
 NAMES = {"k39": "3.9-rc2", "shi": "+shi", "patches": "+shi+patches", "v612": "6.12"}
@@ -37,56 +46,95 @@ SEED = {
         "sysbench-5t": {"k39": (41.16, 41.14, 41.35), "shi": (41.15, 41.13, 41.19), "patches": (41.15, 41.11, 41.17)},
     },
 }
+POST_RUNS = 20
+# The expected range of 20 normal samples is 3.735 standard deviations.
+RANGE_TO_SD = 3.735
 METRIC = {"cyclictest": "Lat-avg-us", "hackbench": "time-s"}
 TITLE = {"tc2": "Mixed cpu_power (tc2: 2x A15 + 3x A7)", "tc2-2a15": "SMP (tc2-2a15: 2x A15)"}
+NOISE_POSTING = [
+    "posting: AVG over its 20 runs, no standard deviation given; each side's sd is taken "
+    "from its MIN and MAX as (MAX - MIN) / 3.735 (the expected range of 20 normal samples), "
+    "so se = sd / sqrt(20)"]
 
 
-def direction(before, after):
-    if abs(after - before) < 0.01 * abs(before):
-        return 0
-    return 1 if after < before else -1
-
-
-def main():
-    d = Path(sys.argv[1])
-    samples = {}
-    for p in sorted((d / "points").glob("*.json")):
+def samples(d):
+    out = {}
+    if d is None or not (Path(d) / "points").is_dir():
+        return out
+    for p in sorted((Path(d) / "points").glob("*.json")):
         pt = json.loads(p.read_text())
         c = dict(pt["coordinates"])
         name = METRIC.get(c["workloads"], "total-time-s")
         v = next((m["value"] for m in pt["metrics"] if m["name"] == name), None)
         if v is None:
             continue
-        samples.setdefault((c["machines"], c["workloads"], c["features"]), []).append(v)
-    n = max((len(v) for v in samples.values()), default=0)
+        out.setdefault((c["machines"], c["workloads"], c["features"]), []).append(v)
+    return out
+
+
+def post_se(row):
+    return (row[2] - row[1]) / RANGE_TO_SD / math.sqrt(POST_RUNS)
+
+
+def comparison(machine, bench, ours):
+    post = SEED[machine][bench]
+    fb, sb = mean_se(ours.get((machine, bench, "k39"), []))
+    fa, sa = mean_se(ours.get((machine, bench, "patches"), []))
+    return Comparison(f"{machine} {bench} AVG", post["k39"][0], post["patches"][0], fb, fa,
+                      post_se=(post_se(post["k39"]), post_se(post["patches"])),
+                      fs_se=(sb, sa))
+
+
+def main():
+    ours = samples(sys.argv[1])
+    ref = samples(sys.argv[2]) if len(sys.argv) > 2 else {}
+    n = max((len(v) for v in ours.values()), default=0)
+    if not n:
+        sys.exit(f"table.py: no points in {sys.argv[1]}")
     print(f"seed 002: AVG/MIN/MAX over runs (posting: 20 runs; fairsim: {n} seeds); "
           "sysbench and hackbench in s, cyclictest Avg latency in us")
+    print("fairsim: --kernel 3.9; 6.12 reference (not counted): the same kernels as "
+          "LEGACY_LB ablations on 6.12 (k39 -> patches), and 6.12's own scheduler")
     for machine, benches in SEED.items():
         print(f"\n{TITLE[machine]}")
-        head = "".join(f"{NAMES[k]:>14}" for k in KERNELS)
-        print(f"{'':12} {'':4}  posting:{head}   fairsim:{head}{'6.12':>10}  dir")
+        head = "".join(f"{NAMES[k]:>13}" for k in KERNELS)
+        print(f"{'':12} {'':4}  posting:{head}  | fairsim 3.9:{head} | dir  2x | "
+              f"6.12 k39 -> patches     6.12")
         for bench, kernels in benches.items():
-            ours = {k: samples.get((machine, bench, k), []) for k in KERNELS + ["v612"]}
-            if not all(ours[k] for k in KERNELS):
+            cols = {k: ours.get((machine, bench, k), []) for k in KERNELS}
+            if not all(cols.values()):
                 continue
+            c = comparison(machine, bench, ours)
             for i, stat in enumerate(["AVG", "MIN", "MAX"]):
                 pick = [lambda v: sum(v) / len(v), min, max][i]
-                seed_cols = "".join(f"{kernels[k][i]:>14.2f}" for k in KERNELS)
-                our_cols = "".join(f"{pick(ours[k]):>14.2f}" for k in KERNELS)
-                v612 = f"{pick(ours['v612']):>10.2f}" if ours["v612"] else f"{'':>10}"
-                mark = ""
-                if stat == "AVG":
-                    s = direction(kernels["k39"][0], kernels["patches"][0])
-                    f = direction(pick(ours["k39"]), pick(ours["patches"]))
-                    mark = "same" if s == f else ("=" if 0 in (s, f) else "!")
+                seed_cols = "".join(f"{kernels[k][i]:>13.2f}" for k in KERNELS)
+                our_cols = "".join(f"{pick(cols[k]):>13.2f}" for k in KERNELS)
+                r = {k: ref.get((machine, bench, k), []) for k in ("k39", "patches", "v612")}
+                rb = f"{pick(r['k39']):.2f}" if r["k39"] else "-"
+                ra = f"{pick(r['patches']):.2f}" if r["patches"] else "-"
+                rv = f"{pick(r['v612']):.2f}" if r["v612"] else "-"
+                mark = f"{c.mark():<4} {'2x' if c.within_2x() else '  '}" if i == 0 else " " * 7
                 label = bench if i == 0 else ""
-                print(f"{label:12} {stat:4}           {seed_cols}            {our_cols}{v612}  {mark}")
-    if len(sys.argv) > 2:
-        where_threads_ran(Path(sys.argv[2]))
+                print(f"{label:12} {stat:4}          {seed_cols}  |            {our_cols} | "
+                      f"{mark} | {rb:>8} -> {ra:<8} {rv:>8}")
+    if len(sys.argv) > 3:
+        where_threads_ran(Path(sys.argv[3]))
+    print()
+    comps = [comparison("tc2", b, ours) for b in SEED["tc2"]]
+    extra = []
+    for b in SEED["tc2"]:
+        rb = mean_se(ref.get(("tc2", b, "k39"), []))[0]
+        ra = mean_se(ref.get(("tc2", b, "patches"), []))[0]
+        extra.append(["-" if rb is None or ra is None else f"{rb:.2f} -> {ra:.2f}"])
+    print_comparisons(f"seed 002 headline: the posting's Improvement column (mixed cpu_power, "
+                      f"3.9-rc2 -> +shi+patches, AVG), --kernel 3.9; fairsim: mean over {n} "
+                      f"seeds", comps, NOISE_POSTING,
+                      extra_heads=["6.12 LEGACY_LB before -> after"], extra_cells=extra)
 
 
 def where_threads_ran(runs):
-    print("\nWhere sysbench's threads ran on tc2 (seconds on the A15s CPUs 0-1 / on the A7s CPUs 2-4, per thread)")
+    print("\nWhere sysbench's threads ran on tc2 (seconds on the A15s CPUs 0-1 / on the A7s "
+          "CPUs 2-4, per thread; k39/shi/patches on --kernel 3.9, v612 on 6.12)")
     for f in sorted(runs.glob("*.json")):
         j = json.loads(f.read_text())
         cols = []

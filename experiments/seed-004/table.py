@@ -1,147 +1,247 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""Seed 004's hackbench-process-pipes table next to fairsim's, from a sweep's point files.
+"""Seed 004's tables next to fairsim's, ending with the summary line.
 
-Usage: table.py HACKBENCH-SWEEP-DIR [GITSUITE-SWEEP-DIR [NETPERF-SWEEP-DIR]]
+Usage: table.py OUT-DIR   (what `run` wrote: the sweeps hackbench/, gitsuite/, netperf/
+                           on --kernel 4.15 and their -612 references)
 
-For each group count: the posting's Amean (seconds) for 4.15.0 without and with the
-SD_NUMA patch and its gain (positive = faster with the patch), then fairsim's Amean over
-the sweep's seeds for LEGACY_FIND_IDLEST,NO_FIND_IDLEST_NUMA (before) and
-LEGACY_FIND_IDLEST (after), its gain, and the after-kernel's t statistic so that a gain
-inside the noise shows as such.
+First the posting's hackbench-process-pipes and netperf-udp tables row by row (fairsim's
+change beside each, not counted), then the headline: the git suite's Elapsed table and
+its User/System/Elapsed block, the automatic NUMA balancing table (not produced: fairsim
+does not model automatic NUMA balancing), and the hackbench and netperf tables each as
+one figure (the geometric mean over the rows fairsim ran, the posting's restricted to
+the same rows). Today's 6.12 runs are a reference column, never counted.
 """
+import glob
 import json
 import math
+import os
 import sys
-from pathlib import Path
 
-# The posting's hackbench-process-pipes rows (seed 004): groups -> (before, after) Amean s.
-SEED = {
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from compare import Comparison, mean_se, print_comparisons, sd, sd_se  # noqa: E402
+
+# The posting's hackbench-process-pipes rows: groups -> (before, after) Amean s.
+HACKBENCH = {
     1: (1.0973, 0.9393), 4: (1.3427, 1.3730), 7: (1.4233, 1.6670), 12: (3.0250, 3.3013),
     21: (9.0860, 9.5343), 30: (14.6547, 13.2433), 48: (22.5447, 20.4303),
     79: (29.2010, 26.7853), 110: (36.7443, 35.8453), 141: (45.8533, 42.6223),
     172: (55.1317, 50.6473), 203: (64.4420, 58.3957), 234: (73.2293, 67.1047),
     265: (80.5220, 75.7330), 296: (88.7567, 82.1533),
 }
-
-
-# The posting's git-suite rows (seed 004): Elapsed over its iterations and the
-# User/System/Elapsed block summed over them, seconds.
-SEED_GIT = {
+# The posting's git-suite tables: Elapsed over its iterations, then User/System/Elapsed
+# summed over them (6 iterations: 10259.06 / 1709.53).
+GIT_ITER = 6
+GIT = {
     "Elapsed min": (1706.06, 1435.94), "Elapsed mean": (1709.53, 1436.98),
+    "Elapsed stddev": (2.16, 1.01), "Elapsed coeffvar": (0.13, 0.07),
     "Elapsed max": (1711.59, 1438.01), "User": (5434.12, 5188.41),
-    "System": (4878.77, 3467.09),
+    "System": (4878.77, 3467.09), "Elapsed": (10259.06, 8624.21),
 }
-
-
-def points(d):
-    """(coordinates, metrics by name) of every point file under sweep directory d."""
-    for p in sorted((Path(d) / "points").glob("*.json")):
-        pt = json.loads(p.read_text())
-        yield dict(pt["coordinates"]), {m["name"]: m["value"] for m in pt["metrics"]}
-
-
-def gitsuite(d):
-    """The git suite's rows: Elapsed min/mean/max, User, System, then fairsim's own
-    explanation columns (share of task time off the home node, moves across nodes)."""
-    runs = {"before": [], "after": []}
-    for c, m in points(d):
-        runs[c["features"]].append(m)
-    if not runs["before"] or not runs["after"]:
-        return
-    def col(k, name):
-        v = [m[name] for m in runs[k]]
-        return {"min": min(v), "mean": sum(v) / len(v), "max": max(v)}
-    print("git test suite (forkbench): seconds; gain = (before - after) / before, positive = faster with the patch")
-    print(f"{'':<14} {'seed before':>11} {'seed after':>10} {'gain':>8}   "
-          f"{'fairsim before':>14} {'fairsim after':>13} {'gain':>8}  direction")
-    rows = [("Elapsed min", "Elapsed-s", "min"), ("Elapsed mean", "Elapsed-s", "mean"),
-            ("Elapsed max", "Elapsed-s", "max"), ("User", "User-s", "mean"),
-            ("System", "System-s", "mean")]
-    for label, name, agg in rows:
-        sb, sa = SEED_GIT[label]
-        fb, fa = col("before", name)[agg], col("after", name)[agg]
-        same = (sb - sa) * (fb - fa) > 0
-        print(f"{label:<14} {sb:>11.2f} {sa:>10.2f} {(sb - sa) / sb * 100:>7.2f}%   "
-              f"{fb:>14.4f} {fa:>13.4f} {(fb - fa) / fb * 100:>7.2f}%  {'same' if same else '!'}")
-    for label, name in [("off-node %", "off-node-%"), ("node moves/s", "node-moves/s")]:
-        fb, fa = col("before", name)["mean"], col("after", name)["mean"]
-        print(f"{label:<14} {'':>11} {'':>10} {'':>8}   {fb:>14.2f} {fa:>13.2f}")
-    print()
-
-
-# The posting's netperf rows (seed 004, mmtests netperf-udp): send size -> Hmean Mbit/s
-# (send before, send after, recv before, recv after).
-SEED_NET = {
+# The posting's automatic NUMA balancing counters (netperf runs).
+AUTONUMA = {
+    "NUMA base PTE updates": (4620, 1473), "NUMA huge PMD updates": (0, 0),
+    "NUMA page range updates": (4620, 1473), "NUMA hint faults": (4301, 1383),
+    "NUMA hint local faults": (1309, 451), "NUMA hint local percent": (30, 32),
+    "NUMA pages migrated": (1335, 491), "AutoNUMA cost %": (21, 6),
+}
+# The posting's netperf-udp rows: size -> (send before, send after, recv before, recv after).
+NETPERF = {
     64: (349.09, 354.67, 349.09, 354.67), 128: (699.16, 702.91, 699.16, 702.91),
     256: (1316.34, 1350.07, 1316.34, 1350.07), 1024: (5063.99, 5124.38, 5063.99, 5124.38),
     2048: (9705.19, 9687.44, 9705.16, 9687.43), 3312: (14359.48, 14577.64, 14359.42, 14577.59),
     4096: (16324.20, 16393.62, 16323.98, 16393.55), 8192: (26112.61, 26877.26, 26111.85, 26876.96),
     16384: (37208.44, 38683.43, 37206.99, 38682.41),
 }
+NOISE_POSTING = [
+    "posting, git suite: its Elapsed stddev over 6 iterations (2.16, 1.01 s) gives the se of "
+    "the mean (s/sqrt(6)), of min and max (s, one run's spread), of the stddev and coeffvar "
+    "(x/sqrt(2 (6 - 1))) and of the Elapsed total (s sqrt(6)); User and System have none",
+    "posting, hackbench and netperf (mmtests Amean/Hmean without stddev) and the NUMA "
+    "counters: no noise given: every change counts as outside noise",
+]
 
 
-def netperf(d):
-    """The UDP_STREAM rows: Hmean send and recv Mbit/s per send size, both kernels."""
-    runs = {}
-    for c, m in points(d):
-        size = int(c["workloads"].split("-")[1])
-        runs.setdefault((size, c["features"]), []).append(m)
-    if not runs:
-        return
-    hm = lambda v: len(v) / sum(1 / x for x in v) if all(x > 0 for x in v) else 0.0
-    print("netperf-udp (UDP_STREAM): Hmean Mbit/s over seeds; gain = (after - before) / before, positive = faster with the patch")
-    print(f"{'':<11} {'seed before':>11} {'seed after':>10} {'gain':>7}   "
-          f"{'fairsim before':>14} {'fairsim after':>13} {'gain':>7}  direction  node-moves/s b/a")
-    for size in sorted({s for s, _ in runs}):
-        b, a = runs.get((size, "before"), []), runs.get((size, "after"), [])
-        if not b or not a:
+def points(d):
+    for p in sorted(glob.glob(os.path.join(d, "points", "*.json"))):
+        with open(p) as f:
+            pt = json.load(f)
+        c = dict(pt["coordinates"])
+        c["seed"] = c.get("seeds")
+        yield c, {m["name"]: m["value"] for m in pt["metrics"]}, pt
+
+
+def by_side(d):
+    """{side: {seed: metrics}} per workload name."""
+    out = {}
+    for c, m, _ in points(d):
+        out.setdefault(c["workloads"], {}).setdefault(c["features"], {})[c["seed"]] = m
+    return out
+
+
+def gmean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def git_figures(d):
+    """fairsim's git-suite figures per side, each (value, se): the seeds stand for the
+    posting's iterations."""
+    runs = by_side(d).get("gitsuite", {})
+    out = {}
+    for side, seeds in runs.items():
+        ms = list(seeds.values())
+        el = [m["Elapsed-s"] for m in ms]
+        n = len(el)
+        s = sd(el)
+        mean = sum(el) / n
+        f = {
+            "Elapsed min": (min(el), s if n > 1 else None),
+            "Elapsed mean": mean_se(el),
+            "Elapsed stddev": (s, sd_se(s, n)),
+            "Elapsed coeffvar": (100 * s / mean, sd_se(100 * s / mean, n)),
+            "Elapsed max": (max(el), s if n > 1 else None),
+            "Elapsed": (sum(el), s * math.sqrt(n) if n > 1 else None),
+        }
+        us = [m["User-s"] for m in ms]
+        sy = [m["System-s"] for m in ms]
+        f["User"] = (sum(us), sd(us) * math.sqrt(n) if n > 1 else None)
+        f["System"] = (sum(sy), sd(sy) * math.sqrt(n) if n > 1 else None)
+        f["off-node %"] = (mean_se([m.get("off-node-%", 0.0) for m in ms])[0], None)
+        f["node moves/s"] = (mean_se([m.get("node-moves/s", 0.0) for m in ms])[0], None)
+        out[side] = f
+    return out
+
+
+def table_gmean(runs, metric, rows):
+    """Per side: (gmean over rows of the mean over seeds, se from the per-seed gmeans)."""
+    out = {}
+    for side in ("before", "after"):
+        per_seed = {}
+        for r in rows:
+            for seed, m in runs.get(r, {}).get(side, {}).items():
+                if m.get(metric):
+                    per_seed.setdefault(seed, []).append(m[metric])
+        full = [v for v in per_seed.values() if len(v) == len(rows)]
+        if not full:
             continue
-        for k, (key, (sb, sa)) in enumerate([("Hmean-send-Mbit/s", SEED_NET[size][:2]),
-                                            ("Hmean-recv-Mbit/s", SEED_NET[size][2:])]):
-            fb, fa = hm([m[key] for m in b]), hm([m[key] for m in a])
-            same = (sa - sb) * (fa - fb) > 0
-            mv = lambda r: sum(m.get("node-moves/s", 0) for m in r) / len(r)
-            extra = f"  {mv(b):>6.1f}/{mv(a):<6.1f}" if k == 0 else ""
-            print(f"{('send-' if k == 0 else 'recv-') + str(size):<11} {sb:>11.2f} {sa:>10.2f} "
-                  f"{(sa - sb) / sb * 100:>6.2f}%   {fb:>14.2f} {fa:>13.2f} "
-                  f"{(fa - fb) / max(fb, 1e-9) * 100:>6.2f}%  {'same' if same else '!':<9}{extra}")
-    print()
+        means = [sum(runs[r][side][s][metric] for s in runs[r][side]) / len(runs[r][side])
+                 for r in rows]
+        _, se = mean_se([gmean(v) for v in full])
+        out[side] = (gmean(means), se)
+    return out
+
+
+def rows_table(title, runs, metric, post, names, lower_is_better):
+    """The posting's rows and fairsim's change beside each; returns the rows fairsim ran."""
+    ran = []
+    tally = [0, 0, 0]
+    print(title)
+    print(f"{'row':<12} | {'posting before':>14} {'after':>10} {'change':>8} | "
+          f"{'fairsim before':>14} {'after':>10} {'change':>8} | dir  2x")
+    for key, label in names:
+        r = runs.get(key, {})
+        if not r.get("before") or not r.get("after") or label not in post:
+            continue
+        ran.append(key)
+        pb, pa = post[label]
+        fb, sb = mean_se([m[metric] for m in r["before"].values() if metric in m])
+        fa, sa = mean_se([m[metric] for m in r["after"].values() if metric in m])
+        if fb is None or fa is None:
+            continue
+        c = Comparison(str(label), pb, pa, fb, fa, fs_se=(sb, sa))
+        tally[0] += 1
+        tally[1] += c.same_direction()
+        tally[2] += c.within_2x()
+        ch = lambda b, a: f"{100 * (a - b) / b:+.2f}%" if b else "-"
+        print(f"{str(label):<12} | {pb:>14.4f} {pa:>10.4f} {ch(pb, pa):>8} | {fb:>14.4f} "
+              f"{fa:>10.4f} {ch(fb, fa):>8}{'~' if c.fs_inside() else ' '}| "
+              f"{c.mark():<4} {'2x' if c.within_2x() else ''}")
+    better = "lower" if lower_is_better else "higher"
+    print(f"(not in the summary: {tally[0]} rows, {tally[1]} same direction, {tally[2]} within "
+          f"2x; {better} is better; ~ fairsim's change inside its noise)\n")
+    return ran
 
 
 def main():
-    if len(sys.argv) > 3:
-        netperf(sys.argv[3])
-    if len(sys.argv) > 2:
-        gitsuite(sys.argv[2])
-    d = Path(sys.argv[1])
-    samples = {}
-    for p in sorted((d / "points").glob("*.json")):
-        pt = json.loads(p.read_text())
-        coords = dict(pt["coordinates"])
-        spec = pt["workloads"][0]["workload"]
-        groups = int(spec.split("g=")[1].split(",")[0])
-        t = next(m["value"] for m in pt["metrics"] if m["name"] == "time-s")
-        samples.setdefault((groups, coords["features"]), []).append(t)
-    mean = lambda v: sum(v) / len(v)
-    def sd(v):
-        m = mean(v)
-        return math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else 0.0
-    print("hackbench-process-pipes: Amean seconds; gain = (before - after) / before, positive = faster with the patch")
-    print(f"{'groups':>6}  {'seed before':>11} {'seed after':>10} {'gain':>8}   "
-          f"{'fairsim before':>14} {'fairsim after':>13} {'gain':>8} {'t':>6}  direction")
-    for groups in sorted({g for g, _ in samples}):
-        b, a = samples.get((groups, "before"), []), samples.get((groups, "after"), [])
-        if not b or not a:
+    out = sys.argv[1] if len(sys.argv) > 1 else "target/experiments/seed-004"
+    hb = by_side(os.path.join(out, "hackbench"))
+    hb612 = by_side(os.path.join(out, "hackbench-612"))
+    np_ = by_side(os.path.join(out, "netperf"))
+    np612 = by_side(os.path.join(out, "netperf-612"))
+    git = git_figures(os.path.join(out, "gitsuite"))
+    git612 = git_figures(os.path.join(out, "gitsuite-612"))
+    if "before" not in git or "after" not in git:
+        sys.exit(f"table.py: no git-suite points in {out}/gitsuite")
+    nseeds = len(next(iter(hb.values()), {}).get("before", {})) if hb else 0
+
+    print("seed 004 on 2n-2s16c2t (2 x 16 x 2, SLIT 10/21), --kernel 4.15: NO_FIND_IDLEST_NUMA"
+          " (before) -> FIND_IDLEST_NUMA (after)\n")
+    hb_names = [(f"g{g:03d}", g) for g in sorted(HACKBENCH)]
+    hb_ran = rows_table(f"hackbench-process-pipes: Amean seconds (fairsim: mean over {nseeds} "
+                        f"seeds)", hb, "time-s", HACKBENCH, hb_names, True)
+    send = {s: v[:2] for s, v in NETPERF.items()}
+    recv = {s: v[2:] for s, v in NETPERF.items()}
+    np_names = [(f"send-{s:05d}", s) for s in sorted(NETPERF)]
+    np_ran = rows_table("netperf-udp send: Hmean Mbit/s", np_, "Hmean-send-Mbit/s", send,
+                        np_names, False)
+    rows_table("netperf-udp recv: Hmean Mbit/s", np_, "Hmean-recv-Mbit/s", recv, np_names, False)
+    print("git suite, fairsim's counters (mean over seeds): share of task time off its home "
+          "node, moves across nodes")
+    for side in ("before", "after"):
+        print(f"  {side:<6} off-node {git[side]['off-node %'][0]:.2f}%   node moves/s "
+              f"{git[side]['node moves/s'][0]:.2f}")
+    print()
+
+    comps, extra = [], []
+    for name, (pb, pa) in GIT.items():
+        (fb, sb), (fa, sa) = git["before"][name], git["after"][name]
+        s_b, s_a = GIT["Elapsed stddev"]
+        pse = {
+            "Elapsed min": (s_b, s_a), "Elapsed max": (s_b, s_a),
+            "Elapsed mean": (s_b / math.sqrt(GIT_ITER), s_a / math.sqrt(GIT_ITER)),
+            "Elapsed stddev": (sd_se(s_b, GIT_ITER), sd_se(s_a, GIT_ITER)),
+            "Elapsed coeffvar": (sd_se(pb, GIT_ITER), sd_se(pa, GIT_ITER)),
+            "Elapsed": (s_b * math.sqrt(GIT_ITER), s_a * math.sqrt(GIT_ITER)),
+        }.get(name, (None, None))
+        comps.append(Comparison(f"git {name}", pb, pa, fb, fa, post_se=pse, fs_se=(sb, sa)))
+        if "before" in git612 and "after" in git612:
+            b6, a6 = git612["before"][name][0], git612["after"][name][0]
+            extra.append([f"{b6:.4g} -> {a6:.4g}"])
+        else:
+            extra.append(["-"])
+    for name, (pb, pa) in AUTONUMA.items():
+        comps.append(Comparison(name, pb, pa, why="" if name != "AutoNUMA cost %" else
+                                "the NUMA rows: fairsim does not model automatic NUMA "
+                                "balancing (no NUMA hinting faults or page migration)"))
+        extra.append(["-"])
+    for label, runs, ref, metric, post, names, ran in (
+            ("hackbench Amean, gmean over groups", hb, hb612, "time-s", HACKBENCH, hb_names,
+             hb_ran),
+            ("netperf send Hmean, gmean over sizes", np_, np612, "Hmean-send-Mbit/s", send,
+             np_names, np_ran)):
+        keys = [k for k, _ in names if k in ran]
+        labels = [l for k, l in names if k in ran]
+        if not keys:
+            comps.append(Comparison(label, 1.0, 1.0, why="no rows ran"))
+            extra.append(["-"])
             continue
-        sb, sa = SEED.get(groups, (float("nan"), float("nan")))
-        mb, ma = mean(b), mean(a)
-        se = math.sqrt(sd(b) ** 2 / len(b) + sd(a) ** 2 / len(a))
-        t = (mb - ma) / se if se > 0 else float("inf")
-        same = (sb - sa) * (mb - ma) > 0
-        print(f"{groups:>6}  {sb:>11.4f} {sa:>10.4f} {(sb - sa) / sb * 100:>7.2f}%   "
-              f"{mb:>14.4f} {ma:>13.4f} {(mb - ma) / mb * 100:>7.2f}% {t:>6.1f}  "
-              f"{'same' if same else '!'}")
+        pb = gmean([post[l][0] for l in labels])
+        pa = gmean([post[l][1] for l in labels])
+        f = table_gmean(runs, metric, keys)
+        fb, sb = f.get("before", (None, None))
+        fa, sa = f.get("after", (None, None))
+        what = "all 15 groups" if len(keys) == len(HACKBENCH) else f"groups {labels}"
+        if metric != "time-s":
+            what = "all 9 sizes" if len(keys) == len(NETPERF) else f"sizes {labels}"
+        comps.append(Comparison(label, pb, pa, fb, fa, fs_se=(sb, sa), why=f"over {what}"))
+        r = table_gmean(ref, metric, keys)
+        extra.append([f"{r['before'][0]:.4g} -> {r['after'][0]:.4g}"
+                      if "before" in r and "after" in r else "-"])
+    print_comparisons("seed 004 headline: the git suite (fairsim: forkbench, its seeds as the "
+                      "posting's iterations, User/System/Elapsed summed over them), the "
+                      "AutoNUMA counters,\nand the hackbench and netperf tables as one figure "
+                      "each; --kernel 4.15", comps, NOISE_POSTING,
+                      extra_heads=["6.12 LEGACY_FIND_IDLEST before -> after"], extra_cells=extra)
 
 
 if __name__ == "__main__":
