@@ -147,6 +147,35 @@ impl Sched {
         new_cpu
     }
 
+    /// The domain walk of `select_task_rq_fair` as 4.5 to 6.12 run it, from `cpu` up:
+    /// with `want_affine`, the first `SD_WAKE_AFFINE` domain that spans `prev_cpu` ends
+    /// the walk as the affine domain; otherwise the highest domain with a flag of
+    /// `sd_flag` is kept, the walk stopping at the first without it unless the wakeup
+    /// wants affine. Returns `(affine_sd, sd)`; `sd` is `None` when an affine domain was
+    /// found, as `wake_affine` is preferred over the balance flags. (3.9's walk skips
+    /// rather than stops: see [`v3_9_select`].)
+    pub(crate) fn wake_domain_walk(
+        &self,
+        cpu: usize,
+        prev_cpu: usize,
+        want_affine: bool,
+        sd_flag: SdFlags,
+    ) -> (Option<SdId>, Option<SdId>) {
+        let mut sd: Option<SdId> = None;
+        for tmp in self.topo.domains_of(cpu) {
+            let d = self.topo.domain(tmp);
+            if want_affine && d.flags.contains(SdFlags::WAKE_AFFINE) && d.span.test(prev_cpu) {
+                return (Some(tmp), None);
+            }
+            if d.flags.intersects(sd_flag) {
+                sd = Some(tmp);
+            } else if !want_affine {
+                break;
+            }
+        }
+        (None, sd)
+    }
+
     /// `current` on `cpu`: the task running there, `None` for the idle task.
     pub(crate) fn current_of(&self, cpu: usize) -> Option<TaskId> {
         self.rqs[cpu].curr

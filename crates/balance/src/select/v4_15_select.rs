@@ -84,7 +84,7 @@
 //!   4.16's write of the waker's `recent_used_cpu` is skipped (nothing reads the idle
 //!   task's).
 
-use fairsim_topology::{SdFlags, SdId};
+use fairsim_topology::SdFlags;
 
 use crate::kernel::Kernel;
 use crate::sched::{wf, Sched};
@@ -119,25 +119,10 @@ impl Sched {
                 && self.tasks[p].allowed_on(cpu);
         }
 
-        let mut sd: Option<SdId> = None;
-        let mut affine_sd: Option<SdId> = None;
-        for tmp in self.topo.domains_of(cpu) {
-            let d = self.topo.domain(tmp);
-            // Both CPUs are in this domain: the waking CPU is a valid affine target.
-            if want_affine && d.flags.contains(SdFlags::WAKE_AFFINE) && d.span.test(prev_cpu) {
-                affine_sd = Some(tmp);
-                break;
-            }
-            if d.flags.intersects(sd_flag) {
-                sd = Some(tmp);
-            } else if !want_affine {
-                break;
-            }
-        }
+        let (affine_sd, sd) = self.wake_domain_walk(cpu, prev_cpu, want_affine, sd_flag);
 
         if let Some(asd) = affine_sd {
-            // wake_affine is preferred over the balance flags.
-            sd = None;
+            // wake_affine is preferred over the balance flags (the walk left sd None).
             if cpu != prev_cpu {
                 new_cpu = self.wake_affine_v4_15(asd, p, cpu, prev_cpu, sync);
             }

@@ -41,7 +41,7 @@
 //! class is asked only when `nr_cpus_allowed > 1`, and a disallowed answer falls back to
 //! `select_fallback_rq()`.
 
-use fairsim_topology::{SdFlags, SdId};
+use fairsim_topology::SdFlags;
 
 use crate::sched::{wf, Sched};
 use crate::task::TaskId;
@@ -73,27 +73,12 @@ impl Sched {
         let sync = wake_flags & wf::SYNC != 0;
         let want_affine = waking && !self.wake_wide(p, this_cpu) && self.tasks[p].allowed_on(cpu);
 
-        let mut affine_sd: Option<SdId> = None;
-        let mut sd: Option<SdId> = None;
         // 4.5 breaks at the first domain without SD_LOAD_BALANCE: every fairsim domain
-        // balances, so the walk only ends on the conditions below.
-        for tmp in self.topo.domains_of(cpu) {
-            let d = self.topo.domain(tmp);
-            // Both cpu and prev_cpu are in this domain: cpu is a valid affine target.
-            if want_affine && d.flags.contains(SdFlags::WAKE_AFFINE) && d.span.test(prev_cpu) {
-                affine_sd = Some(tmp);
-                break;
-            }
-            if d.flags.intersects(sd_flag) {
-                sd = Some(tmp);
-            } else if !want_affine {
-                break;
-            }
-        }
+        // balances, so the walk only ends on its other conditions.
+        let (affine_sd, sd) = self.wake_domain_walk(cpu, prev_cpu, want_affine, sd_flag);
 
         if let Some(asd) = affine_sd {
-            // wake_affine is preferred over the balance flags.
-            sd = None;
+            // wake_affine is preferred over the balance flags (the walk left sd None).
             if cpu != prev_cpu && self.wake_affine_v4_5(asd, p, cpu, prev_cpu, sync) {
                 new_cpu = cpu;
             }

@@ -75,24 +75,9 @@ impl Sched {
             want_affine = !self.wake_wide(p, this_cpu) && self.tasks[p].allowed_on(cpu);
         }
 
-        let mut sd: Option<SdId> = None;
-        let mut affine_sd: Option<SdId> = None;
-        for tmp in self.topo.domains_of(cpu) {
-            let d = self.topo.domain(tmp);
-            // Both CPUs in one SD_WAKE_AFFINE domain: wake_affine decides, ahead of the
-            // balance flags.
-            if want_affine && d.flags.contains(SdFlags::WAKE_AFFINE) && d.span.test(prev_cpu) {
-                affine_sd = Some(tmp);
-                sd = None;
-                break;
-            }
-            // Usually only fork and exec match: SD_BALANCE_WAKE is off by default.
-            if d.flags.intersects(sd_flag) {
-                sd = Some(tmp);
-            } else if !want_affine {
-                break;
-            }
-        }
+        // Both CPUs in one SD_WAKE_AFFINE domain: wake_affine decides, ahead of the balance
+        // flags; usually only fork and exec match a flag (SD_BALANCE_WAKE is off).
+        let (affine_sd, sd) = self.wake_domain_walk(cpu, prev_cpu, want_affine, sd_flag);
         if let Some(asd) = affine_sd {
             if cpu != prev_cpu {
                 new_cpu = self.wake_affine(asd, p, cpu, prev_cpu, sync);
