@@ -225,12 +225,6 @@ impl Kernel {
             "menu (teo came in 5.1, haltpoll in 5.4)"
         }
     }
-
-    /// The CFS tunables for `ncpus` online CPUs (`sched_init_granularity`); `None` for
-    /// EEVDF.
-    pub fn cfs_tunables(self, ncpus: usize) -> Option<CfsTunables> {
-        self.is_cfs().then(|| CfsTunables::for_cpus(ncpus))
-    }
 }
 
 impl fmt::Display for Kernel {
@@ -482,41 +476,30 @@ mod eras {
     /// 6.5 lacked the proportional newidle balance.
     pub(super) const HIDDEN_6_5: &[(Feature, bool)] = &[(NI_RANDOM, false), (NI_RATE, false)];
 
-    /// What 4.15 and 4.16 lacked, and the era functions they run that 6.12's code
-    /// reaches through the LEGACY_* switches (4.15's `find_idlest_*`).
-    pub(super) const HIDDEN_4_15: &[(Feature, bool)] = &[
+    /// What every era before 6.5 lacked: the proportional newidle balance, seed 000's
+    /// later ILB patches and (except 4.16's patch) util_est.
+    const OLD_LACKED: [(Feature, bool); 6] = [
         (NI_RANDOM, false),
         (NI_RATE, false),
         (ILB_SNAPSHOT, false),
         (ILB_UTIL, false),
         (ILB_FAST, false),
         (UTIL_EST, false),
-        (LEGACY_FIND_IDLEST, true),
     ];
 
-    /// 4.5: no util_est; 4.5's `select_idle_sibling`.
-    pub(super) const HIDDEN_4_5: &[(Feature, bool)] = &[
-        (NI_RANDOM, false),
-        (NI_RATE, false),
-        (ILB_SNAPSHOT, false),
-        (ILB_UTIL, false),
-        (ILB_FAST, false),
-        (UTIL_EST, false),
-        (LEGACY_SIS, true),
-    ];
+    /// 4.15 and 4.16 also run 4.15's `find_idlest_*`, which 6.12's shared slow path
+    /// reaches through LEGACY_FIND_IDLEST.
+    pub(super) const HIDDEN_4_15: &[(Feature, bool)] =
+        &concat::<6, 7>(OLD_LACKED, &[(LEGACY_FIND_IDLEST, true)]);
 
-    /// 3.9: no util_est; 3.9's load balancer and fork/exec placement, and the group walk
-    /// of `select_idle_sibling`.
-    pub(super) const HIDDEN_3_9: &[(Feature, bool)] = &[
-        (NI_RANDOM, false),
-        (NI_RATE, false),
-        (ILB_SNAPSHOT, false),
-        (ILB_UTIL, false),
-        (ILB_FAST, false),
-        (UTIL_EST, false),
-        (LEGACY_SIS, true),
-        (LEGACY_LB, true),
-    ];
+    /// 4.5: its `select_idle_sibling`.
+    pub(super) const HIDDEN_4_5: &[(Feature, bool)] =
+        &concat::<6, 7>(OLD_LACKED, &[(LEGACY_SIS, true)]);
+
+    /// 3.9: its load balancer and fork/exec placement, and the group walk of
+    /// `select_idle_sibling`.
+    pub(super) const HIDDEN_3_9: &[(Feature, bool)] =
+        &concat::<6, 8>(OLD_LACKED, &[(LEGACY_SIS, true), (LEGACY_LB, true)]);
 }
 
 #[cfg(test)]
