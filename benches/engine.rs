@@ -80,7 +80,7 @@ fn nanosleep(c: &mut Criterion) {
         "nanosleep 224 x 1us ILB_FAST, spr-2s56c2t, 100 ms emulated",
         with_features(
             spec("spr-2s56c2t", "nanosleep:tasks=224,sleep=1us", 100),
-            "ILB_FAST",
+            "ILB_SNAPSHOT,ILB_FAST",
         ),
     );
     bench_scenario(

@@ -29,7 +29,7 @@ outputs() {
   run ns --topology spr-2s56c2t --workload nanosleep:tasks=224,sleep=1us \
     --idle-states spr,no-C6 --duration 120ms --warmup 20ms --seed 3 --trace-window 100ms..101ms
   run nsilb --topology spr-2s56c2t --workload nanosleep:tasks=224,sleep=1us \
-    --features ILB_FAST --ilb-sd-share --duration 60ms --warmup 20ms --seed 4 \
+    --features ILB_SNAPSHOT,ILB_FAST --ilb-sd-share --duration 60ms --warmup 20ms --seed 4 \
     --trace-window 50ms..51ms
   run sch --topology 2s24c2t --workload schbench:m=6,t=24,c=30ms,s=30ms --duration 400ms \
     --seed 5 --trace-window 200ms..210ms

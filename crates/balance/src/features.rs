@@ -1,216 +1,73 @@
 //! `sched_features`: the switches of kernel/sched/features.h, with 6.12.117's defaults,
 //! plus the features of the patch sets fairsim evaluates. Set by name with the kernel's
 //! `NO_` convention, as `/sys/kernel/debug/sched/features` takes them.
+//!
+//! Every feature is declared once, in the `features!` block of `features/decl.rs`: its name as
+//! features.h spells it, a one-line doc, its 6.12.117 default, where it comes from, the
+//! features it needs or excludes (with the hint the error prints), whether the 6.12
+//! features file lists it, and whether it changes the sched domains. Parsing, the error
+//! messages, the requires/conflicts checks, 6.12's features file ([`v6_12_table`]) and
+//! `fairsim features` are generated from that block; the older eras' features.h tables
+//! (their order and defaults) are in [`crate::kernel`].
 
 use std::fmt;
 
 use crate::kernel::Kernel;
 
-macro_rules! features {
-    ($( $(#[$doc:meta])* $name:ident = $default:expr ),* $(,)?) => {
-        /// One scheduler feature.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        #[allow(non_camel_case_types)]
-        pub enum Feature {
-            $( $(#[$doc])* $name, )*
-        }
+mod decl;
+pub use decl::{v6_12_table, Domains, Feature, FeatureDecl, DECLARATIONS};
 
-        impl Feature {
-            /// Every feature, in features.h order (patch features last).
-            pub const ALL: &'static [Feature] = &[ $( Feature::$name, )* ];
+impl Feature {
+    /// The feature's declaration.
+    pub fn decl(self) -> &'static FeatureDecl {
+        &DECLARATIONS[self as usize]
+    }
 
-            /// The feature's name as the debugfs file prints it.
-            pub fn name(self) -> &'static str {
-                match self { $( Feature::$name => stringify!($name), )* }
-            }
+    /// The feature's name as the debugfs file prints it.
+    pub fn name(self) -> &'static str {
+        self.decl().name
+    }
 
-            /// The default in Linux 6.12.117 (patch features default off, except FIND_IDLEST_NUMA and LB_BIAS,
-            /// whose 6.12 rules 6.12.117 has).
-            pub fn default_on(self) -> bool {
-                match self { $( Feature::$name => $default, )* }
-            }
-        }
-    };
+    /// The default in Linux 6.12.117 (patch features default off, except FIND_IDLEST_NUMA
+    /// and LB_BIAS, whose 6.12 rules 6.12.117 has).
+    pub fn default_on(self) -> bool {
+        self.decl().default_6_12
+    }
+
+    /// What the feature does, in one line.
+    pub fn doc(self) -> &'static str {
+        self.decl().doc
+    }
+
+    /// Where the feature comes from.
+    pub fn origin(self) -> &'static str {
+        self.decl().origin
+    }
 }
 
-features! {
-    /// Place waking entities with their preserved lag.
-    PLACE_LAG = true,
-    /// New tasks get half a slice as their first deadline.
-    PLACE_DEADLINE_INITIAL = true,
-    /// Keep the relative deadline across a migration's dequeue/enqueue.
-    PLACE_REL_DEADLINE = true,
-    /// Let the current task run until it reaches its deadline (0-lag point).
-    RUN_TO_PARITY = true,
-    /// Allow a wakee with a shorter slice to cancel the current task's protection.
-    PREEMPT_SHORT = true,
-    /// Prefer the last woken task as next.
-    NEXT_BUDDY = false,
-    /// Consider the next buddy in pick_next_entity.
-    PICK_BUDDY = true,
-    /// Consider buddies cache-hot in task_hot().
-    CACHE_HOT_BUDDY = true,
-    /// Keep sleeping, ineligible entities queued until they are picked.
-    DELAY_DEQUEUE = true,
-    /// Clip positive lag of delayed entities to 0.
-    DELAY_ZERO = true,
-    /// Let a waking task preempt the current one.
-    WAKEUP_PREEMPTION = true,
-    /// High-resolution tick (not modelled).
-    HRTICK = false,
-    /// High-resolution tick for deadline tasks (not modelled).
-    HRTICK_DL = false,
-    /// Tick twice per period (not modelled).
-    DOUBLE_TICK = false,
-    /// Discount RT and IRQ time from CPU capacity.
-    NONTASK_CAPACITY = true,
-    /// Queue remote wakeups on the target CPU's wake list.
-    TTWU_QUEUE = true,
-    /// Limit select_idle_cpu()'s scan depth by LLC utilization.
-    SIS_UTIL = true,
-    /// Debug check (not modelled).
-    WARN_DOUBLE_CLOCK = false,
-    /// RT push IPIs (not modelled).
-    RT_PUSH_IPI = false,
-    /// RT runtime sharing (not modelled).
-    RT_RUNTIME_SHARE = false,
-    /// Skip tasks with tiny load in detach_tasks().
-    LB_MIN = false,
-    /// Age the load of migrated tasks at attach.
-    ATTACH_AGE_LOAD = true,
-    /// wake_affine: prefer an idle waker or previous CPU.
-    WA_IDLE = true,
-    /// wake_affine: compare loads.
-    WA_WEIGHT = true,
-    /// wake_affine: bias towards the previous CPU.
-    WA_BIAS = true,
-    /// Utilization estimation.
-    UTIL_EST = true,
-    /// Warn on long scheduling latencies (not modelled).
-    LATENCY_WARN = false,
-    /// Proportional newidle balance: skip newidle balance at random in proportion to its
-    /// recent success (6.12.117 stable backport of 33cf66d88306).
-    NI_RANDOM = true,
-    /// Proportional newidle balance with a rate term: a domain that balances newidle
-    /// rarely keeps a high ratio even when balances fail (mainline 9fe89f022c05, tip
-    /// sched/core, Feb 2026; not in 6.12.117, hence off).
-    NI_RATE = false,
-    /// Seed 000: periodic balance snapshots total load and capacity in sched_domain_shared.
-    ILB_SNAPSHOT = false,
-    /// Seed 000: newidle balance scans nr_groups * (1 - util_ratio) groups.
-    ILB_UTIL = false,
-    /// Seed 000: newidle balance stops at the first group it can pull from.
-    ILB_FAST = false,
-    /// v4.17-v6.7 util_est: raise the ewma at once when utilization grows.
-    UTIL_EST_FASTUP = false,
-    /// 6.12 ablation (what `--kernel 4.5` runs inside its own `select_task_rq_fair`):
-    /// Linux 4.5's `select_idle_sibling` (an idle target, an idle cache-affine previous
-    /// CPU, else the first fully idle sched group below the LLC) replaces 6.12's whole.
-    LEGACY_SIS = false,
-    /// Seed 001's patch on LEGACY_SIS: after the target and previous-CPU checks, the first
-    /// allowed idle CPU of the LLC in CPU order. Under 6.12 it needs LEGACY_SIS; under
-    /// `--kernel 4.5` it is the posting's patch on that kernel.
-    SIS_FIRST_IDLE = false,
-    /// 6.12 ablation (what `--kernel 4.15` runs inside its own `select_task_rq_fair`):
-    /// Linux 4.15's `find_idlest_cpu` / `find_idlest_group` / `find_idlest_group_cpu`
-    /// (runnable load with an `imbalance_pct` margin, spare capacity for wakeups and exec)
-    /// replace 6.12's slow path for fork, exec and `SD_BALANCE_WAKE` whole.
-    LEGACY_FIND_IDLEST = false,
-    /// Seed 004's patch (Linux 4.17, 2c833627): across NUMA nodes, keep the task local
-    /// unless the remote group is lighter by more than the imbalance margin. With
-    /// LEGACY_FIND_IDLEST it is the patch's clause on 4.15's `find_idlest_group`; on 6.12's
-    /// `sched_balance_find_dst_group` it gates the clause's successors, the `SD_NUMA`
-    /// keep-local rules of the busy and has-spare cases. On by default, as 6.12.117 has them.
-    FIND_IDLEST_NUMA = true,
-    /// 6.12 ablation (what `--kernel 3.9` runs): Linux 3.9's load balancer
-    /// (`load_balance` with `cpu_power`, `cpu_load[]` and `load_idx`, `find_busiest_group`,
-    /// `move_tasks`, active balancing, `rebalance_domains`, the nohz kick and
-    /// `idle_balance`) and its fork/exec placement replace 6.12's.
-    LEGACY_LB = false,
-    /// Linux 3.9's `LB_BIAS`: `source_load`/`target_load` bias a CPU's load with its
-    /// `cpu_load[]` history (on by default in 3.9; read only under LEGACY_LB).
-    LB_BIAS = true,
-    /// Seed 002's middle kernel: Alex Shi's series (merged for 3.11) on LEGACY_LB, the
-    /// balancer's CPU and task loads from the runnable load average instead of weights.
-    LB_RUNNABLE_AVG = false,
-    /// Seed 002's patch 2/2 on LEGACY_LB: an idle CPU pulls from a group running more
-    /// tasks than it has CPUs, whatever the tasks' loads and the CPUs' power.
-    LB_IDLE_PULL_MULTI = false,
-    /// Seed 002's patch 1/2 on LEGACY_LB: a task whose load exceeds its CPU's power is
-    /// migrated, actively if need be, to a CPU with more power.
-    LB_FORCE_BETTER_CPU = false,
-    /// CFS (3.9-6.5): a waking sleeper's vruntime credit is half of `sysctl_sched_latency`
-    /// instead of all of it (`place_entity`).
-    GENTLE_FAIR_SLEEPERS = false,
-    /// CFS (3.9-6.5): a new task starts a virtual slice behind `min_vruntime`
-    /// (`place_entity` with `initial`).
-    START_DEBIT = false,
-    /// CFS (3.9-6.5): prefer the task that was preempted by a wakeup (`set_last_buddy`).
-    LAST_BUDDY = false,
-    /// Linux 3.9: the arch's `arch_scale_freq_power`/`arch_scale_smt_power` (not modelled:
-    /// 3.9's `cpu_power` is the machine's, as with the feature on).
-    ARCH_POWER = false,
-    /// Linux 3.9: spin on a mutex owner that is running (not modelled).
-    OWNER_SPIN = false,
-    /// Linux 3.9-4.5: build sched domains' groups with `SD_OVERLAP` always (not modelled).
-    FORCE_SD_OVERLAP = false,
-    /// Linux 4.15-4.16: `select_idle_cpu` gives up when the CPU's average idle time is
-    /// under the LLC's average scan cost (SIS_PROP's cruder form).
-    SIS_AVG_CPU = false,
-    /// Linux 4.15-6.5: `select_idle_cpu` scans in proportion to `avg_idle` over
-    /// `avg_scan_cost` (on in 4.15 and 4.16, off in 6.5, which has SIS_UTIL).
-    SIS_PROP = false,
-    /// Linux 6.1-6.5: `__sched_period` counts the CPU's `h_nr_running`, not only the
-    /// cfs_rq's entities (`sched_slice`).
-    ALT_PERIOD = false,
-    /// Linux 6.1-6.5: a slice is at least `sysctl_sched_min_granularity`
-    /// (`sched_slice`).
-    BASE_SLICE = false,
+/// Features that only mean something on top of another, from the declarations: (feature,
+/// the feature it needs, a hint for the error message), in declaration order.
+/// [`Features::parse`] rejects a set that has the first on and the second off, because
+/// the dependent feature would silently do nothing.
+pub fn feature_requires() -> impl Iterator<Item = (Feature, Feature, &'static str)> {
+    DECLARATIONS
+        .iter()
+        .flat_map(|d| d.requires.iter().map(move |&(r, why)| (d.feature, r, why)))
 }
 
-/// Features that only mean something on top of another: (feature, the feature it needs,
-/// a hint for the error message). [`Features::parse`] rejects a set that has the first on
-/// and the second off, because the dependent feature would silently do nothing.
-///
-/// FIND_IDLEST_NUMA is not listed: it means something on both slow paths (seed 004's
-/// clause on LEGACY_FIND_IDLEST, the `SD_NUMA` keep-local rules on 6.12's), and it is on
-/// by default while LEGACY_FIND_IDLEST is off.
-pub const FEATURE_REQUIRES: &[(Feature, Feature, &str)] = &[
-    (
-        Feature::SIS_FIRST_IDLE,
-        Feature::LEGACY_SIS,
-        "seed 001: before = LEGACY_SIS, after = LEGACY_SIS,SIS_FIRST_IDLE",
-    ),
-    (
-        Feature::LB_RUNNABLE_AVG,
-        Feature::LEGACY_LB,
-        "seed 002: LEGACY_LB, then LEGACY_LB,LB_RUNNABLE_AVG",
-    ),
-    (
-        Feature::LB_IDLE_PULL_MULTI,
-        Feature::LEGACY_LB,
-        "seed 002: LEGACY_LB,LB_RUNNABLE_AVG,LB_FORCE_BETTER_CPU,LB_IDLE_PULL_MULTI",
-    ),
-    (
-        Feature::LB_FORCE_BETTER_CPU,
-        Feature::LEGACY_LB,
-        "seed 002: LEGACY_LB,LB_RUNNABLE_AVG,LB_FORCE_BETTER_CPU,LB_IDLE_PULL_MULTI",
-    ),
-];
-
-/// Features that replace the same kernel functions and so cannot both be on: (one,
-/// other, why). [`Features::parse`] rejects a set with both.
-pub const FEATURE_CONFLICTS: &[(Feature, Feature, &str)] = &[(
-    Feature::LEGACY_LB,
-    Feature::LEGACY_FIND_IDLEST,
-    "both replace the fork/exec slow path: LEGACY_LB with 3.9's, LEGACY_FIND_IDLEST with 4.15's",
-)];
+/// Features that replace the same kernel functions and so cannot both be on, from the
+/// declarations: (one, other, why). [`Features::parse`] rejects a set with both.
+pub fn feature_conflicts() -> impl Iterator<Item = (Feature, Feature, &'static str)> {
+    DECLARATIONS
+        .iter()
+        .flat_map(|d| d.conflicts.iter().map(move |&(c, why)| (d.feature, c, why)))
+}
 
 /// A set of enabled features of one kernel: the `sched_features` bits, and the kernel
 /// whose features file they belong to (what can be toggled, and how the set prints).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Features {
-    bits: u64,
+    bits: u128,
     kernel: Kernel,
 }
 
@@ -221,10 +78,39 @@ impl Default for Features {
     }
 }
 
+/// The names `kernel`'s features file lists, comma separated, for messages.
+fn file_names(kernel: Kernel) -> String {
+    let names: Vec<&str> = kernel
+        .feature_table()
+        .iter()
+        .map(|&(f, _)| kernel.feature_name(f))
+        .collect();
+    names.join(", ")
+}
+
 /// A feature name that is not known.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("--features: unknown feature '{0}'; allowed: the names of /sys/kernel/debug/sched/features (e.g. SIS_UTIL, NO_SIS_UTIL) and NI_RATE, ILB_SNAPSHOT, ILB_UTIL, ILB_FAST, UTIL_EST_FASTUP, LEGACY_SIS, SIS_FIRST_IDLE, LEGACY_FIND_IDLEST, FIND_IDLEST_NUMA, LEGACY_LB, LB_BIAS, LB_RUNNABLE_AVG, LB_IDLE_PULL_MULTI, LB_FORCE_BETTER_CPU")]
-pub struct UnknownFeature(pub String);
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownFeature {
+    /// The word as given.
+    pub word: String,
+    /// The kernel whose features file it was written to.
+    pub kernel: Kernel,
+}
+
+impl fmt::Display for UnknownFeature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "--features: unknown feature '{}'; allowed: the names of Linux {}'s features file, each also as NO_NAME ({}; `fairsim features --kernel {}` describes them)",
+            self.word,
+            self.kernel.name(),
+            file_names(self.kernel),
+            self.kernel.name()
+        )
+    }
+}
+
+impl std::error::Error for UnknownFeature {}
 
 /// Why a `--features` list was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -242,24 +128,24 @@ pub enum FeatureError {
         /// The kernel's feature names.
         list: String,
     },
-    /// Two features that replace the same code are on ([`FEATURE_CONFLICTS`]).
+    /// Two features that replace the same code are on (a declaration's `conflicts`).
     #[error("--features: {a} and {b} cannot both be on ({why})")]
     Conflicts {
         /// One feature's name.
         a: &'static str,
         /// The other's.
         b: &'static str,
-        /// Why, from the table.
+        /// Why, from the declaration.
         why: &'static str,
     },
-    /// A feature is on without the feature it builds on ([`FEATURE_REQUIRES`]).
+    /// A feature is on without the feature it builds on (a declaration's `requires`).
     #[error("--features: {feature} needs {requires} ({hint})")]
     Requires {
         /// The dependent feature's name.
         feature: &'static str,
         /// The name of the feature it needs.
         requires: &'static str,
-        /// How to name both, from the table.
+        /// How to name both, from the declaration.
         hint: &'static str,
     },
 }
@@ -305,29 +191,34 @@ impl Features {
             .iter()
             .copied()
             .find(|&f| kernel.feature_name(f) == name || f.name() == name)
-            .ok_or_else(|| UnknownFeature(word.to_string()))?;
+            .ok_or_else(|| UnknownFeature {
+                word: word.to_string(),
+                kernel,
+            })?;
         if !kernel.has_feature(f) {
-            let list: Vec<&str> = kernel
-                .feature_table()
-                .iter()
-                .map(|&(f, _)| kernel.feature_name(f))
-                .collect();
             return Err(FeatureError::NotInKernel {
                 name: f.name(),
                 kernel: kernel.name(),
-                list: list.join(", "),
+                list: file_names(kernel),
             });
         }
         self.set(f, on);
         Ok(())
     }
 
-    /// Whether any of seed 000's ILB features is on; the patch set then also gives every
-    /// non-NUMA domain a `sched_domain_shared` (the `sd_share` of its patch 1/7).
-    pub fn uses_ilb(self) -> bool {
-        [Feature::ILB_SNAPSHOT, Feature::ILB_UTIL, Feature::ILB_FAST]
+    /// Whether a feature that is on changes the sched domains: every non-NUMA domain then
+    /// gets a `sched_domain_shared` (seed 000's patch 1/7), which every command building
+    /// domains for this set sets up itself.
+    pub fn shares_all_non_numa(self) -> bool {
+        DECLARATIONS
             .iter()
-            .any(|&x| self.has(x))
+            .any(|d| d.domains == Domains::SdShareAllNonNuma && self.has(d.feature))
+    }
+
+    /// The old name of [`Features::shares_all_non_numa`]: the ILB features are the ones
+    /// whose declarations change the domains.
+    pub fn uses_ilb(self) -> bool {
+        self.shares_all_non_numa()
     }
 
     /// 6.12.117's defaults with a comma-separated list of writes applied, e.g.
@@ -337,8 +228,8 @@ impl Features {
     }
 
     /// `kernel`'s defaults with a comma-separated list of writes applied. The result must
-    /// satisfy [`FEATURE_REQUIRES`]: the check runs once the whole list is applied, so the
-    /// order of the words does not matter.
+    /// satisfy the declarations' requires and conflicts: the check runs once the whole
+    /// list is applied, so the order of the words does not matter.
     pub fn parse_for(kernel: Kernel, list: &str) -> Result<Features, FeatureError> {
         let mut f = Features::for_kernel(kernel);
         for word in list.split(',').filter(|w| !w.trim().is_empty()) {
@@ -367,12 +258,11 @@ impl Features {
             .collect()
     }
 
-    /// Checks [`FEATURE_REQUIRES`]: the first entry, in table order, whose feature is on
-    /// while the feature it needs is off is the error.
+    /// Checks the declarations' conflicts, then their requires: the first pair, in
+    /// declaration order, with both on (conflicts) or the feature on and what it needs off
+    /// (requires) is the error.
     pub fn check_requires(self) -> Result<(), FeatureError> {
-        if let Some(&(a, b, why)) = FEATURE_CONFLICTS
-            .iter()
-            .find(|&&(a, b, _)| self.has(a) && self.has(b))
+        if let Some((a, b, why)) = feature_conflicts().find(|&(a, b, _)| self.has(a) && self.has(b))
         {
             return Err(FeatureError::Conflicts {
                 a: a.name(),
@@ -380,11 +270,8 @@ impl Features {
                 why,
             });
         }
-        match FEATURE_REQUIRES
-            .iter()
-            .find(|&&(f, needs, _)| self.has(f) && !self.has(needs))
-        {
-            Some(&(f, needs, hint)) => Err(FeatureError::Requires {
+        match feature_requires().find(|&(f, needs, _)| self.has(f) && !self.has(needs)) {
+            Some((f, needs, hint)) => Err(FeatureError::Requires {
                 feature: f.name(),
                 requires: needs.name(),
                 hint,
@@ -392,6 +279,46 @@ impl Features {
             None => Ok(()),
         }
     }
+}
+
+/// `fairsim features --kernel K`: every feature of `kernel`'s features file, in its
+/// order, with the kernel's default, where it comes from, its doc line, and what it needs,
+/// excludes or does to the domains.
+pub fn listing(kernel: Kernel) -> String {
+    let mut s = format!(
+        "Linux {}'s features file (/sys/kernel/debug/sched/features), in its order. Write NAME \
+to turn one on and NO_NAME to turn it off: --features NO_SIS_UTIL,ILB_SNAPSHOT (run, sweep, \
+topology, race), --base/--new (compare).\n\n",
+        kernel.release()
+    );
+    s.push_str(&format!("{:<24} {:<7} {}\n", "NAME", "DEFAULT", "ORIGIN"));
+    let defaults = kernel.features();
+    for &(f, _) in kernel.feature_table() {
+        let d = f.decl();
+        let on = if defaults.has(f) { "on" } else { "off" };
+        s.push_str(&format!(
+            "{:<24} {:<7} {}\n    {}\n",
+            kernel.feature_name(f),
+            on,
+            d.origin,
+            d.doc
+        ));
+        for &(r, hint) in d.requires {
+            s.push_str(&format!("    needs {} ({hint})\n", kernel.feature_name(r)));
+        }
+        for &(c, why) in d.conflicts {
+            s.push_str(&format!(
+                "    not with {} ({why})\n",
+                kernel.feature_name(c)
+            ));
+        }
+        if d.domains == Domains::SdShareAllNonNuma {
+            s.push_str(
+                "    changes the domains: a sched_domain_shared on every non-NUMA domain (seed 000 patch 1/7), built by every command\n",
+            );
+        }
+    }
+    s
 }
 
 impl fmt::Debug for Features {
@@ -448,7 +375,9 @@ mod tests {
         let kernel = "PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT NO_NEXT_BUDDY PICK_BUDDY CACHE_HOT_BUDDY DELAY_DEQUEUE DELAY_ZERO WAKEUP_PREEMPTION NO_HRTICK NO_HRTICK_DL NO_DOUBLE_TICK NONTASK_CAPACITY TTWU_QUEUE SIS_UTIL NO_WARN_DOUBLE_CLOCK NO_RT_PUSH_IPI NO_RT_RUNTIME_SHARE NO_LB_MIN ATTACH_AGE_LOAD WA_IDLE WA_WEIGHT WA_BIAS UTIL_EST NO_LATENCY_WARN NI_RANDOM";
         let ours = Features::default().to_string();
         assert!(ours.starts_with(kernel), "{ours}");
-        assert!(ours.ends_with(
+        // A toggle added to the declarations after these (such as a test-only example)
+        // follows them.
+        assert!(ours.contains(
             "NI_RANDOM NO_NI_RATE NO_ILB_SNAPSHOT NO_ILB_UTIL NO_ILB_FAST NO_UTIL_EST_FASTUP NO_LEGACY_SIS NO_SIS_FIRST_IDLE NO_LEGACY_FIND_IDLEST FIND_IDLEST_NUMA NO_LEGACY_LB LB_BIAS NO_LB_RUNNABLE_AVG NO_LB_IDLE_PULL_MULTI NO_LB_FORCE_BETTER_CPU"
         ));
     }
@@ -469,7 +398,7 @@ mod tests {
 
     #[test]
     fn no_prefix_turns_off() {
-        let f = Features::parse("NO_SIS_UTIL,ILB_FAST").unwrap();
+        let f = Features::parse("NO_SIS_UTIL,ILB_SNAPSHOT,ILB_FAST").unwrap();
         assert!(!f.has(Feature::SIS_UTIL));
         assert!(f.has(Feature::ILB_FAST));
         assert!(matches!(
@@ -493,5 +422,93 @@ mod tests {
         assert!(Features::parse("LEGACY_SIS").is_ok());
         // Every table entry names a feature that is off by default, so the defaults pass.
         assert_eq!(Features::default().check_requires(), Ok(()));
+    }
+
+    #[test]
+    fn ilb_scan_features_need_the_snapshot_and_change_the_domains() {
+        let e = Features::parse("ILB_FAST").unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "--features: ILB_FAST needs ILB_SNAPSHOT (seed 000: ILB_SNAPSHOT,ILB_FAST"
+            ),
+            "{e}"
+        );
+        let e = Features::parse_for(Kernel::V6_5, "ILB_UTIL")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ILB_UTIL needs ILB_SNAPSHOT"), "{e}");
+        assert!(!Features::default().shares_all_non_numa());
+        for list in [
+            "ILB_SNAPSHOT",
+            "ILB_SNAPSHOT,ILB_UTIL",
+            "ILB_SNAPSHOT,ILB_FAST",
+        ] {
+            assert!(
+                Features::parse(list).unwrap().shares_all_non_numa(),
+                "{list}"
+            );
+        }
+        assert!(!Features::parse("NO_SIS_UTIL,LEGACY_SIS")
+            .unwrap()
+            .shares_all_non_numa());
+    }
+
+    #[test]
+    fn the_unknown_feature_error_lists_the_kernels_file() {
+        let e = Features::parse("NO_SUCH").unwrap_err().to_string();
+        assert!(e.starts_with("--features: unknown feature 'NO_SUCH'; allowed: the names of Linux 6.12's features file"), "{e}");
+        // Every name of the file, from the declarations, and nothing of the CFS eras.
+        for &(f, _) in Kernel::V6_12.feature_table() {
+            assert!(e.contains(f.name()), "{e} lacks {f:?}");
+        }
+        assert!(!e.contains("START_DEBIT") && !e.contains('\n'), "{e}");
+        let e = Features::parse_for(Kernel::V3_9, "BOGUS")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("NONTASK_POWER") && e.contains("LB_FORCE_BETTER_CPU"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn declarations_are_consistent() {
+        for (i, d) in DECLARATIONS.iter().enumerate() {
+            assert_eq!(d.feature as usize, i);
+            assert_eq!(format!("{:?}", d.feature), d.name);
+            assert!(
+                !d.doc.is_empty() && !d.doc.contains('\n') && d.doc.len() <= 120,
+                "{}",
+                d.name
+            );
+            assert!(!d.origin.is_empty(), "{}", d.name);
+            // A feature 6.12 does not list defaults off there.
+            assert!(d.in_6_12_file || !d.default_6_12, "{}", d.name);
+            // Every requirement is off by default, so the defaults pass the checks.
+            for &(r, _) in d.requires {
+                assert!(!d.default_6_12 && r != d.feature, "{}", d.name);
+            }
+        }
+        // Every feature fits the set's bit mask.
+        assert!(DECLARATIONS.len() <= 128);
+        for k in Kernel::ALL {
+            assert_eq!(Features::for_kernel(k).check_requires(), Ok(()), "{k}");
+        }
+    }
+
+    #[test]
+    fn the_listing_has_each_features_default_for_the_era() {
+        let l = listing(Kernel::V6_12);
+        assert!(
+            l.contains("\nSIS_UTIL                 on      features.h since 6.0\n"),
+            "{l}"
+        );
+        assert!(l.contains("needs ILB_SNAPSHOT"), "{l}");
+        assert!(!l.contains("START_DEBIT"), "{l}");
+        let l = listing(Kernel::V4_16);
+        assert!(l.contains("\nUTIL_EST                 off "), "{l}");
+        assert!(l.contains("\nSIS_PROP                 on "), "{l}");
+        let l = listing(Kernel::V3_9);
+        assert!(l.contains("\nNONTASK_POWER "), "{l}");
     }
 }

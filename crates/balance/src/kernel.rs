@@ -5,8 +5,9 @@
 //! [`crate::cfs`] ports it for the others), its `select_task_rq_fair`
 //! (`crate::select`'s `v*_select` modules), its load balancer ([`crate::lb::era`]), the
 //! util_est form, the `sched_features` that kernel's features.h listed with their defaults
-//! (plus the seed patches that apply to it), and its tunables ([`CfsTunables`]). The
-//! trees each era was read from:
+//! (plus the seed patches that apply to it), and its tunables' boot values
+//! ([`CfsTunables`]; what a run may write to them, and where each era kept them, is
+//! [`crate::tunables`]). The trees each era was read from:
 //!
 //! | era | tree @ commit | Makefile |
 //! |---|---|---|
@@ -151,7 +152,7 @@ impl Kernel {
     /// toggles last), with their defaults.
     pub fn feature_table(self) -> &'static [(Feature, bool)] {
         match self {
-            Kernel::V6_12 => eras::V6_12,
+            Kernel::V6_12 => crate::features::v6_12_table(),
             Kernel::V6_5 => eras::V6_5,
             Kernel::V4_16 => eras::V4_16,
             Kernel::V4_15 => eras::V4_15,
@@ -188,8 +189,8 @@ impl Kernel {
 
     /// The default feature bits: 6.12's defaults, then the era's hidden settings and its
     /// own table.
-    pub(crate) fn default_bits(self) -> u64 {
-        let mut bits = 0u64;
+    pub(crate) fn default_bits(self) -> u128 {
+        let mut bits = 0u128;
         for (i, f) in Feature::ALL.iter().enumerate() {
             if f.default_on() {
                 bits |= 1 << i;
@@ -282,53 +283,6 @@ impl CfsTunables {
 /// The era tables: each kernel's features.h in order, with its defaults.
 mod eras {
     use crate::features::Feature::{self, *};
-
-    /// 6.12.117's features file (the ground truth's `features.txt`), then fairsim's
-    /// patch and legacy toggles, in the order fairsim has always printed them.
-    pub(super) const V6_12: &[(Feature, bool)] = &[
-        (PLACE_LAG, true),
-        (PLACE_DEADLINE_INITIAL, true),
-        (PLACE_REL_DEADLINE, true),
-        (RUN_TO_PARITY, true),
-        (PREEMPT_SHORT, true),
-        (NEXT_BUDDY, false),
-        (PICK_BUDDY, true),
-        (CACHE_HOT_BUDDY, true),
-        (DELAY_DEQUEUE, true),
-        (DELAY_ZERO, true),
-        (WAKEUP_PREEMPTION, true),
-        (HRTICK, false),
-        (HRTICK_DL, false),
-        (DOUBLE_TICK, false),
-        (NONTASK_CAPACITY, true),
-        (TTWU_QUEUE, true),
-        (SIS_UTIL, true),
-        (WARN_DOUBLE_CLOCK, false),
-        (RT_PUSH_IPI, false),
-        (RT_RUNTIME_SHARE, false),
-        (LB_MIN, false),
-        (ATTACH_AGE_LOAD, true),
-        (WA_IDLE, true),
-        (WA_WEIGHT, true),
-        (WA_BIAS, true),
-        (UTIL_EST, true),
-        (LATENCY_WARN, false),
-        (NI_RANDOM, true),
-        (NI_RATE, false),
-        (ILB_SNAPSHOT, false),
-        (ILB_UTIL, false),
-        (ILB_FAST, false),
-        (UTIL_EST_FASTUP, false),
-        (LEGACY_SIS, false),
-        (SIS_FIRST_IDLE, false),
-        (LEGACY_FIND_IDLEST, false),
-        (FIND_IDLEST_NUMA, true),
-        (LEGACY_LB, false),
-        (LB_BIAS, true),
-        (LB_RUNNABLE_AVG, false),
-        (LB_IDLE_PULL_MULTI, false),
-        (LB_FORCE_BETTER_CPU, false),
-    ];
 
     /// 6.5.0's features.h (without CONFIG_PREEMPT_RT), then seed 000's ILB patches,
     /// posted against 6.5-rc2.

@@ -24,11 +24,15 @@ pub mod schedstat_read;
 pub mod select;
 pub mod stats;
 pub mod task;
+pub mod tunables;
 pub mod weight;
 
 pub use fairsim_pelt as pelt;
 pub use fairsim_topology as topology;
-pub use features::{Feature, FeatureError, Features, UnknownFeature, FEATURE_REQUIRES};
+pub use features::{
+    feature_conflicts, feature_requires, Domains, Feature, FeatureDecl, FeatureError, Features,
+    UnknownFeature, DECLARATIONS,
+};
 pub use kernel::{CfsTunables, Kernel, UnknownKernel};
 pub use lb::detach::MoveTasks;
 pub use lb::find::SrcSelect;
@@ -45,3 +49,4 @@ pub use sched::{
 };
 pub use stats::{CpuIdleType, RqSchedstat, SdSchedstat};
 pub use task::{OnRq, Task, TaskId, TaskState};
+pub use tunables::{Place as TunablePlace, TunableError, Tunables};

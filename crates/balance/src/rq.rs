@@ -6,8 +6,14 @@ use crate::cfs_rq::CfsRq;
 use crate::stats::RqSchedstat;
 use crate::task::TaskId;
 
-/// `sysctl_sched_migration_cost`: 0.5 ms.
+/// `sysctl_sched_migration_cost`: 0.5 ms, its boot value (`sched_init` sets every
+/// runqueue's `avg_idle` and `max_idle_balance_cost` from it before any write; a run's
+/// `--sysctl`/`--debugfs` writes reach `SchedParams::migration_cost`).
 pub const SYSCTL_SCHED_MIGRATION_COST: u64 = 500_000;
+
+/// `sysctl_sched_migration_cost` written as -1 (`proc_dointvec` into an `unsigned int`,
+/// or 4294967295 through debugfs): `task_hot` then calls every task hot.
+pub const MIGRATION_COST_ALWAYS_HOT: u64 = u32::MAX as u64;
 
 /// One CPU's runqueue.
 ///

@@ -232,6 +232,143 @@ pub fn render_columns(metrics: &[MetricColumns], labels: &[&str]) -> String {
     out
 }
 
+/// The columns of `compare --csv` (and the keys of each row of `compare --json`), in
+/// order: one row per metric, the mean's row of the text table with each side's spread.
+pub const MEAN_COLUMNS: [&str; 11] = [
+    "metric",
+    "better",
+    "mean",
+    "base_mean",
+    "new_mean",
+    "change_pct",
+    "significant",
+    "base_stddev",
+    "new_stddev",
+    "base_samples",
+    "new_samples",
+];
+
+/// One metric's mean row for scripts: what the text table's Amean or Hmean row shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeanRow {
+    /// The metric's name, as the text table spells it.
+    pub metric: String,
+    /// Higher is better (throughput); else lower is better.
+    pub higher_better: bool,
+    /// The baseline's summary.
+    pub base: Summary,
+    /// The new side's summary.
+    pub new: Summary,
+}
+
+impl MeanRow {
+    /// `Hmean` when higher is better, else `Amean`, as the text table labels the row.
+    pub fn mean_label(&self) -> &'static str {
+        if self.higher_better {
+            "Hmean"
+        } else {
+            "Amean"
+        }
+    }
+
+    fn mean(&self, s: &Summary) -> f64 {
+        if self.higher_better {
+            s.hmean
+        } else {
+            s.amean
+        }
+    }
+
+    /// The baseline's mean (harmonic when higher is better).
+    pub fn base_mean(&self) -> f64 {
+        self.mean(&self.base)
+    }
+
+    /// The new side's mean (harmonic when higher is better).
+    pub fn new_mean(&self) -> f64 {
+        self.mean(&self.new)
+    }
+
+    /// The change of the mean in percent, positive meaning better, as the table shows it.
+    pub fn change_pct(&self) -> f64 {
+        pct_change(self.base_mean(), self.new_mean(), self.higher_better)
+    }
+
+    /// Whether the table stars the mean (Welch's t-test at 95%).
+    pub fn significant(&self) -> bool {
+        significant(&self.base, &self.new)
+    }
+}
+
+/// Each metric's mean row, in the text table's order.
+pub fn mean_rows(metrics: &[MetricSamples]) -> Vec<MeanRow> {
+    metrics
+        .iter()
+        .map(|m| MeanRow {
+            metric: m.name.clone(),
+            higher_better: m.higher_better,
+            base: summarise(&m.base),
+            new: summarise(&m.new),
+        })
+        .collect()
+}
+
+/// A CSV field, quoted as RFC 4180 asks when it holds a comma, a quote or a line break.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+/// `compare --csv`: a header of [`MEAN_COLUMNS`], then one line per metric. Numbers are
+/// written in full (Rust's shortest exact form), booleans as `true`/`false`.
+pub fn render_csv(rows: &[MeanRow]) -> String {
+    let mut out = MEAN_COLUMNS.join(",");
+    out.push('\n');
+    for r in rows {
+        let fields = [
+            csv_field(&r.metric),
+            (if r.higher_better { "higher" } else { "lower" }).to_string(),
+            r.mean_label().to_string(),
+            r.base_mean().to_string(),
+            r.new_mean().to_string(),
+            r.change_pct().to_string(),
+            r.significant().to_string(),
+            r.base.stddev.to_string(),
+            r.new.stddev.to_string(),
+            r.base.n.to_string(),
+            r.new.n.to_string(),
+        ];
+        out.push_str(&fields.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// `compare --json`'s rows: one object per metric with [`MEAN_COLUMNS`] as keys (a value
+/// that is not finite is null, as JSON has no NaN).
+pub fn rows_json(rows: &[MeanRow]) -> Vec<serde_json::Value> {
+    rows.iter()
+        .map(|r| {
+            serde_json::json!({
+                "metric": r.metric,
+                "better": if r.higher_better { "higher" } else { "lower" },
+                "mean": r.mean_label(),
+                "base_mean": r.base_mean(),
+                "new_mean": r.new_mean(),
+                "change_pct": r.change_pct(),
+                "significant": r.significant(),
+                "base_stddev": r.base.stddev,
+                "new_stddev": r.new.stddev,
+                "base_samples": r.base.n,
+                "new_samples": r.new.n,
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,6 +402,31 @@ mod tests {
         let mean = t.lines().find(|l| l.starts_with("Amean")).unwrap();
         assert!(mean.contains("*  19.93%*") || mean.contains("*"), "{t}");
         assert!(t.lines().nth(1).unwrap().starts_with("Min       time"));
+    }
+
+    #[test]
+    fn csv_and_json_rows_carry_the_tables_mean_row() {
+        let m = MetricSamples {
+            name: "loops-per-s".into(),
+            higher_better: true,
+            base: vec![10.0, 10.0],
+            new: vec![12.0, 12.0],
+        };
+        let rows = mean_rows(std::slice::from_ref(&m));
+        let csv = render_csv(&rows);
+        let mut lines = csv.lines();
+        assert_eq!(lines.next(), Some(MEAN_COLUMNS.join(",").as_str()));
+        assert_eq!(
+            lines.next(),
+            Some("loops-per-s,higher,Hmean,10,12,20,true,0,0,2,2")
+        );
+        // The text table's Hmean row shows the same change, starred.
+        let text = render_compare(&[m], "base", "new");
+        assert!(text.contains("*  20.00%*"), "{text}");
+        let json = rows_json(&rows);
+        assert_eq!(json[0]["mean"], "Hmean");
+        assert_eq!(json[0]["significant"], true);
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
     }
 
     #[test]

@@ -47,6 +47,8 @@ enum Command {
     /// Run emulated CPUs on real threads over shared runqueues, racing through newidle
     /// balances, and measure the balancer's wall cost, lock contention and task conservation.
     Race(Box<cmd::race::RaceArgs>),
+    /// List a kernel's scheduler features: name, default, origin and what each does.
+    Features(cmd::features::FeaturesArgs),
     /// Read /proc/schedstat files: per-CPU, per-domain deltas in seed 000's listing layout.
     Schedstat(cmd::schedstat::SchedstatArgs),
     /// Draw SVG plots from a plot data file and from criterion's lb_scan results.
@@ -57,6 +59,8 @@ enum Command {
     // named here for `fairsim sweep --help`.
     #[command(long_about = cmd::sweep::LONG_ABOUT)]
     Sweep(Box<cmd::sweep::SweepArgs>),
+    /// perf sched's latency, timehist and map reports of a trace (ftrace text).
+    Report(cmd::report::ReportArgs),
 }
 
 /// Lets every option value start with `-`, in every subcommand, so that `--seed -1` or
@@ -89,10 +93,12 @@ fn main() -> ExitCode {
         Command::Pelt(args) => cmd::pelt::run(&args, &mut out),
         Command::Run(args) => cmd::run::run(&args, &mut out),
         Command::Compare(args) => cmd::compare::run(&args, &mut out),
+        Command::Features(args) => cmd::features::run(&args, &mut out),
         Command::Schedstat(args) => cmd::schedstat::run(&args, &mut out),
         Command::Race(args) => cmd::race::run(&args, &mut out),
         Command::Plot(args) => cmd::plot::run(&args, &mut out),
         Command::Sweep(args) => cmd::sweep::run(&args, &mut out),
+        Command::Report(args) => cmd::report::run(&args, &mut out),
     };
     let result = result.and_then(|()| out.flush().map_err(CliError::from));
     match result {

@@ -162,7 +162,8 @@ fn non_regular_files_are_refused_before_reading() {
 #[test]
 fn compare_refuses_what_it_would_ignore() {
     for (args, field) in [
-        (vec!["--json", "x.json"], "--json"),
+        // compare's --json is its table (progress_outputs.rs); the run's traces are not.
+        (vec!["--trace", "x.pftrace"], "--trace"),
         (vec!["--schedstat", "x"], "--schedstat"),
         (vec!["--features", "ILB_FAST"], "--features"),
         (vec!["--check-determinism"], "--check-determinism"),
@@ -177,7 +178,7 @@ fn compare_refuses_what_it_would_ignore() {
     let scenario = dir.join("s.toml");
     std::fs::write(
         &scenario,
-        "workload = [\"hackbench\"]\nfeatures = \"ILB_FAST\"\n",
+        "workload = [\"hackbench\"]\nfeatures = \"ILB_SNAPSHOT,ILB_FAST\"\n",
     )
     .unwrap();
     assert_refused(
@@ -190,7 +191,7 @@ fn compare_refuses_what_it_would_ignore() {
         &[
             "compare",
             "--new",
-            "ILB_FAST",
+            "ILB_SNAPSHOT,ILB_FAST",
             "--seed",
             "18446744073709551615",
             "--seeds",

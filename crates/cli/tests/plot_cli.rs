@@ -197,3 +197,144 @@ fn a_run_with_cpufreq_plots_each_policys_frequency() {
     assert!(o.status.success());
     assert!(!plain.join("frequency.svg").exists());
 }
+
+/// Runs `validation/plots/check_svg.py` on `dir` (titles within the canvas, bucket widths
+/// stated, starred metrics marked), skipping where python3 is missing.
+fn check_svg(dir: &Path) {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../validation/plots/check_svg.py"
+    );
+    match Command::new("python3").arg(script).arg(dir).output() {
+        Ok(o) => assert!(
+            o.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => eprintln!("skipped check_svg.py: python3: {e}"),
+    }
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("read JSON")).expect("JSON")
+}
+
+#[test]
+fn a_runs_plots_name_its_features_buckets_and_llcs() {
+    let dir = temp_dir("run-labels");
+    let o = fairsim(&["run", "--duration", "50ms", "--plot", s(&dir)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let data = json(&dir.join("plot-data.json"));
+    // The legend says what differs from the defaults, not the whole features file.
+    assert_eq!(data["latency"][0]["label"], "6.12 defaults");
+    assert_eq!(data["latency"][0]["buckets"]["unit_ns"], 1);
+    assert_eq!(data["latency"][0]["buckets"]["linear_to_ns"], 2048);
+    let groups = data["timeline"]["groups"].as_array().expect("LLC groups");
+    assert!(
+        !groups.is_empty() && groups[0]["name"] == "LLC 0",
+        "{groups:?}"
+    );
+    let cdf = std::fs::read_to_string(dir.join("latency-cdf.svg")).unwrap();
+    assert!(cdf.contains("6.12 defaults (p50 ") && cdf.contains("buckets: 1 ns wide"));
+    check_svg(&dir);
+
+    // With a feature changed, the legend names that change alone.
+    let dir = temp_dir("run-feature");
+    let o = fairsim(&[
+        "run",
+        "--duration",
+        "20ms",
+        "--features",
+        "NO_SIS_UTIL",
+        "--plot",
+        s(&dir),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        json(&dir.join("plot-data.json"))["latency"][0]["label"],
+        "NO_SIS_UTIL"
+    );
+}
+
+#[test]
+fn a_224_cpu_timeline_is_drawn_by_llc() {
+    let dir = temp_dir("spr");
+    let o = fairsim(&[
+        "run",
+        "--topology",
+        "spr-2s56c2t",
+        "--workload",
+        "nanosleep:tasks=224",
+        "--duration",
+        "10ms",
+        "--plot",
+        s(&dir),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = std::fs::read_to_string(dir.join("timeline.svg")).unwrap();
+    assert!(svg.contains("Timeline by LLC, "), "title");
+    assert!(svg.contains("LLC 0: 0-6\n") && svg.contains("LLC 1: 112-118\n"));
+    assert!(svg.contains("nano_sleep (") && svg.contains("buckets of 10 µs"));
+    check_svg(&dir);
+}
+
+#[test]
+fn compares_plots_name_the_sides_and_levels_and_star_as_the_table_does() {
+    let dir = temp_dir("compare");
+    let csv = dir.join("table.csv");
+    let plots = dir.join("plots");
+    let o = fairsim(&[
+        "compare",
+        "--new",
+        "NO_NI_RANDOM",
+        "--duration",
+        "200ms",
+        "--seeds",
+        "3",
+        "--csv",
+        s(&csv),
+        "--plot",
+        s(&plots),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let data = json(&plots.join("plot-data.json"));
+    let labels: Vec<&str> = data["latency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["base: 6.12 defaults", "new: NO_NI_RANDOM"]);
+    let metrics = data["metrics"].as_array().unwrap();
+    let names: Vec<&str> = metrics
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    // Levels are named as run's plots name them, never by index alone.
+    assert!(names.contains(&"d1 MC: newidle-lb/s"), "{names:?}");
+    assert!(names.contains(&"d2 NUMA: newidle-lb/s"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("d0-")), "{names:?}");
+    // Each metric's mark is the table's: its CSV row, in the same order, says the same.
+    let table = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), metrics.len());
+    let mut starred = 0;
+    for (m, row) in metrics.iter().zip(&rows) {
+        let significant = m["change"]["significant"].as_bool().unwrap();
+        assert_eq!(significant.to_string(), row[6], "{} vs {row:?}", m["name"]);
+        assert_eq!(m["change"]["mean"], row[2]);
+        starred += usize::from(significant);
+    }
+    assert!(
+        starred > 0,
+        "NO_NI_RANDOM changes newidle time significantly"
+    );
+    let svg = std::fs::read_to_string(plots.join("metrics.svg")).unwrap();
+    assert_eq!(svg.matches(" significant\n").count(), starred);
+    check_svg(&plots);
+}

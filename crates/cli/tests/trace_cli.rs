@@ -173,7 +173,7 @@ fn compare_plots_its_sides() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let data = std::fs::read_to_string(dir.join("plot-data.json")).unwrap();
-    assert!(data.contains("\"new NO_SIS_UTIL\""));
+    assert!(data.contains("\"new: NO_SIS_UTIL\""));
     assert!(dir.join("metrics.svg").is_file() && dir.join("latency-cdf.svg").is_file());
     python("validation/plots/check_svg.py", &[s(&dir)]);
 }
@@ -206,7 +206,7 @@ fn bad_trace_options_get_one_line() {
         (
             vec!["--trace", "/nonexistent-dir/t.perfetto-trace"],
             4,
-            "--trace /nonexistent-dir/t.perfetto-trace:",
+            "--trace: cannot write /nonexistent-dir/t.perfetto-trace:",
         ),
     ] {
         let mut args = RUN.to_vec();

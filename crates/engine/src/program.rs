@@ -214,6 +214,9 @@ pub enum Op {
         dur: u64,
         /// Index of the operation after the loop's end.
         after: usize,
+        /// Leave the loop's counter on the stack instead of closing the loop, so that the
+        /// workload's report can read how many iterations ran (sysbench's `--time`).
+        keep_count: bool,
     },
 }
 

@@ -20,9 +20,14 @@
 //! cpusets = ["0-9,20-29"]         # exclusive cpuset partitions (--cpuset)
 //! [cost]
 //! context_switch = "2us"
+//! [sysctl]                        # tunables the kernel kept in /proc/sys/kernel (--sysctl)
+//! "kernel.sched_nr_migrate" = 8   # (up to 4.16; kernel.sched_child_runs_first on 6.5 too)
+//! [debugfs]                       # ... and in /sys/kernel/debug/sched (--debugfs; 6.5, 6.12)
+//! migration_cost_ns = 250000
 //! ```
 //!
 //! Command-line options override the file's values; `workload` entries of both are run.
+//! The tunable writes of both apply, the file's first (in key order), then the options'.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -91,6 +96,49 @@ pub struct Scenario {
     /// Cost overrides (`--cost name=value`).
     #[serde(default)]
     pub cost: BTreeMap<String, String>,
+    /// sysctl writes (`--sysctl kernel.NAME=V`): `"kernel.sched_nr_migrate" = 8`, or
+    /// `kernel.sched_nr_migrate = 8` (a dotted key, which TOML reads as a nested table).
+    #[serde(default)]
+    pub sysctl: BTreeMap<String, TunableValue>,
+    /// debugfs writes (`--debugfs NAME=V`): `migration_cost_ns = 0`.
+    #[serde(default)]
+    pub debugfs: BTreeMap<String, TunableValue>,
+}
+
+/// A value of the `[sysctl]` or `[debugfs]` table: a number, a string, or a table that a
+/// dotted key made.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum TunableValue {
+    /// `nr_migrate = 8`.
+    Int(i64),
+    /// `nr_migrate = "8"`.
+    Str(String),
+    /// `kernel.sched_nr_migrate = 8` makes `kernel` a table.
+    Table(BTreeMap<String, TunableValue>),
+}
+
+/// The writes of a `[sysctl]` or `[debugfs]` table as `NAME=V`, dotted keys joined with
+/// `.`, in the order of the joined names.
+pub fn tunable_writes(table: &BTreeMap<String, TunableValue>) -> Vec<String> {
+    fn walk(prefix: &str, t: &BTreeMap<String, TunableValue>, out: &mut Vec<(String, String)>) {
+        for (k, v) in t {
+            let name = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            match v {
+                TunableValue::Int(i) => out.push((name, i.to_string())),
+                TunableValue::Str(s) => out.push((name, s.clone())),
+                TunableValue::Table(t) => walk(&name, t, out),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk("", table, &mut out);
+    out.sort();
+    out.into_iter().map(|(n, v)| format!("{n}={v}")).collect()
 }
 
 /// The largest scenario file read: a scenario is a page of settings, so a megabyte leaves
@@ -103,7 +151,7 @@ impl Scenario {
         let scenario: Scenario = toml::from_str(text).map_err(|e| {
             let msg = e.message().replace('\n', " ");
             EngineError::Scenario(format!(
-                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, kernel, features, duration, seed, hz, util_est, timer_slack, timer_expiry, cpuidle, idle_states, governor, noise, warmup, schedstat, schedstat_version, json, costs, speed, cpusets, [cost]"
+                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, kernel, features, duration, seed, hz, util_est, timer_slack, timer_expiry, cpuidle, idle_states, governor, noise, warmup, schedstat, schedstat_version, json, costs, speed, cpusets, [cost], [sysctl], [debugfs]"
             ))
         })?;
         scenario.check_machine_keys()?;
@@ -172,6 +220,23 @@ mod tests {
         assert_eq!(s.kernel.as_deref(), Some("4.15"));
         let e = Scenario::parse("bogus = 1").unwrap_err().to_string();
         assert!(e.starts_with("scenario: ") && e.contains("bogus"), "{e}");
+    }
+
+    #[test]
+    fn tunable_tables_flatten_dotted_keys() {
+        let s = Scenario::parse(
+            "[sysctl]\nkernel.sched_nr_migrate = 8\n\"kernel.sched_latency_ns\" = \"12000000\"\n[debugfs]\nmigration_cost_ns = 0\n",
+        )
+        .unwrap();
+        assert_eq!(
+            tunable_writes(&s.sysctl),
+            [
+                "kernel.sched_latency_ns=12000000",
+                "kernel.sched_nr_migrate=8"
+            ]
+        );
+        assert_eq!(tunable_writes(&s.debugfs), ["migration_cost_ns=0"]);
+        assert!(Scenario::parse("[debugfs]\nnr_migrate = [1]\n").is_err());
     }
 
     #[test]

@@ -60,6 +60,21 @@ pub struct LatencyCdf {
     pub total: u64,
     /// Increasing `(latency ns, wakeups at or below it)` steps; the last count is `total`.
     pub points: Vec<(u64, u64)>,
+    /// The histogram's bucket widths, which the plot states (absent from files written
+    /// before they were recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buckets: Option<HdrBuckets>,
+}
+
+/// The bucket widths of an HDR histogram: `unit_ns` wide up to `linear_to_ns`, then
+/// doubling with every doubling of the value, so at most `2 * unit_ns / linear_to_ns`
+/// of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HdrBuckets {
+    /// The narrowest bucket's width, ns.
+    pub unit_ns: u64,
+    /// Where buckets start to widen, ns.
+    pub linear_to_ns: u64,
 }
 
 /// What a CPU was doing during one slice of the timeline.
@@ -104,6 +119,20 @@ pub struct Timeline {
     pub tasks: Vec<(u32, String)>,
     /// Slices, by CPU then start.
     pub slices: Vec<Slice>,
+    /// The machine's CPUs by last-level cache, in order of first CPU: a timeline with
+    /// more CPUs than rows fit is drawn per group (absent from older files, which are
+    /// then drawn per run of consecutive CPUs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<CpuGroup>,
+}
+
+/// A set of CPUs the timeline may draw as one: a last-level cache.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuGroup {
+    /// Its name (`LLC 0`).
+    pub name: String,
+    /// Its CPUs, increasing.
+    pub cpus: Vec<u32>,
 }
 
 /// Per-domain newidle balancing over time, in buckets of `bucket_ns` from `start_ns`.
@@ -137,6 +166,21 @@ pub struct MetricBars {
     pub higher_better: bool,
     /// One bar per feature set, baseline first.
     pub sets: Vec<Bar>,
+    /// What `compare`'s text table says of the mean's change (absent from older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<MeanChange>,
+}
+
+/// The mean's row of `compare`'s text table: the change of the new side against the
+/// baseline, and whether the table stars it as significant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeanChange {
+    /// The mean the table compares: `Amean` (lower is better) or `Hmean` (higher).
+    pub mean: String,
+    /// The change in percent, positive meaning better.
+    pub change_pct: f64,
+    /// The table stars the change (Welch's t-test at 95%).
+    pub significant: bool,
 }
 
 /// A bar: the mean of one side's samples with their standard deviation.

@@ -6,17 +6,37 @@ use plotters::prelude::*;
 
 use crate::data::{FrequencySeries, PlotData};
 use crate::error::PlotError;
-use crate::style::{fmt_num, linear_range, render, series_color, Area, DrawResult, FONT};
+use crate::style::{
+    fmt_num, legend_box, linear_range, render, series_color, Area, DrawResult, FONT,
+};
+use crate::text::{fit, header};
+
+/// The picture's size.
+const SIZE: (u32, u32) = (1000, 540);
 
 /// The file name.
 pub(crate) const FILE: &str = "frequency.svg";
 
 /// Draws `f` (validated).
 pub(crate) fn draw(data: &PlotData, f: &FrequencySeries) -> Result<String, PlotError> {
-    render(FILE, (1000, 500), |root| draw_on(root, data, f))
+    render(FILE, SIZE, |root| {
+        let note = "each frequency holds until the next step (no buckets: every transition the \
+                    run kept)"
+            .to_string();
+        let top = header(
+            root,
+            &format!("CPU frequency per policy: {}", data.title),
+            &[note],
+            SIZE.0,
+        )?;
+        let (_, body) = root.split_vertically(top);
+        draw_on(root, &body, f)
+    })
 }
 
-fn draw_on(root: &Area, data: &PlotData, f: &FrequencySeries) -> DrawResult {
+/// Draws the chart on `body` and its legend on `root` (plotters' pixel ranges are the
+/// picture's own).
+fn draw_on(root: &Area, body: &Area, f: &FrequencySeries) -> DrawResult {
     let ms = |ns: u64| ns as f64 / 1e6;
     let mhz = |khz: u32| f64::from(khz) / 1000.0;
     let (x0, x1) = (ms(f.start_ns), ms(f.end_ns));
@@ -26,11 +46,7 @@ fn draw_on(root: &Area, data: &PlotData, f: &FrequencySeries) -> DrawResult {
             .iter()
             .flat_map(|p| p.steps.iter().map(move |&(_, k)| mhz(k))),
     );
-    let mut chart = ChartBuilder::on(root)
-        .caption(
-            format!("{}: CPU frequency per policy", data.title),
-            (FONT, 18).into_font(),
-        )
+    let mut chart = ChartBuilder::on(body)
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(70)
@@ -45,6 +61,7 @@ fn draw_on(root: &Area, data: &PlotData, f: &FrequencySeries) -> DrawResult {
         .label_style((FONT, 13))
         .axis_desc_style((FONT, 15))
         .draw()?;
+    let mut legend: Vec<(RGBColor, String)> = Vec::new();
     for (i, p) in f.policies.iter().enumerate() {
         let color = series_color(i);
         // Each frequency holds until the next step, and the last until the window's end.
@@ -58,17 +75,10 @@ fn draw_on(root: &Area, data: &PlotData, f: &FrequencySeries) -> DrawResult {
         if let Some(&(_, khz)) = p.steps.last() {
             points.push((x1, mhz(khz)));
         }
-        chart
-            .draw_series(LineSeries::new(points, color.stroke_width(2)))?
-            .label(p.name.clone())
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart.draw_series(LineSeries::new(points, color.stroke_width(2)))?;
+        legend.push((color, fit(&p.name, 13, f64::from(SIZE.0) / 2.0)));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .label_font((FONT, 13))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()?;
+    let (px, py) = chart.plotting_area().get_pixel_range();
+    legend_box(root, &legend, (px.end - 10, py.end - 10))?;
     Ok(())
 }

@@ -20,6 +20,7 @@ mod frequency;
 mod metrics;
 mod newidle;
 mod style;
+mod text;
 mod timeline;
 
 use std::path::{Path, PathBuf};

@@ -1,31 +1,50 @@
 //! `newidle.svg`: newidle balances per bucket (top panel) and the groups they scanned
-//! (bottom panel), one line per domain level, over time in milliseconds.
+//! (bottom panel), one line per domain level, over time in milliseconds, under a title
+//! fitted to the picture and a note stating the bucket width.
 
 use plotters::prelude::*;
 
+use crate::cdf::fmt_ns;
 use crate::data::{DomainSeries, NewidleSeries, PlotData};
 use crate::error::PlotError;
 use crate::style::{fmt_num, linear_range, render, series_color, Area, DrawResult, FONT};
+use crate::text::header;
+
+/// The picture's size.
+const SIZE: (u32, u32) = (1000, 800);
 
 /// The file name.
 pub(crate) const FILE: &str = "newidle.svg";
 
 /// Draws `data.newidle` (validated).
 pub(crate) fn draw(data: &PlotData, n: &NewidleSeries) -> Result<String, PlotError> {
-    render(FILE, (1000, 760), |root| {
-        let (top, bottom) = root.split_vertically(380);
+    let bucket = fmt_ns(n.bucket_ns);
+    render(FILE, SIZE, |root| {
+        let note = format!(
+            "buckets of {bucket}; one line per domain level, each bucket's count drawn at \
+             its middle"
+        );
+        let top = header(
+            root,
+            &format!("Newidle balancing: {}", data.title),
+            &[note],
+            SIZE.0,
+        )?;
+        let (_, body) = root.split_vertically(top);
+        let (_, h) = body.dim_in_pixel();
+        let (upper, lower) = body.split_vertically(h / 2);
         panel(
-            &top,
+            &upper,
             n,
-            &format!("{}: newidle balances", data.title),
-            "balances per bucket",
+            "newidle balances (sched_balance_rq from newidle)",
+            &format!("balances per {bucket}"),
             |d| &d.balances,
         )?;
         panel(
-            &bottom,
+            &lower,
             n,
-            &format!("{}: groups scanned by newidle", data.title),
-            "groups scanned per bucket",
+            "sched groups scanned by newidle balances",
+            &format!("groups scanned per {bucket}"),
             |d| &d.groups,
         )
     })
@@ -49,7 +68,7 @@ fn panel(
             .flat_map(|d| pick(d).iter().map(|&v| v as f64)),
     );
     let mut chart = ChartBuilder::on(area)
-        .caption(caption, (FONT, 18).into_font())
+        .caption(caption, (FONT, 16).into_font())
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(70)

@@ -1,5 +1,7 @@
-//! What every plot shares: the palettes, the SVG rendering wrapper, a hand-drawn legend
-//! row, and number formatting that does not depend on floating-point noise.
+//! What every plot shares: the palettes, the SVG rendering wrapper, text measured with a
+//! font's metrics (so that titles are wrapped or shortened to fit the picture), a
+//! hand-drawn legend row and header, and number formatting that does not depend on
+//! floating-point noise.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -136,6 +138,43 @@ pub(crate) fn legend_rows(
         x += w;
     }
     Ok(y + ROW)
+}
+
+/// Draws a boxed legend of line swatches whose lower right corner is `(right, bottom)` in
+/// `area`'s pixels, sized by the texts' measured widths (plotters' own legend box is sized
+/// by its estimate, which capitals overflow). Texts are drawn as given: fit them first.
+pub(crate) fn legend_box(
+    area: &Area,
+    items: &[(RGBColor, String)],
+    (right, bottom): (i32, i32),
+) -> DrawResult {
+    const SIZE: u32 = 13;
+    let row = crate::text::line_height(SIZE) + 2;
+    let text_w = items
+        .iter()
+        .map(|(_, t)| crate::text::width(t, SIZE))
+        .fold(0.0f64, f64::max)
+        .ceil() as i32;
+    let (w, h) = (text_w + 44, row * items.len() as i32 + 8);
+    let (x0, y0) = (right - w, bottom - h);
+    area.draw(&Rectangle::new(
+        [(x0, y0), (right, bottom)],
+        WHITE.mix(0.85).filled(),
+    ))?;
+    area.draw(&Rectangle::new(
+        [(x0, y0), (right, bottom)],
+        BLACK.stroke_width(1),
+    ))?;
+    let style = TextStyle::from((FONT, SIZE).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, (color, text)) in items.iter().enumerate() {
+        let y = y0 + 4 + row * i as i32 + row / 2;
+        area.draw(&PathElement::new(
+            [(x0 + 8, y), (x0 + 30, y)],
+            color.stroke_width(2),
+        ))?;
+        area.draw(&Text::new(text.clone(), (x0 + 36, y), style.clone()))?;
+    }
+    Ok(())
 }
 
 /// A number for an axis label with at most `sig` significant digits and no trailing

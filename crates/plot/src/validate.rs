@@ -134,6 +134,17 @@ fn check_cdf(cdf: &LatencyCdf, at: &str) -> Result<(), PlotError> {
         }
         prev = Some((ns, count));
     }
+    if let Some(b) = &cdf.buckets {
+        if b.unit_ns == 0 || b.linear_to_ns <= b.unit_ns {
+            return Err(PlotError::invalid(
+                format!("{at}.buckets"),
+                bad(
+                    format!("unit_ns {} linear_to_ns {}", b.unit_ns, b.linear_to_ns),
+                    "unit_ns above 0 and linear_to_ns above unit_ns",
+                ),
+            ));
+        }
+    }
     let last = prev.map_or(0, |p| p.1);
     if cdf.total == 0 || last != cdf.total {
         return Err(PlotError::invalid(
@@ -195,6 +206,24 @@ fn check_timeline(t: &Timeline) -> Result<(), PlotError> {
             ));
         }
     }
+    let mut seen = vec![false; t.cpus as usize];
+    for (i, g) in t.groups.iter().enumerate() {
+        if g.cpus.is_empty() {
+            return Err(PlotError::invalid(
+                format!("timeline.groups[{i}].cpus"),
+                "empty; allowed: at least one CPU",
+            ));
+        }
+        for &c in &g.cpus {
+            if c >= t.cpus || seen[c as usize] {
+                return Err(PlotError::invalid(
+                    format!("timeline.groups[{i}].cpus"),
+                    bad(c, &format!("a CPU in 0..{} in no other group", t.cpus)),
+                ));
+            }
+            seen[c as usize] = true;
+        }
+    }
     Ok(())
 }
 
@@ -223,6 +252,20 @@ fn check_metric(m: &MetricBars, at: &str) -> Result<(), PlotError> {
             format!("{at}.sets"),
             "empty; allowed: at least one bar",
         ));
+    }
+    if let Some(c) = &m.change {
+        if c.mean != "Amean" && c.mean != "Hmean" {
+            return Err(PlotError::invalid(
+                format!("{at}.change.mean"),
+                bad(&c.mean, "Amean or Hmean"),
+            ));
+        }
+        if !c.change_pct.is_finite() {
+            return Err(PlotError::invalid(
+                format!("{at}.change.change_pct"),
+                bad(c.change_pct, "a finite number"),
+            ));
+        }
     }
     for (j, b) in m.sets.iter().enumerate() {
         // A mean beyond 1e300 would overflow the axis range computed from it.

@@ -5,7 +5,7 @@ mod fixtures;
 
 use std::path::Path;
 
-use fairsim_plot::data::{Bar, LatencyCdf, MetricBars, NewidleSeries, Slice, SliceKind};
+use fairsim_plot::data::{Bar, CpuGroup, LatencyCdf, MetricBars, NewidleSeries, Slice, SliceKind};
 use fairsim_plot::{write_all, PlotData, PlotError};
 use fixtures::{sample, temp_dir, temp_path};
 
@@ -99,7 +99,16 @@ fn every_plot_carries_its_series() {
     );
 
     let cdf = Svg::read(&paths[0]);
-    assert!(cdf.has_text("4 CPUs, hackbench, baseline vs ILB_FAST: wakeup latency"));
+    assert!(cdf.has_text("Wakeup latency: 4 CPUs, hackbench, baseline vs ILB_FAST"));
+    // The bucket widths of the first series that records them.
+    assert!(
+        cdf.has_text(
+            "buckets: 1 ns wide up to 2048 ns, then at most 0.0977% of the latency (HDR \
+             histogram); 110 wakeups in all"
+        ),
+        "{:?}",
+        cdf.texts()
+    );
     assert!(
         cdf.has_text("baseline (p50 5 µs, p99 20 µs)"),
         "{:?}",
@@ -118,7 +127,7 @@ fn every_plot_carries_its_series() {
 
     let tl = Svg::read(&paths[1]);
     // Each CPU has 5 task slices and one of each kernel kind; the legend adds a swatch
-    // per kind and one per pid of each comm (4 + 4).
+    // per kind and one per pid of each family (4 + 4).
     assert_eq!(tl.count("rect", "fill", RED), 4 + 1);
     assert_eq!(tl.count("rect", "fill", ORANGE), 4 + 1);
     assert_eq!(tl.count("rect", "fill", BLACK), 4 + 1);
@@ -127,8 +136,8 @@ fn every_plot_carries_its_series() {
         "newidle balance",
         "periodic/nohz balance",
         "rq lock spin",
-        "hackbench (4 tasks)",
-        "kworker/u8:1 (4 tasks)",
+        "hackbench (4 tasks, pids 1-4)",
+        "kworker/u (4 tasks, pids 5-8)",
         "time from the window start (µs)",
         "CPU",
         "0",
@@ -145,8 +154,9 @@ fn every_plot_carries_its_series() {
     );
     for t in [
         "time (ms)",
-        "balances per bucket",
-        "groups scanned per bucket",
+        "balances per 1 ms",
+        "groups scanned per 1 ms",
+        "buckets of 1 ms; one line per domain level, each bucket's count drawn at its middle",
     ] {
         assert!(ni.has_text(t), "{t}");
     }
@@ -157,6 +167,15 @@ fn every_plot_carries_its_series() {
     let m = Svg::read(&paths[3]);
     assert!(m.has_text("Wakeup-99.0th-us (lower is better)"));
     assert!(m.has_text("throughput-ops (higher is better)"));
+    // The table's mean change, starred and shaded as the table stars it; a metric without
+    // a change says none.
+    assert!(
+        m.has_text("Amean: new *27.71%* significant"),
+        "{:?}",
+        m.texts()
+    );
+    assert_eq!(m.count("rect", "fill", "#FFF3C4"), 1);
+    assert!(!m.texts().iter().any(|t| t.starts_with("Hmean")));
     // One error bar (three lines and a circle) per bar; a bar per metric and a legend
     // swatch per feature set.
     assert_eq!(m.count_tag("circle"), 4);
@@ -186,29 +205,74 @@ fn only_what_the_data_holds_is_drawn() {
 #[test]
 fn the_timeline_fits_224_cpus_and_4() {
     let dir = temp_dir("big");
-    let big = sample(224, 40);
-    let slices = big.timeline.as_ref().unwrap().slices.len();
-    assert_eq!(slices, 224 * 43);
+    let mut big = sample(224, 40);
+    let t = big.timeline.as_mut().unwrap();
+    assert_eq!(t.slices.len(), 224 * 43);
+    // Two LLCs of 112 CPUs, each a package's cores and their SMT siblings.
+    t.groups = (0..2u32)
+        .map(|p| CpuGroup {
+            name: format!("LLC {p}"),
+            cpus: (p * 56..p * 56 + 56)
+                .chain(112 + p * 56..112 + p * 56 + 56)
+                .collect(),
+        })
+        .collect();
     let paths = write_all(&big, &dir).expect("224 CPUs");
     let size = std::fs::metadata(&paths[1]).unwrap().len();
     assert!(size < 2_000_000, "{size} bytes");
     let tl = Svg::read(&paths[1]);
-    assert_eq!(tl.count("rect", "fill", RED), 224 + 1);
-    // Labels every few CPUs, not every one.
-    assert!(tl.has_text("0") && !tl.has_text("1"));
-    let height = |svg: &Svg| -> f64 {
-        let doc = svg.doc();
-        let n = doc
-            .descendants()
-            .rfind(|n| n.has_tag_name("rect") && n.attribute("fill") == Some(RED))
-            .unwrap();
-        n.attribute("height").unwrap().parse().unwrap()
-    };
+    // Rows of 7 CPUs within each LLC (32 in all), labelled with their LLC and CPUs, the
+    // bucket width stated, and the task families named.
+    assert!(
+        tl.has_text("LLC 0: 0-6") && tl.has_text("LLC 1: 217-223"),
+        "{:?}",
+        tl.texts()
+    );
+    assert!(tl
+        .texts()
+        .iter()
+        .any(|t| t.starts_with("Timeline by LLC, 1000 to 2000 µs")));
+    assert!(
+        tl.texts()
+            .iter()
+            .any(|t| t.contains("224 CPUs in 32 rows of 7 CPUs") && t.contains("buckets of 5 µs")),
+        "{:?}",
+        tl.texts()
+    );
+    assert!(tl.has_text("hackbench (4 tasks, pids 1-4)"));
+    // Every row had a newidle balance: a red share in some bucket of each row, plus the
+    // legend's swatch.
+    assert!(tl.count("rect", "fill", RED) > 32);
+    // A full bucket of one row is the row's height less its inset: shares never pass it.
+    let doc = tl.doc();
+    let max_h = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("rect") && n.attribute("fill") == Some(BLUE))
+        .filter_map(|n| n.attribute("height")?.parse::<f64>().ok())
+        .fold(0.0f64, f64::max);
+    assert!((1.0..=30.0).contains(&max_h), "{max_h}");
+
+    // Without groups (an older file), rows are runs of consecutive CPUs.
+    big.timeline.as_mut().unwrap().groups.clear();
+    let tl = Svg::read(&write_all(&big, &temp_dir("big-nogroups")).unwrap()[1]);
+    assert!(tl.has_text("0-3"), "{:?}", tl.texts());
+    assert!(tl.texts().iter().any(|t| t.starts_with("Timeline by CPUs")));
+
+    // 4 CPUs keep a row each, tall, with their pids written in the slices.
     let small = Svg::read(&write_all(&sample(4, 5), &temp_dir("small")).unwrap()[1]);
-    let (h224, h4) = (height(&tl), height(&small));
-    assert!((1.0..=6.0).contains(&h224), "{h224}");
+    let doc = small.doc();
+    let h4: f64 = doc
+        .descendants()
+        .rfind(|n| n.has_tag_name("rect") && n.attribute("fill") == Some(RED))
+        .and_then(|n| n.attribute("height")?.parse().ok())
+        .unwrap();
     assert!(h4 > 100.0, "{h4}");
-    for name in ["big", "small"] {
+    assert!(
+        small.has_text("1") && small.has_text("8"),
+        "{:?}",
+        small.texts()
+    );
+    for name in ["big", "big-nogroups", "small"] {
         let _ = std::fs::remove_dir_all(temp_path(name));
     }
 }
@@ -240,6 +304,7 @@ fn edge_cases_draw() {
         label: "zero".into(),
         total: 3,
         points: vec![(0, 3)],
+        buckets: None,
     }];
     let mut t = sample(1, 0).timeline.unwrap();
     t.slices.clear();
@@ -259,6 +324,7 @@ fn edge_cases_draw() {
             stddev: 0.0,
             n: 1,
         }],
+        change: None,
     }];
     let paths = write_all(&d, &dir).expect("edges draw");
     assert_eq!(paths.len(), 4);

@@ -90,6 +90,11 @@ pub trait MoveTasks {
             return true;
         }
         let cost = self.migration_cost();
+        // `sysctl_sched_migration_cost == -1`: the unsigned int written as -1 makes every
+        // task hot.
+        if cost == crate::rq::MIGRATION_COST_ALWAYS_HOT {
+            return true;
+        }
         if cost == 0 {
             return false;
         }

@@ -63,6 +63,11 @@ pub struct SchedParams {
     pub migration_cost: u64,
     /// `sysctl_sched_nr_migrate`.
     pub nr_migrate: u32,
+    /// Writes to the kernel's sysctl and debugfs tunables (`--sysctl`, `--debugfs`),
+    /// applied in order by [`Sched::new`] on top of the boot values: they set
+    /// `migration_cost` and `nr_migrate` above, and the fair class's slice and CFS
+    /// tunables.
+    pub tunables: crate::tunables::Tunables,
     /// Seed for the per-CPU random states (`sched_rng`).
     pub seed: u64,
     /// Exit latency in us of the idle state idle CPUs are in (`idle_get_state`), `None`
@@ -84,6 +89,7 @@ impl Default for SchedParams {
             util_est: UtilEstMode::V6_12,
             migration_cost: SYSCTL_SCHED_MIGRATION_COST,
             nr_migrate: 32,
+            tunables: crate::tunables::Tunables::default(),
             seed: 0,
             cpuidle_exit_latency_us: Some(1),
             idle_scan_per_cpu: 40,
@@ -227,8 +233,17 @@ pub enum PickOutcome {
 
 impl Sched {
     /// Sets up runqueues for `machine` with its built `topo`.
-    pub fn new(machine: Machine, topo: SchedDomains, params: SchedParams) -> Sched {
+    pub fn new(machine: Machine, topo: SchedDomains, mut params: SchedParams) -> Sched {
         let n = machine.nr_cpus();
+        // The tunables as the boot left them on `n` CPUs, then the run's writes.
+        let tunables = params.tunables.state(
+            params.features.kernel(),
+            n,
+            params.migration_cost,
+            params.nr_migrate,
+        );
+        params.migration_cost = tunables.migration_cost;
+        params.nr_migrate = tunables.nr_migrate;
         let hz = u64::from(params.hz.max(1));
         let tick_nsec = (1_000_000_000 + hz / 2) / hz;
         let rqs = (0..n)
@@ -236,8 +251,8 @@ impl Sched {
             .collect();
         let fair = FairParams {
             features: params.features,
-            cfs: crate::kernel::CfsTunables::for_cpus(n),
-            base_slice: base_slice_for(n),
+            cfs: tunables.cfs(),
+            base_slice: u64::from(tunables.base_slice),
             tick_nsec,
             util_est: effective_util_est(params),
         };

@@ -4,6 +4,8 @@
 //! newidle balance and the balance success ratio, per domain level).
 
 use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Mutex;
 
 use fairsim_engine::balance::{CpuIdleType, Features, Kernel};
 use fairsim_engine::profile::Sym;
@@ -11,8 +13,10 @@ use fairsim_engine::run::RunSpec;
 use fairsim_engine::world::Overhead;
 use rayon::prelude::*;
 
+use super::outputs::Outputs;
+use super::progress::{self, Batch, Mode};
 use super::run::{print_note, resolve_spec, RunArgs};
-use crate::compare_table::{render_compare, MetricSamples};
+use crate::compare_table::{mean_rows, render_compare, render_csv, rows_json, MetricSamples};
 use crate::error::{invalid, CliError};
 
 /// Arguments of `fairsim compare`.
@@ -28,7 +32,26 @@ for each domain level the newidle groups scanned per balance (lb_sg_scan / lb_co
 ratio ((lb_count - lb_balanced) / lb_count). A feature set using ILB_SNAPSHOT, ILB_UTIL or \
 ILB_FAST also gets seed 000's sched_domain_shared on every non-NUMA domain (patch 1/7). \
 --kernel runs both sides on one kernel; --base-kernel and --new-kernel give each side its own, \
-each side's feature list then written to its kernel's features file."
+each side's feature list then written to its kernel's features file.
+
+--json FILE and --csv FILE write the table for scripts: one row per metric, the text table's \
+mean row with each side's spread. Columns (CSV header, and each JSON row's keys): metric; \
+better (higher or lower); mean (Amean, or Hmean when higher is better); base_mean; new_mean; \
+change_pct (positive = better, as in the table); significant (true where the table stars the \
+mean); base_stddev; new_stddev; base_samples and new_samples (the seeds that gave the metric). \
+The JSON document also names the machine, the workloads, each side's features and kernel, \
+the seeds asked for and the seeds in the table.
+
+At a terminal a progress line counts the finished runs (seeds x 2 sides) and estimates the \
+time left; --progress prints it as plain lines when stderr is piped. Ctrl-C or SIGTERM stops \
+the runs under way and prints the table of the seeds that finished on both sides (and its \
+--json, --csv and --plot), says 'interrupted: table from N of M seeds' on stderr and exits \
+with status 130; a second Ctrl-C exits at once. Every output path is checked before the \
+first run.",
+    mut_arg("json", |a| a
+        .help("Write the comparison table as JSON to FILE (one row per metric; see the columns above)")
+        .long_help("Write the comparison table as JSON to FILE: one row per metric, with the \
+columns --csv has (see above) as keys, and the machine, workloads, sides and seeds."))
 )]
 pub struct CompareArgs {
     #[command(flatten)]
@@ -52,6 +75,25 @@ pub struct CompareArgs {
     #[arg(long, value_name = "VERSION")]
     new_kernel: Option<String>,
 
+    /// A sysctl write for the baseline only, repeatable, as --sysctl takes it, after
+    /// the --sysctl and --debugfs writes both sides get.
+    #[arg(long, value_name = "kernel.sched_NAME=V")]
+    base_sysctl: Vec<String>,
+
+    /// A sysctl write for the new side only, repeatable (see --base-sysctl).
+    #[arg(long, value_name = "kernel.sched_NAME=V")]
+    new_sysctl: Vec<String>,
+
+    /// A debugfs write for the baseline only, repeatable, as --debugfs takes it, after
+    /// the writes both sides get.
+    #[arg(long, value_name = "NAME=V")]
+    base_debugfs: Vec<String>,
+
+    /// A debugfs write for the new side only, repeatable (see --base-debugfs), e.g.
+    /// `--new-debugfs migration_cost_ns=0 --new ''` to compare a tunable alone.
+    #[arg(long, value_name = "NAME=V")]
+    new_debugfs: Vec<String>,
+
     /// Seeds per side (the run's seed, then seed+1, ...).
     #[arg(long, value_name = "N", default_value_t = 5)]
     seeds: u32,
@@ -60,6 +102,45 @@ pub struct CompareArgs {
     /// by default.
     #[arg(long, value_name = "N")]
     cpu: Option<usize>,
+
+    /// Write the comparison table as CSV to FILE: a header line, then one line per metric
+    /// (columns: see above).
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+}
+
+/// A side's tunables: the writes both sides get (--sysctl, --debugfs, the scenario's),
+/// then the side's own (--base-sysctl, --base-debugfs or the new side's), checked against
+/// the side's kernel.
+fn side_tunables(
+    args: &CompareArgs,
+    side: usize,
+    kernel: Kernel,
+    spec: &RunSpec,
+) -> Result<fairsim_engine::balance::Tunables, CliError> {
+    use fairsim_engine::balance::TunablePlace;
+    let mut t = spec.config.params.tunables;
+    let (label, sysctls, debugfs) = if side == 0 {
+        ("base", &args.base_sysctl, &args.base_debugfs)
+    } else {
+        ("new", &args.new_sysctl, &args.new_debugfs)
+    };
+    for (place, writes) in [
+        (TunablePlace::Sysctl, sysctls),
+        (TunablePlace::Debugfs, debugfs),
+    ] {
+        for w in writes {
+            t.write(kernel, place, w).map_err(|e| {
+                // The side's own options, in the message and in what it allows.
+                CliError::msg(
+                    e.to_string()
+                        .replace("--sysctl", &format!("--{label}-sysctl"))
+                        .replace("--debugfs", &format!("--{label}-debugfs")),
+                )
+            })?;
+        }
+    }
+    Ok(t)
 }
 
 /// Named metric values of one run: (name, higher is better, value).
@@ -151,13 +232,22 @@ fn workload_metrics(name: &str, json: &serde_json::Value, out: &mut RunMetrics, 
 }
 
 /// One run's metrics and its wakeup-latency histogram (for `--plot`'s CDF).
+type RunOutcome = (RunMetrics, hdrhistogram::Histogram<u64>);
+
+/// Runs job `job` of a compare, showing its progress in `batch`; `None` when Ctrl-C
+/// stopped it (or came before it started).
 fn run_one(
     spec: &RunSpec,
     cpu: Option<usize>,
-) -> Result<(RunMetrics, hdrhistogram::Histogram<u64>), CliError> {
-    let result = fairsim_engine::run(spec, &mut |_, _| {})?;
+    job: usize,
+    batch: &Batch,
+) -> Result<Option<RunOutcome>, CliError> {
+    let Some(result) = progress::run_batch_job(spec, &mut |now, end| batch.advance(job, now, end))?
+    else {
+        return Ok(None);
+    };
     let m = metrics_of(spec, &result, cpu);
-    Ok((m, result.world.metrics.wakeup_latency.clone()))
+    Ok(Some((m, result.world.metrics.wakeup_latency.clone())))
 }
 
 /// The metrics compare's table shows for one finished run of `spec` (`fairsim sweep`
@@ -326,9 +416,11 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
                     .replacen("--features", &format!("--{label}"), 1),
             )
         })?;
+        let tunables = side_tunables(args, side, kernels[side], side_spec)?;
         for k in 0..args.seeds {
             let mut s = (*side_spec).clone();
             s.config.params.features = features;
+            s.config.params.tunables = tunables;
             s.config.seed = spec.config.seed.checked_add(u64::from(k)).ok_or_else(|| {
                 invalid(
                     "--seed",
@@ -340,19 +432,72 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
                     ),
                 )
             })?;
-            s.build.shared_all_non_numa |= features.uses_ilb();
+            s.build.shared_all_non_numa |= features.shares_all_non_numa();
             jobs.push((side, s));
         }
     }
+    // Every output is checked before the first run, so that a typo costs no run.
+    Outputs::new()
+        .dir("--plot", args.run.plot.as_deref())
+        .file("--json", args.run.json.as_deref())
+        .file("--csv", args.csv.as_deref())
+        .check()?;
+    progress::watch_interrupts();
+    let hook = progress::interrupt_after()?;
+    let seeds = args.seeds as usize;
+    let batch = Batch::new(
+        "compare",
+        "runs",
+        jobs.len(),
+        Mode::detect(args.run.progress),
+    );
+    // Runs finished per seed (both sides make 2), and the seeds finished on both sides.
+    let finished: Mutex<(Vec<u8>, usize)> = Mutex::new((vec![0; seeds], 0));
     // Each run is single-threaded and deterministic; runs go in parallel and their results
     // are put back in job order, so the table does not depend on thread timing.
-    let results: Vec<Result<_, CliError>> =
-        jobs.par_iter().map(|(_, s)| run_one(s, args.cpu)).collect();
+    let results: Vec<Result<Option<RunOutcome>, CliError>> = jobs
+        .par_iter()
+        .enumerate()
+        .map(|(job, (side, s))| {
+            let r = run_one(s, args.cpu, job, &batch);
+            if let Ok(Some(_)) = &r {
+                let k = job % seeds;
+                batch.finished(job, &format!("{} seed {}", SIDES[*side], s.config.seed));
+                if let Ok(mut f) = finished.lock() {
+                    f.0[k] += 1;
+                    if f.0[k] == 2 {
+                        f.1 += 1;
+                        progress::maybe_interrupt(hook, f.1);
+                    }
+                }
+            }
+            r
+        })
+        .collect();
+    batch.finish();
+    let mut outcomes: Vec<Option<RunOutcome>> = Vec::with_capacity(results.len());
+    for r in results {
+        outcomes.push(r?);
+    }
+    // A seed is in the table when both its runs finished; an interrupt leaves the rest out.
+    let complete: Vec<bool> = (0..seeds)
+        .map(|k| outcomes[k].is_some() && outcomes[seeds + k].is_some())
+        .collect();
+    let used = complete.iter().filter(|&&c| c).count();
+    let interrupted = outcomes.iter().any(Option::is_none);
+    if used == 0 {
+        progress::exit_interrupted(
+            out,
+            &format!("no seed finished on both sides of {seeds}; nothing written"),
+        );
+    }
     let mut metrics: Vec<MetricSamples> = Vec::new();
     // Each side's wakeup latencies over all its seeds, for --plot's CDF.
     let mut latency: Vec<Option<hdrhistogram::Histogram<u64>>> = vec![None, None];
-    for ((side, _), r) in jobs.iter().zip(results) {
-        let (run_metrics, hist) = r?;
+    for (job, ((side, _), r)) in jobs.iter().zip(outcomes).enumerate() {
+        let Some((run_metrics, hist)) = r.filter(|_| complete[job % seeds]) else {
+            continue;
+        };
         match &mut latency[*side] {
             Some(h) => h.add(&hist).map_err(|e| {
                 CliError::internal(format!("merging the wakeup-latency histograms: {e}"))
@@ -379,12 +524,17 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
             }
         }
     }
+    // An interrupted compare says in its header how many seeds its table holds.
+    let seeds_text = if interrupted {
+        format!("{used} of {seeds} seeds per side (interrupted)")
+    } else {
+        format!("{seeds} seeds per side")
+    };
     writeln!(
         out,
-        "fairsim compare: {} ({} CPUs), {} seeds per side, {}",
+        "fairsim compare: {} ({} CPUs), {seeds_text}, {}",
         spec.machine.name,
         spec.machine.nr_cpus(),
-        args.seeds,
         spec.workloads
             .iter()
             .map(|w| w.canonical(spec.machine.nr_cpus()))
@@ -439,22 +589,12 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     out.write_all(render_compare(&metrics, &columns[0], &columns[1]).as_bytes())?;
     if let Some(dir) = &args.run.plot {
-        let label = |side: &str, feats: &str, k: Kernel| {
-            let side = if kernels[0] == kernels[1] {
-                side.to_string()
-            } else {
-                format!("{side} ({})", k.name())
-            };
-            if feats.is_empty() {
-                format!("{side} (defaults)")
-            } else {
-                format!("{side} {feats}")
-            }
-        };
-        let labels = [
-            label("base", &args.base, kernels[0]),
-            label("new", &args.new, kernels[1]),
-        ];
+        // Legends name what differs from each side's defaults; per-level metrics are
+        // named by level (`d1 MC`), as run's plots name them.
+        let labels = super::plots::side_labels(
+            jobs[0].1.config.params.features,
+            jobs[seeds].1.config.params.features,
+        );
         let mut data = fairsim_plot::PlotData::new(super::plots::title(&spec));
         for (l, h) in labels.iter().zip(&latency) {
             // A side without wakeups has no latency to draw.
@@ -464,13 +604,44 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 }
             }
         }
-        data.metrics = super::plots::metric_bars(&metrics, &labels[0], &labels[1]);
+        let levels = super::plots::level_names(&spec);
+        data.metrics = super::plots::metric_bars(&metrics, &labels[0], &labels[1], &levels);
         for p in super::plots::write(dir, &data)? {
             eprintln!("fairsim: wrote {}", p.display());
         }
     }
+    if args.run.json.is_some() || args.csv.is_some() {
+        let rows = mean_rows(&metrics);
+        if let Some(path) = &args.csv {
+            super::run::write_file(path, "--csv", &render_csv(&rows))?;
+        }
+        if let Some(path) = &args.run.json {
+            let side =
+                |feats: &str, k: Kernel| serde_json::json!({"features": feats, "kernel": k.name()});
+            let doc = serde_json::json!({
+                "machine": spec.machine.name,
+                "cpus": spec.machine.nr_cpus(),
+                "workloads": spec
+                    .workloads
+                    .iter()
+                    .map(|w| w.canonical(spec.machine.nr_cpus()))
+                    .collect::<Vec<_>>(),
+                "base": side(&args.base, kernels[0]),
+                "new": side(&args.new, kernels[1]),
+                "seeds": seeds,
+                "seeds_in_table": used,
+                "interrupted": interrupted,
+                "rows": rows_json(&rows),
+            });
+            super::run::write_file(
+                path,
+                "--json",
+                &(serde_json::to_string_pretty(&doc)? + "\n"),
+            )?;
+        }
+    }
     let same = |v: &[f64]| v.windows(2).all(|w| w[0] == w[1]);
-    if args.seeds > 1 && metrics.iter().all(|m| same(&m.base) && same(&m.new)) {
+    if used > 1 && metrics.iter().all(|m| same(&m.base) && same(&m.new)) {
         writeln!(
             out,
             "\nnote: every seed gave the same figures on each side: the outcome did not \
@@ -478,5 +649,11 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
              random draws), so the differences are exact and '*' marks no statistical test."
         )?;
     }
+    if interrupted {
+        progress::exit_interrupted(out, &format!("table from {used} of {seeds} seeds"));
+    }
     Ok(())
 }
+
+/// The sides' names in progress lines, by job side.
+const SIDES: [&str; 2] = ["base", "new"];

@@ -104,7 +104,18 @@ impl MachineArgs {
             return Ok(parse_spec(&opts)?);
         }
         if let Some(path) = &self.machine {
-            return load_machine_file(path).map_err(|e| name_option("--machine", e));
+            return load_machine_file(path).map_err(|e| match e {
+                // A scenario file (such as validation/host/host.toml) describes its
+                // machine with scenario keys; say so rather than report the first key
+                // that the machine schema reads differently.
+                TopologyError::Io { .. } => name_option("--machine", e),
+                _ if fairsim_engine::scenario::Scenario::load(path).is_ok() => CliError::msg(format!(
+                    "--machine {}: this is a scenario file, not a machine file; run it as `fairsim run {}`",
+                    path.display(),
+                    path.display()
+                )),
+                e => name_option("--machine", e),
+            });
         }
         if let Some(dir) = &self.sysfs {
             return load_sysfs(dir, arch).map_err(|e| name_option("--sysfs", e));

@@ -2,12 +2,15 @@
 
 pub mod compare;
 pub(crate) mod costs;
+pub mod features;
 pub mod machine_args;
+pub(crate) mod outputs;
 pub mod pelt;
 pub mod plot;
 pub(crate) mod plots;
 pub(crate) mod progress;
 pub mod race;
+pub mod report;
 pub(crate) mod rtapp_log;
 pub mod run;
 pub mod schedstat;

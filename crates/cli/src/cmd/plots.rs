@@ -4,16 +4,17 @@
 
 use std::path::Path;
 
+use fairsim_engine::balance::{Features, Kernel};
 use fairsim_engine::run::RunSpec;
 use fairsim_engine::trace::{BalanceKind, NewidleSeries, Trace, TraceConfig, TraceEvent};
 use fairsim_engine::World;
 use fairsim_plot::data::{
-    Bar, DomainSeries, FrequencySeries, LatencyCdf, MetricBars, NewidleSeries as PlotSeries,
-    PlotData, PolicyFrequency, Slice, SliceKind, Timeline,
+    Bar, CpuGroup, DomainSeries, FrequencySeries, HdrBuckets, LatencyCdf, MeanChange, MetricBars,
+    NewidleSeries as PlotSeries, PlotData, PolicyFrequency, Slice, SliceKind, Timeline,
 };
 use hdrhistogram::Histogram;
 
-use crate::compare_table::{summarise, MetricSamples};
+use crate::compare_table::{mean_rows, summarise, MetricSamples};
 use crate::error::CliError;
 
 /// The timeline's window when `--trace-window` gives none: the first 2 ms of the
@@ -56,6 +57,57 @@ pub fn title(spec: &RunSpec) -> String {
     format!("{} ({n} CPUs), {}", spec.machine.name, work.join(" + "))
 }
 
+/// What a feature set changes, for a legend: the debugfs writes that differ from its
+/// kernel's defaults (`+ILB_FAST`, `NO_NI_RANDOM`), or `defaults`; prefixed with the
+/// kernel when it is an era's, when nothing differs (so that `defaults` says whose), or
+/// when `kernel` asks (the sides of a compare run different kernels).
+pub fn features_label(f: Features, kernel_always: bool) -> String {
+    let diff = f.diff_from_default();
+    let kernel = f.kernel();
+    let writes: Vec<String> = diff
+        .iter()
+        .map(|w| {
+            if w.starts_with("NO_") {
+                w.clone()
+            } else {
+                format!("+{w}")
+            }
+        })
+        .collect();
+    match (writes.is_empty(), kernel == Kernel::V6_12 && !kernel_always) {
+        (true, _) => format!("{} defaults", kernel.name()),
+        (false, true) => writes.join(" "),
+        (false, false) => format!("{} {}", kernel.name(), writes.join(" ")),
+    }
+}
+
+/// The labels of a `compare`'s two sides in its plots: `base: 6.12 defaults`,
+/// `new: +ILB_FAST`; both name their kernel when the kernels differ.
+pub fn side_labels(base: Features, new: Features) -> [String; 2] {
+    let both = base.kernel() != new.kernel();
+    [
+        format!("base: {}", features_label(base, both)),
+        format!("new: {}", features_label(new, both)),
+    ]
+}
+
+/// The bucket widths of an HDR histogram, found by asking it: the width at its lowest
+/// value, and the first power of two where buckets are wider.
+fn hdr_buckets(h: &Histogram<u64>) -> Option<HdrBuckets> {
+    let unit_ns = h.equivalent_range(h.low());
+    let mut v = unit_ns.max(1);
+    while v < (1 << 62) {
+        if h.equivalent_range(v) > unit_ns {
+            return Some(HdrBuckets {
+                unit_ns,
+                linear_to_ns: v,
+            });
+        }
+        v *= 2;
+    }
+    None
+}
+
 /// A wakeup-latency histogram as CDF steps.
 pub fn latency_cdf(label: &str, h: &Histogram<u64>) -> LatencyCdf {
     let mut points = Vec::new();
@@ -68,6 +120,7 @@ pub fn latency_cdf(label: &str, h: &Histogram<u64>) -> LatencyCdf {
         label: label.to_string(),
         total,
         points,
+        buckets: hdr_buckets(h),
     }
 }
 
@@ -134,6 +187,77 @@ pub fn timeline(trace: &Trace, end: u64) -> Timeline {
         cpus: trace.cpus,
         tasks,
         slices,
+        groups: Vec::new(),
+    }
+}
+
+/// The machine's CPUs by last-level cache (`cpu_llc_shared_mask`), in order of first CPU,
+/// named `LLC N`: the rows of a timeline too large to draw per CPU.
+pub fn llc_groups(spec: &RunSpec) -> Vec<CpuGroup> {
+    let mut groups: Vec<CpuGroup> = Vec::new();
+    let mut seen = vec![false; spec.machine.nr_cpus()];
+    for (cpu, t) in spec.machine.cpus.iter().enumerate() {
+        if seen[cpu] {
+            continue;
+        }
+        // A CPU missing from its own mask (a machine file's mistake) still gets a group.
+        let mut cpus: Vec<u32> = t
+            .llc_siblings
+            .iter()
+            .filter(|&c| c < seen.len() && !seen[c])
+            .map(|c| c as u32)
+            .collect();
+        if !cpus.contains(&(cpu as u32)) {
+            cpus.push(cpu as u32);
+            cpus.sort_unstable();
+        }
+        for &c in &cpus {
+            seen[c as usize] = true;
+        }
+        groups.push(CpuGroup {
+            name: format!("LLC {}", groups.len()),
+            cpus,
+        });
+    }
+    groups
+}
+
+/// The names of the domain levels, by index as `compare`'s `dN-` metrics count them
+/// (`domains_of(cpu).nth(N)`): each CPU's domain names at that depth, joined with `/`
+/// where CPUs differ (asymmetric machines). Empty when the domains cannot be built.
+pub fn level_names(spec: &RunSpec) -> Vec<String> {
+    let Ok(topo) = fairsim_topology::build_sched_domains(&spec.machine, spec.build) else {
+        return Vec::new();
+    };
+    let mut names: Vec<Vec<&str>> = Vec::new();
+    for cpu in 0..spec.machine.nr_cpus() {
+        for (level, sd) in topo.domains_of(cpu).enumerate() {
+            if names.len() <= level {
+                names.push(Vec::new());
+            }
+            let name = topo.domain(sd).name;
+            if !names[level].contains(&name) {
+                names[level].push(name);
+            }
+        }
+    }
+    names.into_iter().map(|n| n.join("/")).collect()
+}
+
+/// A `compare` metric's name for the plot: `dN-...` becomes `dN NAME: ...`, naming the
+/// level as `run`'s newidle plot does (`d1 MC: newidle-lb/s`).
+pub fn plot_metric_name(name: &str, levels: &[String]) -> String {
+    let Some(rest) = name.strip_prefix('d') else {
+        return name.to_string();
+    };
+    let Some((index, metric)) = rest.split_once('-') else {
+        return name.to_string();
+    };
+    match index.parse::<usize>().ok().and_then(|i| levels.get(i)) {
+        Some(level) if index.bytes().all(|b| b.is_ascii_digit()) => {
+            format!("d{index} {level}: {metric}")
+        }
+        _ => name.to_string(),
     }
 }
 
@@ -160,7 +284,7 @@ pub fn run_plot(spec: &RunSpec, world: &World, trace: Option<&Trace>) -> PlotDat
     let mut data = PlotData::new(title(spec));
     // A run without wakeups (one CPU-bound thread) has no latency to draw.
     let cdf = latency_cdf(
-        &spec.config.params.features.to_string(),
+        &features_label(spec.config.params.features, false),
         &world.metrics.wakeup_latency,
     );
     if cdf.total > 0 {
@@ -174,7 +298,9 @@ pub fn run_plot(spec: &RunSpec, world: &World, trace: Option<&Trace>) -> PlotDat
         } else {
             b
         };
-        data.timeline = Some(timeline(trace, end));
+        let mut t = timeline(trace, end);
+        t.groups = llc_groups(spec);
+        data.timeline = Some(t);
     }
     data.newidle = world.newidle_series().as_ref().map(newidle);
     data.frequency = frequency(world);
@@ -215,12 +341,21 @@ pub fn frequency(world: &World) -> Option<FrequencySeries> {
     })
 }
 
-/// `compare`'s metrics as bars (base, new), mean and spread over the seeds.
-pub fn metric_bars(metrics: &[MetricSamples], base: &str, new: &str) -> Vec<MetricBars> {
+/// `compare`'s metrics as bars (base, new), mean and spread over the seeds, each with
+/// the mean's change and significance as the text table shows them ([`mean_rows`]), and
+/// per-level metrics named by `levels` ([`level_names`]).
+pub fn metric_bars(
+    metrics: &[MetricSamples],
+    base: &str,
+    new: &str,
+    levels: &[String],
+) -> Vec<MetricBars> {
+    let rows = mean_rows(metrics);
     metrics
         .iter()
-        .map(|m| MetricBars {
-            name: m.name.clone(),
+        .zip(&rows)
+        .map(|(m, row)| MetricBars {
+            name: plot_metric_name(&m.name, levels),
             higher_better: m.higher_better,
             sets: [(base, &m.base), (new, &m.new)]
                 .into_iter()
@@ -234,6 +369,12 @@ pub fn metric_bars(metrics: &[MetricSamples], base: &str, new: &str) -> Vec<Metr
                     }
                 })
                 .collect(),
+            // A change that is not a number (a 0/0 mean) is left unsaid rather than drawn.
+            change: row.change_pct().is_finite().then(|| MeanChange {
+                mean: row.mean_label().to_string(),
+                change_pct: row.change_pct(),
+                significant: row.significant(),
+            }),
         })
         .collect()
 }
@@ -245,4 +386,39 @@ pub fn write(dir: &Path, data: &PlotData) -> Result<Vec<std::path::PathBuf>, Cli
     fairsim_plot::write_data(data, &file)?;
     paths.push(file);
     Ok(paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_name_what_differs() {
+        let defaults = Features::for_kernel(Kernel::V6_12);
+        assert_eq!(features_label(defaults, false), "6.12 defaults");
+        let new = Features::parse_for(Kernel::V6_12, "NO_NI_RANDOM,ILB_SNAPSHOT").unwrap();
+        assert_eq!(features_label(new, false), "NO_NI_RANDOM +ILB_SNAPSHOT");
+        assert_eq!(
+            side_labels(defaults, new),
+            ["base: 6.12 defaults", "new: NO_NI_RANDOM +ILB_SNAPSHOT"]
+        );
+        // An era's kernel is always named, and both sides name theirs when they differ.
+        let era = Features::for_kernel(Kernel::V6_5);
+        assert_eq!(
+            side_labels(new, era),
+            ["base: 6.12 NO_NI_RANDOM +ILB_SNAPSHOT", "new: 6.5 defaults"]
+        );
+    }
+
+    #[test]
+    fn level_metrics_are_named_by_level() {
+        let levels = ["SMT".to_string(), "MC".to_string()];
+        assert_eq!(
+            plot_metric_name("d1-newidle-lb/s", &levels),
+            "d1 MC: newidle-lb/s"
+        );
+        for name in ["d2-newidle-lb/s", "dx-y", "newidle-time-%", "d+1-x"] {
+            assert_eq!(plot_metric_name(name, &levels), name);
+        }
+    }
 }

@@ -1,63 +1,226 @@
-//! A run's progress on stderr: a bar on a terminal, a line now and then in logs, nothing
-//! for a short run that is piped.
+//! Feedback while a command runs, on stderr only (stdout's bytes never depend on it): a
+//! bar with an ETA at a terminal, plain lines with `--progress` when stderr is piped, and
+//! otherwise a line now and then for a run that takes minutes. Also the process-wide
+//! interrupt flag that Ctrl-C and SIGTERM raise, which the runs here check between
+//! events so that `compare`, `sweep` and `run` can write what has finished.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use fairsim_engine::RunSpec;
+use fairsim_engine::{RunResult, RunSpec, World};
 
 use crate::error::CliError;
 
-/// A progress bar on stderr when it is a terminal; nothing otherwise.
-fn progress_bar(duration: u64) -> Option<indicatif::ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = indicatif::ProgressBar::new(duration / 1_000_000);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} emulating [{bar:40}] {pos}/{len} ms ({elapsed})",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    Some(bar)
+/// Exit status after an interrupt (128 + SIGINT, as a shell reports a Ctrl-C'd command).
+pub(crate) const EXIT_INTERRUPTED: i32 = 130;
+
+/// The environment variable of a hidden test hook: `FAIRSIM_INTERRUPT_AFTER=N` raises the
+/// interrupt flag, as Ctrl-C would, once N units have finished (seeds of a `compare` on
+/// both sides, points of a `sweep`), so that the tests of the interrupted outputs do not
+/// depend on when a signal lands.
+pub(crate) const INTERRUPT_AFTER_ENV: &str = "FAIRSIM_INTERRUPT_AFTER";
+
+/// The flag Ctrl-C and SIGTERM raise; one for the process.
+fn stop_flag() -> &'static Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
 }
 
-/// Wall time before the first progress line when stderr is not a terminal: short runs
-/// stay silent, a run that will take minutes says so early.
-const FIRST_PROGRESS_LINE: Duration = Duration::from_secs(10);
+/// Makes SIGINT and SIGTERM raise the interrupt flag instead of killing the process; a
+/// second signal, with the flag already up, exits at once with status 130 (a writer that
+/// hangs can still be stopped). Called by the commands that write what has finished;
+/// calling it again does nothing. If the handlers cannot be installed the signals keep
+/// their default action, which is what they did before.
+pub(crate) fn watch_interrupts() {
+    static INSTALLED: OnceLock<()> = OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        let flag = stop_flag();
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            // The shutdown goes first: it acts on the second signal only, when the flag
+            // the first one raised is already set.
+            let _ = signal_hook::flag::register_conditional_shutdown(
+                sig,
+                EXIT_INTERRUPTED,
+                Arc::clone(flag),
+            );
+            let _ = signal_hook::flag::register(sig, Arc::clone(flag));
+        }
+    });
+}
 
-/// Wall time between later progress lines.
-const PROGRESS_LINE_EVERY: Duration = Duration::from_secs(60);
+/// Whether Ctrl-C or SIGTERM (or the test hook) asked the command to stop.
+pub(crate) fn interrupted() -> bool {
+    stop_flag().load(Ordering::Relaxed)
+}
 
-/// One progress line for logs: how far the emulation is and, at the rate so far, how much
-/// wall time is left.
-fn progress_line(now: u64, end: u64, elapsed: Duration) -> String {
-    let done = now as f64 / end.max(1) as f64;
-    let left = if done > 0.0 {
+/// Raises the interrupt flag as a signal would (the test hook's way in).
+fn interrupt() {
+    stop_flag().store(true, Ordering::Relaxed);
+}
+
+/// `FAIRSIM_INTERRUPT_AFTER`'s count, when set.
+pub(crate) fn interrupt_after() -> Result<Option<usize>, CliError> {
+    match std::env::var(INTERRUPT_AFTER_ENV) {
+        Ok(text) => text.trim().parse().map(Some).map_err(|_| {
+            crate::error::invalid(INTERRUPT_AFTER_ENV, text, "a count of finished units")
+        }),
+        Err(_) => Ok(None),
+    }
+}
+
+/// Raises the interrupt flag when `done` reached the test hook's count.
+pub(crate) fn maybe_interrupt(hook: Option<usize>, done: usize) {
+    if hook.is_some_and(|n| done >= n) {
+        interrupt();
+    }
+}
+
+/// Ends the process after an interrupt: flushes what the command wrote to stdout, says
+/// `message` on stderr and exits with status 130. The commands call it once their
+/// outputs are written.
+pub(crate) fn exit_interrupted(out: &mut dyn Write, message: &str) -> ! {
+    let _ = out.flush();
+    eprintln!("fairsim: interrupted: {message}");
+    std::process::exit(EXIT_INTERRUPTED)
+}
+
+/// How progress shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// stderr is a terminal: a bar redrawn in place.
+    Bar,
+    /// `--progress` with stderr piped: plain lines every few seconds and at each finished
+    /// unit, no escape sequences.
+    Lines,
+    /// stderr piped, no `--progress`: a line only when the command runs for a while.
+    Quiet,
+}
+
+impl Mode {
+    /// The mode for stderr as it is: a bar at a terminal, else lines when `forced`
+    /// (`--progress`), else quiet.
+    pub(crate) fn detect(forced: bool) -> Mode {
+        if std::io::stderr().is_terminal() {
+            Mode::Bar
+        } else if forced {
+            Mode::Lines
+        } else {
+            Mode::Quiet
+        }
+    }
+
+    /// When the first periodic line is due and how often the next ones are.
+    fn cadence(self) -> (Duration, Duration) {
+        match self {
+            // Logs and batch jobs: a short run stays silent, one that takes minutes
+            // says so early and then now and then.
+            Mode::Quiet => (Duration::from_secs(10), Duration::from_secs(60)),
+            // `--progress`: a line as soon as the command is under way, then every 5 s.
+            Mode::Lines | Mode::Bar => (Duration::ZERO, Duration::from_secs(5)),
+        }
+    }
+}
+
+/// Wall time as a person reads it: `0.4 s`, `42 s`, `3 min 20 s`, `1 h 05 min`.
+fn human(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    if secs < 9.95 {
+        format!("{:.1} s", secs.max(0.0))
+    } else if s < 90 {
+        format!("{s} s")
+    } else if s < 90 * 60 {
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
+    }
+}
+
+/// What is left at the rate so far, with `done` the finished share (0..=1).
+fn left(elapsed: Duration, done: f64) -> String {
+    if done > 0.0 && done < 1.0 {
         format!(
-            "about {:.0} s left at this rate",
-            elapsed.as_secs_f64() * (1.0 - done) / done
+            "about {} left",
+            human(elapsed.as_secs_f64() * (1.0 - done) / done)
         )
+    } else if done >= 1.0 {
+        "done".to_string()
     } else {
         "no estimate yet".to_string()
-    };
+    }
+}
+
+/// A bar's style: `template` with `{left}`, this module's estimate of what is left.
+fn bar_style(template: &str) -> indicatif::ProgressStyle {
+    indicatif::ProgressStyle::with_template(template)
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .with_key(
+            "left",
+            |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&left(s.elapsed(), f64::from(s.fraction())));
+            },
+        )
+}
+
+/// One progress line of a run: how far the emulation is and, at the rate so far, how
+/// much wall time is left.
+fn progress_line(now: u64, end: u64, elapsed: Duration) -> String {
+    let done = now as f64 / end.max(1) as f64;
     format!(
-        "fairsim: progress: emulated {:.3}s of {:.3}s ({:.1}%) in {:.0} s of wall time; {left}",
+        "fairsim: progress: emulated {:.3}s of {:.3}s ({:.1}%) in {:.0} s of wall time; {}",
         now as f64 / 1e9,
         end as f64 / 1e9,
         done * 100.0,
-        elapsed.as_secs_f64()
+        elapsed.as_secs_f64(),
+        left(elapsed, done)
     )
 }
 
-/// Runs `spec` to its end, showing progress on stderr, and prints the build's topology
-/// warnings first.
-pub(crate) fn execute(spec: &RunSpec) -> Result<fairsim_engine::RunResult, CliError> {
-    let bar = progress_bar(spec.config.duration);
+/// Steps `world` to its end as [`World::run`] does (the same events, so the same
+/// outputs), calling `progress` with (now, end) every 4096 events and at the end, and
+/// stops between two events once the interrupt flag is up. Returns whether it stopped
+/// early; a world stopped so is the world of a run whose end came at its current time.
+fn step_to_end(
+    world: &mut World,
+    end: u64,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<bool, CliError> {
+    while !world.ended() {
+        world.step()?;
+        if world.events() % 4096 == 0 {
+            progress(world.now().0, end);
+            if interrupted() {
+                return Ok(true);
+            }
+        }
+    }
+    progress(world.now().0, end);
+    Ok(false)
+}
+
+/// A run of `fairsim run`: its result and whether Ctrl-C stopped it before its end.
+pub(crate) struct Executed {
+    /// The world at the end (or where the interrupt stopped it) and the reports.
+    pub result: RunResult,
+    /// Whether the run stopped early, at `result.world.now()`.
+    pub interrupted: bool,
+}
+
+/// Runs `spec` to its end (or to the interrupt), showing progress on stderr as `mode`
+/// says, and prints the build's topology warnings first.
+pub(crate) fn execute(spec: &RunSpec, mode: Mode) -> Result<Executed, CliError> {
+    let bar = (mode == Mode::Bar).then(|| {
+        let bar = indicatif::ProgressBar::new(spec.config.duration / 1_000_000);
+        bar.set_style(bar_style(
+            "{spinner} emulating [{bar:40}] {pos}/{len} ms ({elapsed}, {left})",
+        ));
+        bar
+    });
     let mut last = 0u64;
     let started = Instant::now();
-    let mut next_line = FIRST_PROGRESS_LINE;
+    let (first, every) = mode.cadence();
+    let mut next_line = first;
     let mut progress = |now: u64, end: u64| {
         if let Some(b) = &bar {
             let ms = now / 1_000_000;
@@ -66,11 +229,10 @@ pub(crate) fn execute(spec: &RunSpec) -> Result<fairsim_engine::RunResult, CliEr
                 b.set_position(ms);
             }
         } else {
-            // Logs and batch jobs get a line now and then instead of a bar.
             let elapsed = started.elapsed();
             if elapsed >= next_line {
                 eprintln!("{}", progress_line(now, end, elapsed));
-                next_line = elapsed + PROGRESS_LINE_EVERY;
+                next_line = elapsed + every;
             }
         }
     };
@@ -80,10 +242,199 @@ pub(crate) fn execute(spec: &RunSpec) -> Result<fairsim_engine::RunResult, CliEr
     for w in &world.sched.topo.warnings {
         eprintln!("fairsim: warning: {w}");
     }
-    let ran = world.run(&mut progress);
+    let ran = step_to_end(&mut world, spec.config.duration, &mut progress);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    ran?;
-    Ok(fairsim_engine::RunResult::from_world(spec, world))
+    let stopped = ran?;
+    if mode == Mode::Lines {
+        // `--progress` always ends with where the run got to.
+        eprintln!(
+            "{}",
+            progress_line(world.now().0, spec.config.duration, started.elapsed())
+        );
+    }
+    Ok(Executed {
+        result: RunResult::from_world(spec, world),
+        interrupted: stopped,
+    })
+}
+
+/// Runs `spec` for a batch (a compare's seed, a sweep's point): `progress` sees (now,
+/// end) every 4096 events. `None` when the interrupt came first: a run stopped early has
+/// no place in a table of finished runs.
+pub(crate) fn run_batch_job(
+    spec: &RunSpec,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Option<RunResult>, CliError> {
+    if interrupted() {
+        return Ok(None);
+    }
+    let mut world = fairsim_engine::prepare(spec)?;
+    if step_to_end(&mut world, spec.config.duration, progress)? {
+        return Ok(None);
+    }
+    Ok(Some(RunResult::from_world(spec, world)))
+}
+
+/// Progress over a batch of runs done in parallel (a compare's seeds, a sweep's points):
+/// how many have finished and, counting the emulated time of those under way, how much
+/// wall time is left.
+pub(crate) struct Batch {
+    /// `compare` or `sweep`, at the start of each line.
+    what: &'static str,
+    /// What the units are called (`runs`, `points`).
+    unit: &'static str,
+    mode: Mode,
+    bar: Option<indicatif::ProgressBar>,
+    total: usize,
+    /// Each job's emulated share in thousandths (1000 once finished).
+    shares: Vec<AtomicU32>,
+    /// The sum of `shares`, kept as they change so that no update walks them all.
+    sum: AtomicU64,
+    done: AtomicUsize,
+    started: Instant,
+    next_line: Mutex<Duration>,
+}
+
+impl Batch {
+    /// Progress over `total` jobs, shown as `mode` says.
+    pub(crate) fn new(what: &'static str, unit: &'static str, total: usize, mode: Mode) -> Batch {
+        let bar = (mode == Mode::Bar).then(|| {
+            let bar = indicatif::ProgressBar::new(total as u64 * 1000);
+            bar.set_style(bar_style(&format!(
+                "{{spinner}} {what} [{{bar:30}}] {{msg}} ({{elapsed}}, {{left}})"
+            )));
+            bar.set_message(format!("0/{total} {unit} done"));
+            bar.enable_steady_tick(Duration::from_millis(250));
+            bar
+        });
+        Batch {
+            what,
+            unit,
+            mode,
+            bar,
+            total,
+            shares: (0..total).map(|_| AtomicU32::new(0)).collect(),
+            sum: AtomicU64::new(0),
+            done: AtomicUsize::new(0),
+            started: Instant::now(),
+            next_line: Mutex::new(mode.cadence().0),
+        }
+    }
+
+    /// Sets job `job`'s share to `thousandths` and returns the batch's finished share.
+    fn set_share(&self, job: usize, thousandths: u32) -> f64 {
+        let Some(slot) = self.shares.get(job) else {
+            return self.fraction();
+        };
+        let old = slot.swap(thousandths, Ordering::Relaxed);
+        if thousandths >= old {
+            self.sum
+                .fetch_add(u64::from(thousandths - old), Ordering::Relaxed);
+        } else {
+            self.sum
+                .fetch_sub(u64::from(old - thousandths), Ordering::Relaxed);
+        }
+        self.fraction()
+    }
+
+    fn fraction(&self) -> f64 {
+        self.sum.load(Ordering::Relaxed) as f64 / (self.total.max(1) as f64 * 1000.0)
+    }
+
+    /// Job `job` emulated `now` of `end` ns (an engine progress callback).
+    pub(crate) fn advance(&self, job: usize, now: u64, end: u64) {
+        let share = (now.min(end) as u128 * 1000 / u128::from(end.max(1))) as u32;
+        let f = self.set_share(job, share.min(999));
+        match &self.bar {
+            Some(bar) => bar.set_position(self.sum.load(Ordering::Relaxed)),
+            None => self.periodic(f),
+        }
+    }
+
+    /// Job `job`, called `label` in lines (`base seed 3`), finished.
+    pub(crate) fn finished(&self, job: usize, label: &str) {
+        let f = self.set_share(job, 1000);
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        match &self.bar {
+            Some(bar) => {
+                bar.set_message(format!("{done}/{} {} done", self.total, self.unit));
+                bar.set_position(self.sum.load(Ordering::Relaxed));
+            }
+            None if self.mode == Mode::Lines => {
+                eprintln!(
+                    "fairsim: {}: {label} done: {done}/{} {} in {}; {}",
+                    self.what,
+                    self.total,
+                    self.unit,
+                    human(self.started.elapsed().as_secs_f64()),
+                    left(self.started.elapsed(), f)
+                );
+            }
+            None => self.periodic(f),
+        }
+    }
+
+    /// A line when one is due (every few seconds with `--progress`, now and then in
+    /// logs).
+    fn periodic(&self, f: f64) {
+        let elapsed = self.started.elapsed();
+        let Ok(mut next) = self.next_line.try_lock() else {
+            // Another thread is writing the line.
+            return;
+        };
+        if elapsed < *next {
+            return;
+        }
+        *next = elapsed + self.mode.cadence().1;
+        eprintln!(
+            "fairsim: {}: {}/{} {} done, {:.0}% of the emulated time in {}; {}",
+            self.what,
+            self.done.load(Ordering::Relaxed),
+            self.total,
+            self.unit,
+            f * 100.0,
+            human(elapsed.as_secs_f64()),
+            left(elapsed, f)
+        );
+    }
+
+    /// Clears the bar (before the command's own messages).
+    pub(crate) fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimates_read_as_wall_time() {
+        assert_eq!(human(0.42), "0.4 s");
+        assert_eq!(human(42.4), "42 s");
+        assert_eq!(human(200.0), "3 min 20 s");
+        assert_eq!(human(3900.0), "65 min 00 s");
+        assert_eq!(human(7500.0), "2 h 05 min");
+        assert_eq!(
+            left(Duration::from_secs(10), 0.25),
+            "about 30 s left".to_string()
+        );
+        assert_eq!(left(Duration::from_secs(10), 0.0), "no estimate yet");
+    }
+
+    #[test]
+    fn a_batch_counts_running_jobs_by_their_emulated_time() {
+        let b = Batch::new("compare", "runs", 4, Mode::Quiet);
+        b.advance(0, 500, 1000);
+        b.advance(1, 250, 1000);
+        assert!((b.fraction() - 0.75 / 4.0).abs() < 1e-9);
+        b.finished(0, "base seed 1");
+        // A job's share never counts twice, nor as finished before it is.
+        b.advance(1, 2000, 1000);
+        assert!((b.fraction() - (1.0 + 0.999) / 4.0).abs() < 1e-9);
+    }
 }

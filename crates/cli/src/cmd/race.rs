@@ -61,7 +61,8 @@ pub struct RaceArgs {
 
     /// Scheduler features, repeatable: each occurrence is one run (`default` for the
     /// kernel's defaults). ILB_UTIL and ILB_FAST read the snapshot ILB_SNAPSHOT takes, so
-    /// they turn it on, as seed 000's patches do, unless NO_ILB_SNAPSHOT is written.
+    /// they need it written too (`ILB_SNAPSHOT,ILB_FAST`), as in run and compare; a set
+    /// with an ILB feature gets seed 000's sched_domain_shared on every non-NUMA domain.
     #[arg(long, value_name = "LIST")]
     features: Vec<String>,
 
@@ -127,27 +128,15 @@ pub struct RaceArgs {
     memory_budget: Option<u64>,
 }
 
-/// Parses one `--features` occurrence, turning ILB_SNAPSHOT on under ILB_UTIL or ILB_FAST
-/// unless the user turned it off. Returns the set and a note when it added the snapshot.
-fn parse_features(kernel: Kernel, text: &str) -> Result<(Features, Option<String>), CliError> {
+/// Parses one `--features` occurrence: `default`, or writes to the kernel's defaults. A
+/// feature that needs another (ILB_UTIL and ILB_FAST read ILB_SNAPSHOT's snapshot) is
+/// refused without it, as `run`, `compare` and `sweep` refuse it: nothing is turned on
+/// that was not written.
+fn parse_features(kernel: Kernel, text: &str) -> Result<Features, CliError> {
     if text.trim() == "default" {
-        return Ok((kernel.features(), None));
+        return Ok(kernel.features());
     }
-    let mut f = Features::parse_for(kernel, text)?;
-    let needs_snapshot = f.has(Feature::ILB_UTIL) || f.has(Feature::ILB_FAST);
-    let said_no = text
-        .split(',')
-        .any(|w| w.trim().eq_ignore_ascii_case("NO_ILB_SNAPSHOT"));
-    if needs_snapshot && !f.has(Feature::ILB_SNAPSHOT) && !said_no {
-        f = Features::parse_for(kernel, &format!("{text},ILB_SNAPSHOT"))?;
-        return Ok((
-            f,
-            Some(format!(
-                "{text}: ILB_SNAPSHOT on as well (seed 000's default; the scan-depth and early-stop paths read its snapshot)"
-            )),
-        ));
-    }
-    Ok((f, None))
+    Ok(Features::parse_for(kernel, text)?)
 }
 
 /// The util_est form of a race run: the kernel's, with 6.5's UTIL_EST_FASTUP feature
@@ -219,7 +208,7 @@ fn check_budget(
     let ncpus = machine.nr_cpus();
     for f in sets {
         let build = BuildOptions {
-            shared_all_non_numa: f.uses_ilb(),
+            shared_all_non_numa: f.shares_all_non_numa(),
             ..BuildOptions::default()
         };
         // Each CPU also keeps two duration histograms of 3.5 KiB (race/hist.rs).
@@ -281,11 +270,7 @@ pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     let mut sets = Vec::new();
     for text in &feature_sets {
-        let (f, note) = parse_features(kernel, text)?;
-        if let Some(n) = note {
-            writeln!(out, "note: {n}")?;
-        }
-        sets.push(f);
+        sets.push(parse_features(kernel, text)?);
     }
     let version = match &args.schedstat_version {
         Some(v) => SchedstatVersion::parse(v)
@@ -303,7 +288,7 @@ pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
             let spec = RaceSpec {
                 machine: machine.clone(),
                 build: BuildOptions {
-                    shared_all_non_numa: features.uses_ilb(),
+                    shared_all_non_numa: features.shares_all_non_numa(),
                     ..BuildOptions::default()
                 },
                 params: SchedParams {

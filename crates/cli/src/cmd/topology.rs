@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use fairsim_engine::balance::{Features, Kernel};
 use fairsim_engine::run::DEFAULT_MEMORY_BUDGET;
 use fairsim_topology::render::{render_debugfs, render_dmesg, render_json, render_summary};
 use fairsim_topology::{check_build_memory, parse_cpusets, partition_sched_domains, BuildOptions};
@@ -42,9 +43,21 @@ pub struct TopologyArgs {
     #[arg(long, default_value_t = 0)]
     cpu: usize,
 
-    /// Seed 000 patch 1/7: give every non-NUMA domain a `sched_domain_shared`, not only
-    /// the LLC levels (needed by ILB_SNAPSHOT / ILB_UTIL).
-    #[arg(long)]
+    /// Scheduler features, as `fairsim run --features` takes them: the domains are built
+    /// as that feature set needs them (ILB_SNAPSHOT, ILB_UTIL and ILB_FAST give every
+    /// non-NUMA domain a `sched_domain_shared`, seed 000's patch 1/7, not only the LLC
+    /// levels). `fairsim features` lists them.
+    #[arg(long, value_name = "LIST")]
+    features: Option<String>,
+
+    /// The kernel whose features file --features writes to (default 6.12). The domains
+    /// themselves are 6.12.117's for every kernel.
+    #[arg(long, value_name = "VERSION")]
+    kernel: Option<String>,
+
+    /// Deprecated: `--features ILB_SNAPSHOT` builds seed 000's sched_domain_shared on
+    /// every non-NUMA domain. Still builds it, with a note.
+    #[arg(long, hide = true)]
     ilb_sd_share: bool,
 
     /// The `relax_domain_level=` boot parameter: domains at this level or above lose
@@ -85,8 +98,20 @@ pub fn run(args: &TopologyArgs, out: &mut dyn Write) -> Result<(), CliError> {
             &format!("0 to {}", machine.nr_cpus() - 1),
         ));
     }
+    let kernel = match &args.kernel {
+        Some(t) => Kernel::parse(t).map_err(|e| CliError::msg(e.to_string()))?,
+        None => Kernel::default(),
+    };
+    let features = match &args.features {
+        Some(list) => Features::parse_for(kernel, list)?,
+        None => kernel.features(),
+    };
+    if args.ilb_sd_share {
+        eprintln!("fairsim: note: {}", super::features::ILB_SD_SHARE_NOTE);
+    }
     let opts = BuildOptions {
-        shared_all_non_numa: args.ilb_sd_share,
+        // A feature declared to change the domains sets them up itself.
+        shared_all_non_numa: args.ilb_sd_share || features.shares_all_non_numa(),
         relax_domain_level: args.relax_domain_level,
     };
     let budget = match args.memory_budget {

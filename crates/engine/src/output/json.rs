@@ -232,6 +232,22 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
         doc["kernel"] = kernel.name().into();
         doc["kernel_release"] = kernel.release().into();
     }
+    // Only a run that wrote tunables names them, so that other runs read as they did:
+    // each write in order, with its file and the value as reading it back shows it.
+    let tunables = &spec.config.params.tunables;
+    if !tunables.is_empty() {
+        let writes: Vec<Value> = tunables
+            .writes()
+            .map(|w| {
+                json!({
+                    "option": w.home.place.option(),
+                    "write": w.describe(),
+                    "path": w.path(),
+                })
+            })
+            .collect();
+        doc["tunables"] = Value::Array(writes);
+    }
     // Only a machine with cpufreq has the key, so that other runs read as they did.
     if let Some(cf) = super::cpufreq::json(w) {
         doc["cpufreq"] = cf;

@@ -52,6 +52,19 @@ fn cost_diff(c: &CostTable, base: CostTableName) -> String {
     }
 }
 
+/// The tunable writes of the run (`--sysctl`, `--debugfs`) as those options take them,
+/// in order, or nothing when there were none (so that other runs read as they did).
+fn tunables_line(t: &fairsim_balance::Tunables) -> String {
+    if t.is_empty() {
+        return String::new();
+    }
+    let words: Vec<String> = t
+        .writes()
+        .map(|w| format!("{} {}", w.home.place.option(), w.describe()))
+        .collect();
+    format!("tunables (written after boot): {}\n", words.join(" "))
+}
+
 /// The machine's speed table as `--speed` takes it, one entry per kind, or nothing.
 fn speed_line(m: &fairsim_topology::Machine) -> String {
     let entries: Vec<String> = m
@@ -119,6 +132,7 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
         spec.config.timer_expiry,
         spec.config.cpuidle.name()
     ));
+    s.push_str(&tunables_line(&spec.config.params.tunables));
     s.push_str(&speed_line(&spec.machine));
     if !spec.cpusets.is_empty() {
         let rds: Vec<String> = w

@@ -3,9 +3,11 @@
 //! A specification is `NAME:key=value,...` with the tool's own option letters or long
 //! names as keys (`schbench:m=6,t=24,c=30ms,s=30ms`, `hackbench:g=4,l=1000,pipe`,
 //! `nanosleep:tasks=224,sleep=1us`, `sysbench-cpu:threads=5`, `cyclictest:t=2,a,n,D=10`,
-//! `netperf:t=TCP_RR,instances=224,l=100`, `tbench:t=100,clients=224`).
+//! `netperf:t=TCP_RR,instances=224,l=100`, `tbench:t=100,clients=224`), or the tool's own
+//! command line (`schbench -m 6 -t 24`, `hackbench -g 4 -l 1000 -p`; see [`cmdline`]).
 
 mod affinity;
+pub mod cmdline;
 mod cyclictest;
 mod cyclictest_stats;
 mod forkbench;
@@ -252,8 +254,12 @@ impl Keys {
 }
 
 impl WorkloadSpec {
-    /// Parses `NAME[:key=value,...]`.
+    /// Parses `NAME[:key=value,...]`, or a tool's own command line (`schbench -m 2 -t 4`)
+    /// when [`cmdline::is_command_line`] says it is one.
     pub fn parse(spec: &str) -> Result<WorkloadSpec, EngineError> {
+        if cmdline::is_command_line(spec) {
+            return cmdline::parse(spec);
+        }
         let (name, body) = spec.split_once(':').unwrap_or((spec, ""));
         let tool = match name.trim() {
             "schbench" => "schbench",
@@ -391,6 +397,7 @@ impl WorkloadSpec {
             Workload::Schbench(w) => w.runtime,
             Workload::Rtapp(w) => w.duration,
             Workload::Cyclictest(w) => w.own_duration(),
+            Workload::SysbenchCpu(w) => w.own_duration(),
             _ => None,
         }
     }

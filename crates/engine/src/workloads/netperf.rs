@@ -278,6 +278,7 @@ impl Netperf {
             slot: 0,
             dur: self.length,
             after: 0,
+            keep_count: false,
         });
         let (server, client) = if self.test.rr() {
             (
@@ -326,6 +327,7 @@ impl Netperf {
             slot: 0,
             dur: self.length,
             after,
+            keep_count: false,
         };
         let client = client
             .op(Op::Mark { slot: 1 })

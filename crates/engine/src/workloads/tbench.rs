@@ -132,6 +132,7 @@ impl Tbench {
                 slot: 0,
                 dur: stats.run_ns(),
                 after: 0,
+                keep_count: false,
             })
             .op(Op::NetSend {
                 sock: 0,
@@ -149,6 +150,7 @@ impl Tbench {
             slot: 0,
             dur: stats.run_ns(),
             after,
+            keep_count: false,
         };
         let client_prog = add_program(
             bp,

@@ -392,10 +392,17 @@ impl World {
                     self.tasks[t].pc += 1;
                     self.net_exchange(t, at);
                 }
-                Op::BreakAfter { slot, dur, after } => {
+                Op::BreakAfter {
+                    slot,
+                    dur,
+                    after,
+                    keep_count,
+                } => {
                     let since = self.tasks[t].marks[slot.min(1)].unwrap_or(at);
                     if at >= since.saturating_add(dur) {
-                        self.tasks[t].loops.pop();
+                        if !keep_count {
+                            self.tasks[t].loops.pop();
+                        }
                         self.tasks[t].pc = after;
                     } else {
                         self.tasks[t].pc += 1;

@@ -52,6 +52,12 @@ impl LoopStack {
         (self.depth > 0).then_some(&mut self.top)
     }
 
+    /// The innermost counter, read only: the iterations left in the innermost open loop,
+    /// the one under way included (a report uses it to count finished iterations).
+    pub fn innermost(&self) -> Option<u64> {
+        (self.depth > 0).then_some(self.top)
+    }
+
     /// Open loops.
     pub fn len(&self) -> usize {
         self.depth as usize

@@ -8,11 +8,10 @@
 mod output;
 mod plan;
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rayon::prelude::*;
 use serde_json::json;
@@ -20,6 +19,8 @@ use serde_json::json;
 use self::output::{plan_json, point_json, point_path, read_text, summary, write_text, PlanMeta};
 use self::plan::{Plan, Point};
 use crate::cmd::compare::metrics_of;
+use crate::cmd::outputs::check_dir;
+use crate::cmd::progress::{self, Batch, Mode};
 use crate::cmd::run::{parse_run_args, resolve_point};
 use crate::error::{clap_line, invalid, CliError};
 
@@ -33,7 +34,7 @@ PLAN.toml:
   name = \"ilb\"                       # letters, digits, '.', '-'; output dir sweep-<name>
   [run]                              # options of every point, named as fairsim run's
   duration = \"2s\"                    #   long options: values as strings or numbers,
-  warmup = \"500ms\"                   #   flags as booleans (ilb-sd-share = true),
+  warmup = \"500ms\"                   #   flags as booleans (check-invariants = true),
   cost = [\"wakeup=1us\"]              #   repeatable options as lists; seed = the first seed
   [axes]
   machines = [\"smt-mc-1s4c2t\", { name = \"box\", smp = \"sockets=2,cores=4\" }]
@@ -47,14 +48,18 @@ PLAN.toml:
   seeds = 3                          # a count (run.seed, run.seed+1, ...) or a list [1, 7]
   hz = [250, 1000]                   # any other option of fairsim run: a list of values
   cpuidle = [\"menu\", \"none\"]
+  debugfs = [\"migration_cost_ns=0\", \"migration_cost_ns=500000\"]
+                                     # tunables too: debugfs (6.12, 6.5) or sysctl
+                                     # (\"kernel.sched_nr_migrate=8\", 4.16 and older)
   [axes.features]                    # named feature sets, in this order; default: run's
   base = \"ILB_SNAPSHOT,NO_NI_RANDOM\"
   fast = \"ILB_SNAPSHOT,ILB_FAST,NO_NI_RANDOM\"
 
 Unknown keys, empty axes, duplicate values and per-run outputs (json, trace, plot, ...) \
 are refused in one line naming the key. A point is exactly the `fairsim run` command \
-line its file prints (paths as written, relative to the directory sweep runs in; unlike \
-compare, ILB features do not add --ilb-sd-share unless the plan sets it). Points are \
+line its file prints (paths as written, relative to the directory sweep runs in; a \
+feature set with a feature that changes the domains, such as ILB_SNAPSHOT, builds them as \
+run and compare do). Points are \
 numbered over the product in the axis order machines, workloads, kernels, features, option \
 axes (as listed), seeds (fastest).
 
@@ -64,7 +69,13 @@ workloads' results) and summary.txt: for each axis but seeds with more than one 
 mmtests compare-kernels table per combination of the other axes' values, with the axis's \
 values as columns (the first is the baseline) and the seeds as samples. --shard I/N runs \
 the points whose index % N is I-1 and writes no summary; `fairsim sweep merge SHARD... \
---out DIR` joins the shards into what the unsharded sweep writes, byte for byte.";
+--out DIR` joins the shards into what the unsharded sweep writes, byte for byte.
+
+Progress: at a terminal a line counts the finished points and estimates the time left; \
+--progress prints it as plain lines when stderr is piped. Ctrl-C or SIGTERM stops the points \
+under way: the points that finished keep their files (a valid shard directory for `sweep \
+merge`), no summary.txt is written, and the sweep says how many points it wrote and exits \
+with status 130.";
 
 /// Arguments of `fairsim sweep`.
 #[derive(Debug, clap::Args)]
@@ -88,6 +99,11 @@ pub struct SweepArgs {
     /// Points run at once (default: every core).
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
+
+    /// Show progress on stderr even when it is not a terminal: a plain line as each point
+    /// finishes and every few seconds, with no escape sequences.
+    #[arg(long)]
+    progress: bool,
 }
 
 /// `fairsim sweep`'s subcommands.
@@ -110,10 +126,10 @@ struct MergeArgs {
 }
 
 /// Runs `fairsim sweep` or `fairsim sweep merge`.
-pub fn run(args: &SweepArgs, _out: &mut dyn Write) -> Result<(), CliError> {
+pub fn run(args: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
     match &args.command {
         Some(SweepCommand::Merge(m)) => merge(m),
-        None => sweep(args),
+        None => sweep(args, out),
     }
 }
 
@@ -167,11 +183,23 @@ fn check_points(points: &[Point]) -> Result<Vec<String>, CliError> {
     Ok(notes)
 }
 
-/// Runs one point and writes its file.
-fn run_point(plan: &Plan, digest: &str, point: &Point, dir: &Path) -> Result<(), CliError> {
+/// Runs one point (job `job` of `batch`) and writes its file; false, with no file, when
+/// Ctrl-C stopped it or came before it started.
+fn run_point(
+    plan: &Plan,
+    digest: &str,
+    point: &Point,
+    dir: &Path,
+    job: usize,
+    batch: &Batch,
+) -> Result<bool, CliError> {
     let args = parse_run_args(&point.argv).map_err(|e| CliError::msg(clap_line(&e)))?;
     let (spec, _) = resolve_point(&args)?;
-    let result = fairsim_engine::run(&spec, &mut |_, _| {})?;
+    let Some(result) =
+        progress::run_batch_job(&spec, &mut |now, end| batch.advance(job, now, end))?
+    else {
+        return Ok(false);
+    };
     let metrics = metrics_of(&spec, &result, None);
     let ncpus = spec.machine.nr_cpus();
     let reports = spec
@@ -183,67 +211,11 @@ fn run_point(plan: &Plan, digest: &str, point: &Point, dir: &Path) -> Result<(),
         })
         .collect();
     let text = point_json(plan, digest, point, &metrics, reports)?;
-    write_text(&point_path(dir, &point.stem), &text)
+    write_text(&point_path(dir, &point.stem), &text)?;
+    Ok(true)
 }
 
-/// Progress over a sweep's points: a bar on a terminal, a line now and then otherwise.
-struct Progress {
-    bar: Option<indicatif::ProgressBar>,
-    done: AtomicUsize,
-    total: usize,
-    started: Instant,
-    next_line: Mutex<Duration>,
-}
-
-impl Progress {
-    fn new(total: usize) -> Progress {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = indicatif::ProgressBar::new(total as u64);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{spinner} sweep [{bar:40}] {pos}/{len} points ({elapsed})",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            bar
-        });
-        Progress {
-            bar,
-            done: AtomicUsize::new(0),
-            total,
-            started: Instant::now(),
-            next_line: Mutex::new(Duration::from_secs(10)),
-        }
-    }
-
-    fn tick(&self) {
-        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
-        if let Some(bar) = &self.bar {
-            bar.set_position(done as u64);
-            return;
-        }
-        // Logs and batch jobs get a line after 10 s, then every 30 s.
-        let elapsed = self.started.elapsed();
-        if let Ok(mut next) = self.next_line.lock() {
-            if elapsed >= *next {
-                eprintln!(
-                    "fairsim: sweep: {done}/{} points done in {:.0} s",
-                    self.total,
-                    elapsed.as_secs_f64()
-                );
-                *next = elapsed + Duration::from_secs(30);
-            }
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
-}
-
-fn sweep(args: &SweepArgs) -> Result<(), CliError> {
+fn sweep(args: &SweepArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     let Some(path) = &args.plan else {
         return Err(CliError::msg(
             "PLAN.toml: required; allowed: fairsim sweep PLAN.toml [--out DIR] [--shard I/N] [--jobs N], or fairsim sweep merge DIR... --out DIR",
@@ -266,6 +238,7 @@ fn sweep(args: &SweepArgs) -> Result<(), CliError> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("sweep-{}", plan.name)));
+    check_dir("--out", &out)?;
     prepare_out(&out, &meta.digest)?;
     write_text(&out.join("plan.json"), &plan_text)?;
 
@@ -278,23 +251,45 @@ fn sweep(args: &SweepArgs) -> Result<(), CliError> {
         .build()
         .map_err(|e| CliError::internal(format!("starting the sweep's threads: {e}")))?;
     let threads = pool.current_num_threads();
-    let progress = Progress::new(mine.len());
+    progress::watch_interrupts();
+    let hook = progress::interrupt_after()?;
+    let batch = Batch::new("sweep", "points", mine.len(), Mode::detect(args.progress));
+    let written = AtomicUsize::new(0);
     let started = Instant::now();
     // Points run in any order; each writes its own file, and the first failure in index
     // order is reported, so what a sweep says does not depend on thread timing.
-    let results: Vec<Result<(), CliError>> = pool.install(|| {
+    let results: Vec<Result<bool, CliError>> = pool.install(|| {
         mine.par_iter()
-            .map(|p| {
-                let r = run_point(&plan, &meta.digest, p, &out)
+            .enumerate()
+            .map(|(job, p)| {
+                let r = run_point(&plan, &meta.digest, p, &out, job, &batch)
                     .map_err(|e| e.context(&format!("point {}", p.stem)));
-                progress.tick();
+                if let Ok(true) = r {
+                    batch.finished(job, &format!("point {}", p.stem));
+                    let done = written.fetch_add(1, Ordering::Relaxed) + 1;
+                    progress::maybe_interrupt(hook, done);
+                }
                 r
             })
             .collect()
     });
-    progress.finish();
-    results.into_iter().collect::<Result<Vec<()>, _>>()?;
+    batch.finish();
+    let ran = results.into_iter().collect::<Result<Vec<bool>, _>>()?;
     let secs = started.elapsed().as_secs_f64();
+    if ran.iter().any(|&r| !r) {
+        // The finished points' files are complete; the directory is a shard's, which a
+        // later run of the sweep (or `sweep merge` with the other shards) completes.
+        let done = ran.iter().filter(|&&r| r).count();
+        progress::exit_interrupted(
+            stdout,
+            &format!(
+                "sweep {}: {done} of {} points finished and written into {} in {secs:.1} s; no summary.txt (it needs every point)",
+                plan.name,
+                mine.len(),
+                out.join("points").display()
+            ),
+        );
+    }
     match shard {
         Some((i, n)) => eprintln!(
             "fairsim: sweep {}: shard {}/{n}: ran {} of {} points in {secs:.1} s on {threads} thread(s) into {}; no summary.txt for a shard (fairsim sweep merge over every shard's directory writes it)",
@@ -392,6 +387,7 @@ fn merge(args: &MergeArgs) -> Result<(), CliError> {
         )));
     }
     let text = summary(&meta, &texts)?;
+    check_dir("--out", &args.out)?;
     prepare_out(&args.out, &meta.digest)?;
     write_text(&args.out.join("plan.json"), &plan_text)?;
     for (stem, t) in meta.stems.iter().zip(&texts) {

@@ -26,8 +26,8 @@ pub(crate) const MAX_POINTS: usize = 100_000;
 const MAX_SEEDS: i64 = 10_000;
 
 /// Options of `fairsim run` that write per-run outputs: a sweep's point files take their
-/// place.
-const OUTPUT_OPTIONS: [&str; 11] = [
+/// place. `progress` shows one run's progress, which `fairsim sweep --progress` replaces.
+const OUTPUT_OPTIONS: [&str; 12] = [
     "profile",
     "json",
     "schedstat",
@@ -39,6 +39,7 @@ const OUTPUT_OPTIONS: [&str; 11] = [
     "trace-window",
     "plot",
     "rtapp-log",
+    "progress",
 ];
 
 /// Options of `fairsim run` that describe the machine: they belong in `axes.machines`.
@@ -231,6 +232,13 @@ fn sweep_option(opts: &[(String, Kind)], key: &str, field: &str) -> Result<Kind,
             &allowed_options(opts),
         ));
     };
+    if key == "progress" {
+        return Err(bad(
+            field,
+            "shows one run's progress",
+            "fairsim sweep --progress, which shows the sweep's",
+        ));
+    }
     if OUTPUT_OPTIONS.contains(&key) {
         return Err(bad(
             field,
@@ -535,8 +543,16 @@ fn option_axis(name: &str, kind: Kind, v: &Tv) -> Result<Axis, CliError> {
             Tv::Arr(list) => list.iter().filter_map(scalar).collect::<Vec<_>>().join(","),
             other => scalar(other).unwrap_or_default(),
         };
+        // A sysctl's `kernel.sched_` says nothing the axis name does not, and would take
+        // most of the key's 40 characters.
+        let short = match name {
+            "sysctl" => label
+                .trim_start_matches("kernel.")
+                .trim_start_matches("sched_"),
+            _ => label.as_str(),
+        };
         values.push(AxisValue {
-            key: format!("{name}-{}", key_part(&label)),
+            key: format!("{name}-{}", key_part(short)),
             label,
             args,
         });

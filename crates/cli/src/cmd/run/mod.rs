@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use fairsim_engine::balance::cpufreq::Governor;
 use fairsim_engine::balance::pelt::UtilEstMode;
 use fairsim_engine::balance::schedstat::{show_schedstat_with, SchedstatVersion};
-use fairsim_engine::balance::{Feature, Features, Kernel, SchedParams};
+use fairsim_engine::balance::{Feature, Features, Kernel, SchedParams, TunablePlace, Tunables};
 use fairsim_engine::output::{summary, to_json};
 use fairsim_engine::run::{
     default_duration, estimate_json_memory, estimate_run_memory, RunSpec, DEFAULT_MEMORY_BUDGET,
@@ -21,8 +21,11 @@ use fairsim_engine::world::{Launch, DEFAULT_TIMER_SLACK};
 use fairsim_engine::{Cpuidle, NoiseModel, TimerExpiry, WorkloadSpec, WorldConfig};
 use fairsim_topology::{parse_cpusets, BuildOptions};
 
-use super::machine_args::MachineArgs;
+mod args;
+
 use crate::error::{invalid, CliError};
+pub use args::RunArgs;
+pub(crate) use args::{parse_run_args, run_args_command};
 
 /// The built-in scenario of `fairsim run` without arguments.
 const BUILTIN_WORKLOAD: &str = "schbench:m=2,t=8,c=10ms,s=10ms";
@@ -41,229 +44,6 @@ for seed 001's run (the 2016 binary ignored -m: 2 message threads x 24 workers r
 `fairsim run --help` for every option.
 ";
 
-/// Arguments of `fairsim run`.
-#[derive(Debug, clap::Args)]
-#[command(
-    long_about = "Run workloads (schbench, hackbench, nanosleep, sysbench-cpu) on an emulated \
-machine in virtual time, with Linux 6.12.117's fair-class scheduler (or, with --kernel, the \
-fair class of an older kernel a seed posting was measured on: 6.5, 4.16, 4.15, 4.5 or 3.9), and \
-print the tools' own output plus a scheduler summary. Without arguments, a built-in scenario \
-runs and is explained."
-)]
-pub struct RunArgs {
-    #[command(flatten)]
-    machine: MachineArgs,
-
-    /// A scenario TOML file with the same settings (command-line options override it).
-    #[arg(value_name = "SCENARIO")]
-    scenario: Option<PathBuf>,
-
-    /// A workload, repeatable: `NAME:key=value,...`, keys being the tool's own options,
-    /// e.g. `schbench:version=2016,m=6,t=24,c=30ms,s=30ms` (seed 001's run: the 2016
-    /// binary ignores `m`, so 2 message threads x 24 workers), `hackbench:g=4,l=1000,pipe`,
-    /// `nanosleep:tasks=224,sleep=1us`, `sysbench-cpu:threads=5`.
-    #[arg(long = "workload", short = 'w', value_name = "SPEC")]
-    workloads: Vec<String>,
-
-    /// An exclusive cpuset partition, repeatable: a CPU list in the kernel's cpulist
-    /// format, e.g. `0-9,20-29`. Each becomes a root partition as cgroup v2's
-    /// `cpuset.cpus.partition = root` makes it: sched domains of its own and a root
-    /// domain balanced apart from the others; the CPUs none takes stay with the top
-    /// cpuset and form one more. Replaces a scenario's `cpusets`.
-    #[arg(long = "cpuset", value_name = "LIST")]
-    cpusets: Vec<String>,
-
-    /// The kernel whose scheduler runs, whole: 6.12 (6.12.117, EEVDF; the default), or
-    /// the CFS kernel of a seed posting: 6.5 (seed 000), 4.16 (seed 003; its util_est
-    /// patch is the feature UTIL_EST, off by default), 4.15 (seed 004; its SD_NUMA patch
-    /// is FIND_IDLEST_NUMA, off), 4.5 (seed 001; its select_idle_sibling patch is
-    /// SIS_FIRST_IDLE, off), 3.9 (seed 002; LB_RUNNABLE_AVG, LB_FORCE_BETTER_CPU and
-    /// LB_IDLE_PULL_MULTI). Each brings its own fair class (CFS's vruntime, slices, sleeper
-    /// credit, wakeup granularity and buddies), select_task_rq_fair, load balancer
-    /// (4.16 runs 4.15's), features file (--features writes apply to it), tunables,
-    /// util_est form and schedstat version (15 before 6.6). PELT stays 6.12's; HZ, idle
-    /// states and costs stay as given.
-    #[arg(long, value_name = "VERSION")]
-    pub(crate) kernel: Option<String>,
-
-    /// Scheduler features, written as to /sys/kernel/debug/sched/features, comma
-    /// separated: e.g. `NO_SIS_UTIL,ILB_FAST`, applied to the --kernel's defaults (only
-    /// the features its features file lists can be written).
-    #[arg(long, value_name = "LIST")]
-    features: Option<String>,
-
-    /// Emulated run length, with its unit (fairsim's own times take no bare numbers), e.g.
-    /// `30s`, `500ms` (default: schbench's -r or 30s; 5s for
-    /// nanosleep; until done, at most 1h, for hackbench and sysbench-cpu).
-    #[arg(long, value_name = "D", allow_hyphen_values = true)]
-    duration: Option<String>,
-
-    /// Seed of the run's random streams.
-    #[arg(long, value_name = "N")]
-    seed: Option<u64>,
-
-    /// CONFIG_HZ: 100, 250, 300 or 1000.
-    #[arg(long, value_name = "HZ")]
-    hz: Option<u32>,
-
-    /// The util_est form the scheduler runs: `6.12` (the single value of v6.8+, the
-    /// default with --kernel 6.12), `legacy-nofastup` (the {enqueued, ewma} form as v4.17
-    /// merged it, updated only when util_avg changed: UTIL_AVG_UNCHANGED; the default of
-    /// the older kernels, 6.5 adding its UTIL_EST_FASTUP feature), `legacy-fastup` (the
-    /// same with v5.9's UTIL_EST_FASTUP, as v5.9-v6.7 ran it; `legacy` says the same), or
-    /// `off` (NO_UTIL_EST; the only form of 4.15, 4.5 and 3.9, which had no util_est).
-    #[arg(long, value_name = "FORM")]
-    util_est: Option<String>,
-
-    /// The kernel-overhead cost table the run starts from: x86-2020s (a current x86
-    /// server) or arm-2013 (an ARMv7 big.LITTLE board of 2013, TC2). Default: the
-    /// machine's own (arm-2013 for the tc2 presets), else x86-2020s. `--cost` overrides
-    /// apply on top.
-    #[arg(long = "costs", value_name = "TABLE")]
-    cost_table: Option<String>,
-
-    /// Kernel-overhead cost override, repeatable: `NAME=DURATION`, e.g.
-    /// `context_switch=2us`, with the unit (names: see the engine's cost table), on top
-    /// of the `--costs` table.
-    #[arg(long = "cost", value_name = "NAME=D")]
-    costs: Vec<String>,
-
-    /// A CPU speed for one workload kind apart from the capacity the scheduler sees,
-    /// repeatable: `KIND=LIST:SPEED,...` with every CPU once and speeds on the capacity
-    /// scale (1..1024), e.g. `sysbench=0-1:1024,2-4:504`. KIND is schbench, hackbench,
-    /// nanosleep, sysbench, rtapp or * (every workload without its own entry). It replaces
-    /// the machine's entry for the kind (tc2 has sysbench's); `none` drops the machine's
-    /// table, so that all work runs at capacity.
-    #[arg(long = "speed", value_name = "KIND=LIST:SPEED,...")]
-    speeds: Vec<String>,
-
-    /// Timer slack of every task (`timer_slack_ns`), default 50us.
-    #[arg(long, value_name = "D", allow_hyphen_values = true)]
-    timer_slack: Option<String>,
-
-    /// The CPU the workloads are launched from (where the shell that starts them runs):
-    /// a CPU number (default 0) or `random`, a CPU drawn from the seed for each workload,
-    /// as a shell runs wherever its last wakeup put it. Kernels whose fork placement
-    /// depends on the parent's CPU then differ from run to run, as on a real machine.
-    #[arg(long, value_name = "CPU")]
-    launch_cpu: Option<String>,
-
-    /// Where a quiet hrtimer fires in [d, d+slack]: hard (d+slack, the kernel on an
-    /// otherwise quiet CPU), mid or soft (d).
-    #[arg(long, value_name = "POINT")]
-    timer_expiry: Option<String>,
-
-    /// The cpuidle governor: menu (the default on bare metal: it predicts the idle time
-    /// and picks the deepest state that fits; the tick keeps running when the prediction is
-    /// under a tick), haltpoll (KVM guests: poll, then halt; the default with the haltpoll
-    /// states), teo, or none (no cpuidle driver, as in a qemu guest: the tick always stops
-    /// and a wakeup pays the flat idle_exit cost). teo came in Linux 5.1 and haltpoll in
-    /// 5.4: with an older --kernel, menu or none.
-    #[arg(long, value_name = "GOVERNOR")]
-    cpuidle: Option<String>,
-
-    /// The CPU idle states: a preset (the kernel driver's table: bdx for 2s24c2t, ivt for
-    /// e5-2690v2, spr for spr-2s56c2t, tc2, haltpoll, flat, ...) or a list
-    /// `NAME:EXIT:RESIDENCY,...` (e.g. `C1:2us:2us,C1E:10us:20us,C6:133us:600us`), with
-    /// `,no-STATE` to disable one (`spr,no-C6`). Default: the machine's table, else `flat`
-    /// (POLL, then C1 with the idle_exit cost). Each wakeup of an idle CPU pays its
-    /// state's exit latency.
-    #[arg(long, value_name = "STATES")]
-    idle_states: Option<String>,
-
-    /// The cpufreq governor of a machine with frequency domains (rk3399, or a machine
-    /// file's [[cpufreq]] tables): schedutil (the default; schedutil:rate_limit_us=N
-    /// overrides its rate limit, 1.5 transition latencies by default), performance,
-    /// powersave, or userspace:KHZ (a fixed frequency written to every policy's
-    /// scaling_setspeed, as scaling_min_freq = scaling_max_freq pins it). Refused on a
-    /// machine without cpufreq, whose CPUs always run at full frequency. schedutil came in
-    /// Linux 4.7: with --kernel 4.5 or 3.9 such a machine needs one of the
-    /// others.
-    #[arg(long, value_name = "GOVERNOR")]
-    governor: Option<String>,
-
-    /// Run-to-run noise: on (default: kernel-work durations, timer expiry within the
-    /// slack and launch phase drawn from the seed's streams, spread 0.1), off (exact
-    /// cost-table means, every seed alike when nothing else is random) or a spread in
-    /// 0..1 such as 0.2.
-    #[arg(long, value_name = "on|off|SPREAD")]
-    noise: Option<String>,
-
-    /// Discard everything before this virtual time: schedstat counters, latencies, loop
-    /// counts and overhead shares cover [warmup, end), as `schedstat.py -i` started after
-    /// launch does. Must be shorter than the run.
-    #[arg(long, value_name = "D", allow_hyphen_values = true)]
-    warmup: Option<String>,
-
-    /// Print a `perf report --children`-style profile: kernel time by function (with
-    /// callers), task time and idle time, as shares of all CPU time and of busy time.
-    #[arg(long)]
-    profile: bool,
-
-    /// Give every non-NUMA domain a sched_domain_shared (seed 000 patch 1/7).
-    #[arg(long)]
-    ilb_sd_share: bool,
-
-    /// Write /proc/schedstat as it reads at the end of the run to FILE (with --warmup, the
-    /// counters since the window opened, as a `schedstat.py -i` delta shows them).
-    #[arg(long, value_name = "FILE")]
-    schedstat: Option<PathBuf>,
-
-    /// Add seed 000's `lb_sg_scan` column (patch 7/7) to every idle-type block of the
-    /// schedstat file.
-    #[arg(long)]
-    schedstat_sg_scan: bool,
-
-    /// schedstat layout: 15, 16 or 17 (default: the --kernel's, 16 for 6.12 and 15 for
-    /// the older kernels).
-    #[arg(long, value_name = "V")]
-    schedstat_version: Option<String>,
-
-    /// Write the run's results as JSON to FILE.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
-
-    /// Run twice and check that the JSON results are byte-identical.
-    #[arg(long)]
-    check_determinism: bool,
-
-    /// Check the scheduler's invariants after every event (slow).
-    #[arg(long)]
-    check_invariants: bool,
-
-    /// Largest estimated state accepted, in MiB (default 4096).
-    #[arg(long, value_name = "MIB")]
-    memory_budget: Option<u64>,
-
-    /// Write a Perfetto trace (protobuf, opens in ui.perfetto.dev and trace_processor) of
-    /// the scheduler's tracepoints (sched_switch, sched_waking, sched_wakeup(_new),
-    /// sched_migrate_task, sched_process_fork/exit, cpu_idle) and fairsim's balance and
-    /// runqueue-lock tracks, over --trace-window (default: the measurement window).
-    #[arg(long, value_name = "FILE")]
-    trace: Option<PathBuf>,
-
-    /// Write the same events as ftrace text, in /sys/kernel/tracing/trace's layout.
-    #[arg(long, value_name = "FILE")]
-    trace_text: Option<PathBuf>,
-
-    /// The traced window, `START..END` with units (e.g. `1s..1.2s`, `..10ms`, `500ms..`);
-    /// also the timeline of --plot (default: its first 2 ms).
-    #[arg(long, value_name = "START..END")]
-    trace_window: Option<String>,
-
-    /// Write SVG plots into DIR (the wakeup-latency CDF, the per-CPU timeline, newidle
-    /// balances and groups scanned per domain over time) with their data
-    /// (plot-data.json, which `fairsim plot` draws again). With compare: the CDF per
-    /// feature set and the metrics as bars with error bars.
-    #[arg(long, value_name = "DIR")]
-    pub(crate) plot: Option<PathBuf>,
-
-    /// Write rt-app's per-thread log files (rt-app-NAME-IDX-IDX.log, one line per phase
-    /// pass, rt-app v1.0's columns) into DIR.
-    #[arg(long, value_name = "DIR")]
-    rtapp_log: Option<PathBuf>,
-}
-
 /// The run specification `args` describe (for `fairsim compare`, which varies its
 /// features and seed).
 /// `kernel`, when given, replaces `--kernel` and the scenario's key (compare's
@@ -276,13 +56,13 @@ pub(crate) fn resolve_spec(
     // compare runs many seeds and prints one table: per-run outputs have no place there.
     for (given, name) in [
         (args.profile, "--profile"),
-        (args.json.is_some(), "--json"),
         (args.schedstat.is_some(), "--schedstat"),
         (args.schedstat_sg_scan, "--schedstat-sg-scan"),
         (args.schedstat_version.is_some(), "--schedstat-version"),
         (args.check_determinism, "--check-determinism"),
         (args.trace.is_some(), "--trace"),
         (args.trace_text.is_some(), "--trace-text"),
+        (!args.report.is_empty(), "--report"),
         (args.trace_window.is_some(), "--trace-window"),
         (args.rtapp_log.is_some(), "--rtapp-log"),
     ] {
@@ -302,7 +82,8 @@ pub(crate) fn resolve_spec(
     plan.spec.config.trace = None;
     // A scenario's per-run keys would be dropped just as the options would.
     for (given, key) in [
-        (plan.json.is_some(), "json"),
+        // compare's own --json (the table) takes the option; the scenario's key is a run's.
+        (plan.json.is_some() && args.json.is_none(), "json"),
         (plan.schedstat.is_some(), "schedstat"),
         (plan.features_given, "features"),
     ] {
@@ -334,26 +115,14 @@ pub(crate) fn print_note(note: String) {
 /// same arguments would run. The workloads' notes are returned rather than printed, so
 /// that a sweep says each once for all its points.
 pub(crate) fn resolve_point(args: &RunArgs) -> Result<(RunSpec, Vec<String>), CliError> {
+    if !args.report.is_empty() {
+        return Err(CliError::msg(
+            "--report: not available in a sweep, whose points write files; allowed: `fairsim run --report KIND` for one run",
+        ));
+    }
     let mut notes = Vec::new();
     let plan = resolve(args, &mut |n| notes.push(n))?.0;
     Ok((plan.spec, notes))
-}
-
-/// `fairsim run`'s arguments as a clap command of their own, with the CLI's rule that
-/// option values may start with `-`: `fairsim sweep` parses each point's argument vector
-/// with it, so that a point means what the same `fairsim run` command line means.
-pub(crate) fn run_args_command() -> clap::Command {
-    use clap::Args;
-    crate::hyphen_values(RunArgs::augment_args(
-        clap::Command::new("fairsim run").no_binary_name(true),
-    ))
-}
-
-/// Parses `fairsim run`'s arguments from `argv` (without the program and command names).
-pub(crate) fn parse_run_args(argv: &[String]) -> Result<RunArgs, clap::Error> {
-    use clap::FromArgMatches;
-    let matches = run_args_command().try_get_matches_from(argv)?;
-    RunArgs::from_arg_matches(&matches)
 }
 
 fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool), CliError> {
@@ -389,6 +158,50 @@ fn kernel_has_cpuidle(kernel: Kernel, c: Cpuidle) -> bool {
     let names = kernel.cpuidle_governors();
     let names = names.split(" (").next().unwrap_or(names);
     names.split(", ").any(|n| n == c.name())
+}
+
+/// The run's tunable writes, checked against `kernel`: the scenario's `[sysctl]` and
+/// `[debugfs]` tables (in key order), then `--sysctl` and `--debugfs` (in the order
+/// given).
+fn resolve_tunables(
+    args: &RunArgs,
+    scenario: &Scenario,
+    kernel: Kernel,
+) -> Result<Tunables, CliError> {
+    use fairsim_engine::scenario::tunable_writes;
+    let mut t = Tunables::default();
+    for (place, key, writes) in [
+        (
+            TunablePlace::Sysctl,
+            "sysctl",
+            tunable_writes(&scenario.sysctl),
+        ),
+        (
+            TunablePlace::Debugfs,
+            "debugfs",
+            tunable_writes(&scenario.debugfs),
+        ),
+    ] {
+        for w in writes {
+            t.write(kernel, place, &w).map_err(|e| {
+                CliError::msg(e.to_string().replacen(
+                    place.option(),
+                    &format!("scenario table [{key}]"),
+                    1,
+                ))
+            })?;
+        }
+    }
+    for (place, writes) in [
+        (TunablePlace::Sysctl, &args.sysctls),
+        (TunablePlace::Debugfs, &args.debugfs),
+    ] {
+        for w in writes {
+            t.write(kernel, place, w)
+                .map_err(|e| CliError::msg(e.to_string()))?;
+        }
+    }
+    Ok(t)
 }
 
 fn resolve_for(
@@ -447,6 +260,10 @@ fn resolve_for(
         Some(f) => Features::parse_for(kernel, f)?,
         None => kernel.features(),
     };
+    if args.ilb_sd_share {
+        note(super::features::ILB_SD_SHARE_NOTE.to_string());
+    }
+    let tunables = resolve_tunables(args, &scenario, kernel)?;
     let util_est = match args.util_est.as_ref().or(scenario.util_est.as_ref()) {
         Some(s) => {
             let m = UtilEstMode::parse(s)
@@ -655,6 +472,7 @@ fn resolve_for(
             features,
             hz,
             util_est,
+            tunables,
             ..SchedParams::default()
         },
         cost,
@@ -680,7 +498,8 @@ fn resolve_for(
         cpusets,
         machine,
         build: BuildOptions {
-            shared_all_non_numa: args.ilb_sd_share,
+            // A feature declared to change the domains sets them up itself.
+            shared_all_non_numa: args.ilb_sd_share || features.shares_all_non_numa(),
             ..BuildOptions::default()
         },
         workloads,
@@ -704,13 +523,18 @@ fn resolve_for(
         }
         None => None,
     };
-    if window.is_some() && args.trace.is_none() && args.trace_text.is_none() && args.plot.is_none()
+    super::report::parse_reports(&args.report)?;
+    if window.is_some()
+        && args.trace.is_none()
+        && args.trace_text.is_none()
+        && args.plot.is_none()
+        && args.report.is_empty()
     {
         return Err(CliError::msg(
-            "--trace-window: nothing to trace; allowed: with --trace FILE, --trace-text FILE or --plot DIR",
+            "--trace-window: nothing to trace; allowed: with --trace FILE, --trace-text FILE, --report KIND or --plot DIR",
         ));
     }
-    let tracing = args.trace.is_some() || args.trace_text.is_some();
+    let tracing = args.trace.is_some() || args.trace_text.is_some() || !args.report.is_empty();
     spec.config.trace = super::plots::trace_config(&spec, window, tracing, args.plot.is_some());
     Ok((
         Plan {
@@ -786,9 +610,28 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     check_json_budget(&plan, args.check_determinism)?;
     super::rtapp_log::check(args.rtapp_log.as_deref(), &plan.spec)?;
+    run_outputs(args, &plan).check()?;
+    super::progress::watch_interrupts();
+    let mode = super::progress::Mode::detect(args.progress);
     let started = std::time::Instant::now();
-    let mut result = super::progress::execute(&plan.spec)?;
+    let executed = super::progress::execute(&plan.spec, mode)?;
     let wall = started.elapsed();
+    let stopped = executed.interrupted.then(|| executed.result.world.now().0);
+    let mut result = executed.result;
+    if let Some(at) = stopped {
+        // A run stopped before its window opened, or one of two determinism runs, has
+        // nothing to show.
+        if at <= plan.spec.config.warmup || args.check_determinism {
+            super::progress::exit_interrupted(
+                out,
+                &format!(
+                    "stopped at {} of {} emulated; nothing written",
+                    fairsim_engine::time::format_duration(at),
+                    fairsim_engine::time::format_duration(plan.spec.config.duration)
+                ),
+            );
+        }
+    }
     // The JSON document is built only when something reads it: on a machine with many
     // NUMA levels it is gigabytes.
     let json_text = if args.check_determinism || plan.json.is_some() {
@@ -797,8 +640,11 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
         String::new()
     };
     if args.check_determinism {
-        let again = super::progress::execute(&plan.spec)?;
-        let second = serde_json::to_string_pretty(&to_json(&plan.spec, &again))?;
+        let again = super::progress::execute(&plan.spec, mode)?;
+        if again.interrupted {
+            super::progress::exit_interrupted(out, "during the second run; nothing written");
+        }
+        let second = serde_json::to_string_pretty(&to_json(&plan.spec, &again.result))?;
         if second != json_text {
             return Err(CliError::msg(
                 "--check-determinism: the two runs' JSON results differ (a determinism bug; please report it)",
@@ -847,6 +693,10 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
             eprintln!("fairsim: wrote {}", p.display());
         }
     }
+    if let Some(trace) = &trace {
+        let reports = super::report::parse_reports(&args.report)?;
+        super::report::print_run_reports(&reports, trace, out)?;
+    }
     let secs = wall.as_secs_f64().max(1e-9);
     let emulated = result.world.now().0 as f64 / 1e9;
     eprintln!(
@@ -854,5 +704,45 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
         emulated / secs,
         result.world.events() as f64 / secs
     );
+    if let Some(at) = stopped {
+        super::progress::exit_interrupted(
+            out,
+            &format!(
+                "stopped at {} of {} emulated; the outputs above cover the run up to then",
+                fairsim_engine::time::format_duration(at),
+                fairsim_engine::time::format_duration(plan.spec.config.duration)
+            ),
+        );
+    }
     Ok(())
+}
+
+/// Every file and directory `fairsim run` will write, named by the option (or scenario
+/// key) that asked for it, for the check before the run.
+fn run_outputs(args: &RunArgs, plan: &Plan) -> super::outputs::Outputs {
+    let key = |given: bool, flag: &'static str, key: &'static str| {
+        if given {
+            flag
+        } else {
+            key
+        }
+    };
+    let mut o = super::outputs::Outputs::new();
+    o.file(
+        key(args.json.is_some(), "--json", "scenario key json"),
+        plan.json.as_deref(),
+    )
+    .file(
+        key(
+            args.schedstat.is_some(),
+            "--schedstat",
+            "scenario key schedstat",
+        ),
+        plan.schedstat.as_ref().map(|(p, _)| p.as_path()),
+    )
+    .file("--trace", args.trace.as_deref())
+    .file("--trace-text", args.trace_text.as_deref())
+    .dir("--plot", args.plot.as_deref())
+    .dir("--rtapp-log", args.rtapp_log.as_deref());
+    o
 }

@@ -1,0 +1,189 @@
+//! The tools' own command lines as workload specifications: `-w 'schbench -m 2 -t 4'`.
+//!
+//! A specification is a command line when, after trimming, its first word (up to the
+//! first whitespace) contains no `:` and the rest does not start with `:`; a bare
+//! `schbench@2016` is one too. Every other specification is `NAME[:key=value,...]` as
+//! before: no workload name contains whitespace, so no specification that parsed before
+//! reads differently now (`hackbench :g=4` stays a key list).
+//!
+//! The line is split into words as a shell would (`words.rs`), an optional `sudo` and
+//! `taskset -c LIST` in front are read (the list becomes the workload's `cpus=LIST`, as
+//! the key form's), and the program (its path dropped: `./schbench`) picks the tool.
+//! Each tool's arguments are then read with that tool's own grammar and defaults, from
+//! its source (cited in each module), and turned into the `key=value` body the tool's
+//! existing parser reads, so that a command line and its key form give the same
+//! [`WorkloadSpec`] and are checked by the same ranges. Where a tool's default differs
+//! from fairsim's key default, the body spells the tool's value out (schbench's `-r 30`,
+//! hackbench's fixed 20 fds in perf). Options a tool has but fairsim does not model are
+//! refused by name, never ignored.
+
+mod cyclictest;
+mod getopt;
+mod hackbench;
+mod netperf;
+mod rtapp;
+mod schbench;
+mod sysbench;
+mod tbench;
+mod words;
+
+use crate::error::EngineError;
+
+use super::{CpuList, Workload, WorkloadSpec};
+
+/// The programs a command line may start with.
+pub const PROGRAMS: &str = "schbench, schbench@2016, hackbench, perf bench sched messaging, sysbench, cyclictest, netperf, rt-app, tbench";
+
+/// Whether `spec` is a command line rather than `NAME[:key=value,...]` (see the module
+/// documentation for the rule).
+pub fn is_command_line(spec: &str) -> bool {
+    let t = spec.trim();
+    match t.find(char::is_whitespace) {
+        None => program_name(t) == "schbench@2016",
+        Some(at) => {
+            let (first, rest) = t.split_at(at);
+            !first.contains(':') && !rest.trim_start().starts_with(':')
+        }
+    }
+}
+
+/// A program's name without its directory (`./schbench`, `/usr/bin/cyclictest`).
+fn program_name(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+fn err(what: String) -> EngineError {
+    EngineError::Workload(what)
+}
+
+/// Parses a command line (one for which [`is_command_line`] holds).
+pub fn parse(spec: &str) -> Result<WorkloadSpec, EngineError> {
+    // An error quotes what the user wrote, which may span lines (a pasted script with
+    // continuations): it stays one line.
+    parse_words(spec).map_err(|e| match e {
+        EngineError::Workload(msg) => {
+            EngineError::Workload(msg.replace('\n', "\\n").replace('\r', "\\r"))
+        }
+        other => other,
+    })
+}
+
+fn parse_words(spec: &str) -> Result<WorkloadSpec, EngineError> {
+    let words = words::split(spec.trim())
+        .map_err(|why| err(format!("command line '{}': {why}", spec.trim())))?;
+    let mut rest: &[String] = &words;
+    if rest.first().is_some_and(|w| w == "sudo") {
+        if rest.get(1).is_some_and(|w| w.starts_with('-')) {
+            return Err(err(
+                "sudo: options are not supported; allowed: sudo COMMAND, or the command alone"
+                    .into(),
+            ));
+        }
+        rest = &rest[1..];
+    }
+    let mut cpus = None;
+    if rest.first().is_some_and(|w| program_name(w) == "taskset") {
+        let (list, after) = taskset(&rest[1..])?;
+        cpus = Some(list);
+        rest = after;
+    }
+    let Some((program, args)) = rest.split_first() else {
+        return Err(err(format!(
+            "command line '{}': no program; allowed: {PROGRAMS}",
+            spec.trim()
+        )));
+    };
+    let workload = match program_name(program) {
+        "schbench" => Workload::Schbench(schbench::parse(false, args)?),
+        "schbench@2016" => Workload::Schbench(schbench::parse(true, args)?),
+        "hackbench" => Workload::Hackbench(hackbench::parse(args)?),
+        "perf" => Workload::Hackbench(hackbench::parse_perf(args)?),
+        "sysbench" => Workload::SysbenchCpu(sysbench::parse(args)?),
+        "cyclictest" => Workload::Cyclictest(cyclictest::parse(args)?),
+        "netperf" => Workload::Netperf(netperf::parse(args)?),
+        "rt-app" | "rtapp" => Workload::Rtapp(rtapp::parse(args)?),
+        "tbench" => Workload::Tbench(tbench::parse(args)?),
+        other => {
+            return Err(err(format!(
+                "unknown program '{other}' in the command line '{}'; allowed: {PROGRAMS} (or NAME:key=value,...)",
+                spec.trim()
+            )))
+        }
+    };
+    Ok(WorkloadSpec {
+        workload,
+        cpus,
+        mem: None,
+    })
+}
+
+/// Reads `taskset -c LIST` (util-linux: `-c`/`--cpu-list`, the list in the kernel's
+/// cpulist format) and returns the list and the command after it. A hexadecimal mask
+/// (`taskset 0x3 CMD`) and `-p` (an existing pid) are refused.
+fn taskset(args: &[String]) -> Result<(CpuList, &[String]), EngineError> {
+    let bad = |what: String| err(format!("taskset: {what}; allowed: taskset -c LIST COMMAND"));
+    let (text, after) = match args {
+        [flag, list, rest @ ..] if flag == "-c" || flag == "--cpu-list" => (list.as_str(), rest),
+        [flag, rest @ ..] if flag.starts_with("--cpu-list=") => {
+            (flag.trim_start_matches("--cpu-list="), rest)
+        }
+        [flag, rest @ ..] if flag.starts_with("-c") && flag.len() > 2 => (&flag[2..], rest),
+        [first, ..] => return Err(bad(format!("'{first}' is not supported"))),
+        [] => return Err(bad("no CPU list".into())),
+    };
+    let list =
+        CpuList::parse(text).map_err(|why| bad(format!("-c: invalid list '{text}' ({why})")))?;
+    Ok((list, after))
+}
+
+/// The `key=value` body a command line becomes, and which option the user typed for each
+/// key, so that the tool parser's errors name the option as the user wrote it.
+#[derive(Debug, Default)]
+pub(super) struct Body {
+    items: Vec<String>,
+    typed: Vec<(&'static str, String)>,
+}
+
+impl Body {
+    /// `key=value`, typed by the user as `typed` (or the tool's spelling of a default).
+    pub fn set(&mut self, key: &'static str, value: impl std::fmt::Display, typed: &str) {
+        self.items.push(format!("{key}={value}"));
+        self.typed.push((key, typed.to_string()));
+    }
+
+    /// A bare key (a flag, or cyclictest's `t` alone).
+    pub fn flag(&mut self, key: &'static str, typed: &str) {
+        self.items.push(key.to_string());
+        self.typed.push((key, typed.to_string()));
+    }
+
+    /// The body for the tool's key parser.
+    pub fn text(&self) -> String {
+        self.items.join(",")
+    }
+
+    /// Rewrites an error of the key parser (`TOOL: KEY: ...`) to name the tool as
+    /// `shown` and the option as the user typed it (`schbench@2016: -t: ...`).
+    pub fn rename(&self, tool: &str, shown: &str, e: EngineError) -> EngineError {
+        let EngineError::Workload(msg) = e else {
+            return e;
+        };
+        let Some(rest) = msg.strip_prefix(&format!("{tool}: ")) else {
+            return EngineError::Workload(msg);
+        };
+        for (key, typed) in self.typed.iter().rev() {
+            if let Some(tail) = rest.strip_prefix(&format!("{key}: ")) {
+                return EngineError::Workload(format!("{shown}: {typed}: {tail}"));
+            }
+        }
+        EngineError::Workload(format!("{shown}: {rest}"))
+    }
+}
+
+/// The error for words a tool does not take.
+pub(super) fn extra(tool: &str, words: &[String], allowed: &str) -> EngineError {
+    err(format!(
+        "{tool}: unexpected argument '{}'; allowed: {allowed}",
+        words.join(" ")
+    ))
+}
