@@ -307,6 +307,8 @@ fn compare_runs_each_side_on_its_kernel() {
         out.contains("base (4.5)") && out.contains("new (6.12)"),
         "{out}"
     );
+    // The per-level rows are keyed d0, d1, ...; the header names the levels.
+    assert!(out.contains("\ndomain levels: d0 MC\n"), "{out}");
 
     // Without a kernel option the header and columns read as they always have.
     let mut args: Vec<&str> = common.to_vec();

@@ -571,6 +571,17 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
         },
         on(kernels[1])
     )?;
+    // The per-level rows are keyed `dN-` (stable names for scripts and sweeps); this line
+    // names each level as `run` and the plots do.
+    let levels = super::plots::level_names(&spec);
+    if !levels.is_empty() {
+        let named: Vec<String> = levels
+            .iter()
+            .enumerate()
+            .map(|(i, n)| format!("d{i} {n}"))
+            .collect();
+        writeln!(out, "domain levels: {}", named.join(", "))?;
+    }
     writeln!(
         out,
         "noise: {}; measured window [{}, {})\n",
@@ -604,7 +615,6 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 }
             }
         }
-        let levels = super::plots::level_names(&spec);
         data.metrics = super::plots::metric_bars(&metrics, &labels[0], &labels[1], &levels);
         for p in super::plots::write(dir, &data)? {
             eprintln!("fairsim: wrote {}", p.display());
