@@ -95,6 +95,8 @@ fn draw_on(root: &Area, body: &Area, data: &PlotData) -> DrawResult {
     let x_of = |ns: u64| us(ns).max(lo);
     let mut chart = ChartBuilder::on(body)
         .margin(15)
+        // The last x label (say 100000) is centred on the right edge: room for half of it.
+        .margin_right(35)
         .x_label_area_size(45)
         .y_label_area_size(60)
         .build_cartesian_2d((lo..hi).log_scale(), 0.0f64..1.0)?;
