@@ -332,6 +332,37 @@ fn a_task_on_the_biggest_cpu_is_a_misfit_in_6_5_only() {
 }
 
 #[test]
+fn a_misfit_task_overloads_the_root_domain_in_6_5_and_6_12() {
+    // TC2: a task too big for a LITTLE CPU (util 900) runs alone on cpu2; big cpu0,
+    // idle, scans the package domain. No CPU runs two tasks, but the misfit sets the
+    // domain-wide overload flag in both kernels (6.12.117 fair.c update_sg_lb_stats:
+    // `*sg_overloaded = 1` beside `group_misfit_task_load`; 6.5: `SG_OVERLOAD`), which
+    // at the root becomes rd->overloaded, the gate of newidle balance.
+    for kernel in [Kernel::V6_5, Kernel::V6_12] {
+        let mut s = sched("tc2", kernel, "");
+        let p = queue_on(&mut s, 2, MS);
+        s.tasks[p].se.avg.util_est = 900;
+        s.update_misfit_status(Some(p), 2);
+        assert_ne!(s.rqs[2].misfit_task_load, 0, "{kernel}");
+        let pkg = domain_of(&s, 0, 5);
+        assert!(s.topo.domain(pkg).parent.is_none());
+        let env = s.lb_env(0, pkg, CpuIdleType::Idle);
+        let groups = &s.topo.domain(pkg).groups;
+        let local = Some(groups[0]);
+        let little = groups[1];
+        assert!(s.topo.group(little).span.test(2));
+        let mut c = ScanCounters::default();
+        let (sgs, overloaded) = match kernel {
+            Kernel::V6_5 => s.update_sg_lb_stats_v6_5(&mut c, &env, local, little),
+            _ => GroupStats::update_sg_lb_stats(&s, &mut c, &env, local, little),
+        };
+        assert_eq!(sgs.group_misfit_task_load, s.rqs[2].misfit_task_load);
+        assert_eq!(sgs.sum_nr_running, 1);
+        assert!(overloaded, "{kernel}: a misfit task sets sg_overloaded");
+    }
+}
+
+#[test]
 fn task_hot_counts_the_last_buddy_in_6_5() {
     // cpu0 runs one task and has another queued, which is cfs_rq->last; cpu1, the
     // destination, is busy. The queued task ran long ago (migration cost 0.5 ms).

@@ -34,7 +34,8 @@ pub trait GroupStats: LbRead {
     }
 
     /// `update_sg_lb_stats(env, sds, group, sgs, &sg_overloaded, &sg_overutilized)`.
-    /// Returns the statistics and whether some CPU of the group runs more than one task.
+    /// Returns the statistics and `sg_overloaded`: some CPU of the group runs more than
+    /// one task or, on an asymmetric domain, a misfit task.
     fn update_sg_lb_stats(
         &self,
         c: &mut ScanCounters,
@@ -73,8 +74,12 @@ pub trait GroupStats: LbRead {
                 continue;
             }
             if asym_cap {
+                // A misfit task overloads the domain as a second task would: at the
+                // root this keeps rd->overloaded set, so newidle balance on a bigger
+                // CPU goes looking for it.
                 if sgs.group_misfit_task_load < self.misfit_task_load(i) {
                     sgs.group_misfit_task_load = self.misfit_task_load(i);
+                    overloaded = true;
                 }
             } else if env.idle != CpuIdleType::NotIdle
                 && self.sched_reduced_capacity(i, sd)

@@ -87,8 +87,9 @@
 //!     `smt_balance()`, so an SMT group running two tasks is fully busy or has spare
 //!     instead of outranking them). `group_classify` itself is 6.12's with that flag never
 //!     set. Ported.
-//! 15. `update_sg_lb_stats`: a misfit task sets `SG_OVERLOAD` in 6.5 (and in 6.12.0;
-//!     fairsim's 6.12.117 port does not). Ported for 6.5.
+//! 15. `update_sg_lb_stats`: not a difference. A misfit task sets `SG_OVERLOAD` in 6.5
+//!     as it sets `sg_overloaded` in 6.12.117 (whose port lacked it until issue 37); the
+//!     6.5 function keeps its own copy for item 14.
 //! 16. `update_sd_pick_busiest`: 6.5 has no `smt_vs_nonsmt_groups` has-spare rule, no
 //!     `dst_core_idle` misfit test (a 6.12.117 backport), and tests "do not pull from
 //!     bigger CPUs" after the same-type comparison, so a fully busy or has-spare group of

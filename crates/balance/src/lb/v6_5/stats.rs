@@ -46,9 +46,9 @@ pub trait StatsV6_5: GroupStats {
         }
     }
 
-    /// `update_sg_lb_stats(env, sds, group, sgs, &sg_status)` of Linux 6.5: 6.12's sums,
-    /// but a misfit task sets `SG_OVERLOAD` as well, and there is no `smt_balance()`, so
-    /// `group_smt_balance` stays 0 and `group_classify` never answers
+    /// `update_sg_lb_stats(env, sds, group, sgs, &sg_status)` of Linux 6.5: 6.12's sums
+    /// (a misfit task sets `SG_OVERLOAD` as 6.12's sets `sg_overloaded`), but there is no
+    /// `smt_balance()`, so `group_smt_balance` stays 0 and `group_classify` never answers
     /// `group_smt_balance`. Returns the statistics and `SG_OVERLOAD`.
     fn update_sg_lb_stats_v6_5(
         &self,
