@@ -13,6 +13,7 @@ pub mod cfs;
 pub mod cfs_rq;
 pub mod cpu_util;
 pub mod cpufreq;
+pub mod energy;
 pub mod features;
 pub mod group_type;
 pub mod kernel;

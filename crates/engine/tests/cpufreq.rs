@@ -370,3 +370,54 @@ fn work_follows_the_frequency_across_a_transition_on_one_cpu() {
         "{work_ns} ns of full-speed work for 50 ms asked, busy {busy:?}"
     );
 }
+
+#[test]
+fn eas_places_wakeups_until_a_ramping_task_overutilizes_the_root_domain() {
+    // One task ramping from 10% to 90% of a big CPU in 400 ms steps: EAS places its
+    // wakeups while it fits a LITTLE CPU; from the 30% step (307 does not fit 381 with
+    // the 20% margin) the root domain is overutilized and wakeups skip EAS.
+    let w = rtapp(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/rtapp/ramp.json"
+        ))
+        .unwrap(),
+    );
+    let s = spec_on(preset("rk3399").unwrap(), vec![w], 2100, Governor::DEFAULT);
+    let r = run(&s, &mut |_, _| {}).unwrap();
+    let eas = &r.world.sched.eas;
+    assert!(eas.present);
+    let st = eas.stats;
+    assert!(
+        st.feec_placed > 20 && st.feec_placed == st.feec_calls,
+        "{st:?}"
+    );
+    assert!(st.overutilized_wakeups > 20, "{st:?}");
+    assert!(st.overutilized_sets >= 1, "{st:?}");
+    let j = fairsim_engine::output::to_json(&s, &r);
+    assert_eq!(j["cpufreq"]["eas"]["enabled"], true);
+    assert_eq!(j["cpufreq"]["eas"]["feec_placed"], st.feec_placed);
+    let text = fairsim_engine::output::summary(&s, &r);
+    assert!(
+        text.contains("energy-aware scheduling (whole run): on;"),
+        "{text}"
+    );
+    // Under another governor the kernel builds no perf domains, and says why.
+    let w = WorkloadSpec::parse("sysbench-cpu:threads=1,events=10").unwrap();
+    let s = spec_on(
+        preset("rk3399").unwrap(),
+        vec![w],
+        50,
+        Governor::Performance,
+    );
+    let r = run(&s, &mut |_, _| {}).unwrap();
+    let text = fairsim_engine::output::summary(&s, &r);
+    assert!(
+        text.contains(
+            "energy-aware scheduling: off (schedutil is mandatory (the governor is performance))"
+        ),
+        "{text}"
+    );
+    let j = fairsim_engine::output::to_json(&s, &r);
+    assert_eq!(j["cpufreq"]["eas"]["enabled"], false);
+}

@@ -30,7 +30,9 @@ use fairsim_topology::{CpuMask, Machine};
 
 use crate::sched::Sched;
 
-pub use schedutil::{SugovCpu, SugovPolicy, IOWAIT_BOOST_MIN, SCHED_CPUFREQ_IOWAIT};
+pub use schedutil::{
+    sugov_effective_cpu_perf, SugovCpu, SugovPolicy, IOWAIT_BOOST_MIN, SCHED_CPUFREQ_IOWAIT,
+};
 pub use stats::{CpufreqStats, NSEC_PER_CLOCK_T};
 pub use table::{em_create_perf_table, EmPerfState, FreqTable, Relation};
 
@@ -442,6 +444,9 @@ impl Sched {
                 self.rqs[c].freq_capacity = scale;
             }
         }
+        // A governor change rebuilds the domains with their energy model
+        // (sched_cpufreq_governor_change -> rebuild_sched_domains_energy).
+        self.build_perf_domains();
     }
 }
 

@@ -163,8 +163,12 @@ pub trait SrcSelect: GroupStats {
             return balanced(env);
         };
         let busiest = sds.busiest_stat;
+        // Misfit tasks are dealt with whatever EAS thinks; otherwise, while the root
+        // domain is not overutilized and has perf domains, EAS's placement stands.
+        if busiest.group_type != GroupType::MisfitTask && self.rd_eas_balanced(env.dst_cpu) {
+            return balanced(env);
+        }
         let force = busiest.group_type == GroupType::MisfitTask
-            // No energy model (no perf domain), so overutilization does not gate here.
             || busiest.group_type == GroupType::AsymPacking
             || busiest.group_type == GroupType::Imbalanced;
         if !force {

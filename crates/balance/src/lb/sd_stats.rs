@@ -65,7 +65,9 @@ pub trait GroupStats: LbRead {
             if nr_running > 1 {
                 overloaded = true;
             }
-            // cpu_overutilized() is false without energy-aware scheduling.
+            if self.cpu_overutilized(i) {
+                c.sg_overutilized = true;
+            }
             if nr_running == 0 && self.idle_cpu(i) {
                 sgs.idle_cpus += 1;
                 continue;
@@ -238,6 +240,7 @@ pub trait GroupStats: LbRead {
         };
         let mut sum_util = 0u64;
         let mut sg_overloaded = false;
+        c.sg_overutilized = false;
         let mut jumped = false;
         for &g in &self.topo().domain(sd).groups {
             let local_group = self.topo().group(g).span.test(env.dst_cpu);
@@ -293,6 +296,9 @@ pub trait GroupStats: LbRead {
         }
         if self.topo().domain(sd).parent.is_none() {
             c.rd_overloaded = Some(sg_overloaded);
+            c.rd_overutilized = Some(c.sg_overutilized);
+        } else if c.sg_overutilized {
+            c.rd_overutilized = Some(true);
         }
         if env.idle != CpuIdleType::NewlyIdle
             && feat.has(Feature::SIS_UTIL)
@@ -413,6 +419,10 @@ impl Sched {
             // is the one `set_rd_overloaded(env->dst_rq->rd, ...)` writes.
             let cpu = self.topo.domain(sd).cpu;
             self.lb.set_rd_overloaded(&self.topo, cpu, o);
+        }
+        if let Some(o) = c.rd_overutilized {
+            let cpu = self.topo.domain(sd).cpu;
+            self.set_rd_overutilized(cpu, o);
         }
     }
 

@@ -47,6 +47,11 @@ pub struct ScanCounters {
     pub sg_scan: u64,
     /// `set_rd_overloaded(rd, sg_overloaded)` when the scanned domain is the root.
     pub rd_overloaded: Option<bool>,
+    /// `sg_overutilized` of the domain being scanned: some CPU was overutilized.
+    pub sg_overutilized: bool,
+    /// `set_rd_overutilized(rd, ...)`: at the root the domain's `sg_overutilized`,
+    /// below it only a `true` (6.12's `else if (sg_overutilized)`).
+    pub rd_overutilized: Option<bool>,
     /// `update_sd_lb_stats` calls made.
     pub sd_lb_stats_calls: u64,
     /// Their summed duration by [`LbRead::scan_clock`] (0 where there is no wall clock).
@@ -95,6 +100,18 @@ pub trait LbRead {
     /// `sched_smt_active()`: some core has more than one thread.
     fn sched_smt_active(&self) -> bool {
         self.machine().smt_present()
+    }
+
+    /// `cpu_overutilized(cpu)`: energy-aware scheduling is on and the CPU's utilization
+    /// does not fit its capacity. Never where there is no energy model (race mode).
+    fn cpu_overutilized(&self, _cpu: usize) -> bool {
+        false
+    }
+
+    /// `!is_rd_overutilized(rd) && rd->pd` for the balancing CPU's root domain: EAS's
+    /// placement stands and `sched_balance_find_src_group` finds the domain balanced.
+    fn rd_eas_balanced(&self, _cpu: usize) -> bool {
+        false
     }
 
     /// A monotonic wall clock in ns to time `update_sd_lb_stats` with, where the reads
@@ -224,6 +241,12 @@ impl LbRead for crate::sched::Sched {
     }
     fn sched_smt_active(&self) -> bool {
         self.smt_active
+    }
+    fn cpu_overutilized(&self, cpu: usize) -> bool {
+        crate::sched::Sched::cpu_overutilized(self, cpu)
+    }
+    fn rd_eas_balanced(&self, cpu: usize) -> bool {
+        crate::sched::Sched::rd_eas_balanced(self, cpu)
     }
     fn llc_node(&self, cpu: usize) -> (usize, usize) {
         let (llc, node) = self.llc_node[cpu];

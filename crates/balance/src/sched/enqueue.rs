@@ -89,6 +89,11 @@ impl Sched {
         if rq.nr_running == 2 {
             self.lb.set_rd_overloaded(&self.topo, cpu, true);
         }
+        // A new task's first enqueue is not counted: its initial util_avg (half the
+        // spare capacity) would tip the root domain over on its own.
+        if !task_new {
+            self.check_update_overutilized_status(cpu);
+        }
     }
 
     /// `dequeue_task(rq, p, flags)` (core.c) with `dequeue_task_fair`. Returns false when

@@ -204,6 +204,9 @@ pub struct Sched {
     /// The machine's cpufreq policies and governor ([`crate::cpufreq`]), `None` on a
     /// machine without frequency domains (every CPU at its highest frequency).
     pub cpufreq: Option<Box<crate::cpufreq::Cpufreq>>,
+    /// Energy-aware scheduling: the perf domains [`Sched::install_cpufreq`] builds, the
+    /// overutilized bookkeeping and EAS's counters ([`crate::energy`]).
+    pub eas: crate::energy::Eas,
     /// CPUs and groups read by code that only borrows the state (the wakeup path); folded
     /// into [`SchedWork`] by [`Sched::take_work`].
     visits: std::cell::Cell<(u64, u64)>,
@@ -280,6 +283,7 @@ impl Sched {
             resched_list: Vec::new(),
             migration_log: None,
             cpufreq: None,
+            eas: crate::energy::Eas::default(),
             visits: std::cell::Cell::new((0, 0)),
             distribute_prev: vec![0; n],
             smt_active: false,

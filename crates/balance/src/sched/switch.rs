@@ -313,6 +313,7 @@ impl Sched {
         }
         self.entity_op_done(cpu);
         self.update_misfit_status(Some(curr), cpu);
+        self.check_update_overutilized_status(cpu);
     }
 
     /// The stopper thread preempts `cpu`'s current task for an active balance: the task is

@@ -100,7 +100,19 @@ impl Sched {
 
         if wake_flags & wf::TTWU != 0 {
             self.record_wakee(p, this_cpu, now);
-            // No energy model: is_rd_overutilized() is true, EAS is skipped.
+            // Energy-aware placement while the root domain is not overutilized (always
+            // overutilized without EAS: no energy model, or not this kernel).
+            if !self.is_rd_overutilized(this_cpu) {
+                self.eas.stats.feec_calls += 1;
+                if let Some(c) = self.find_energy_efficient_cpu(p, prev_cpu, this_cpu) {
+                    self.eas.stats.feec_placed += 1;
+                    self.eas.stats.feec_moved += u64::from(c != prev_cpu);
+                    return c;
+                }
+                new_cpu = prev_cpu;
+            } else if self.sched_energy_enabled() {
+                self.eas.stats.overutilized_wakeups += 1;
+            }
             want_affine = !self.wake_wide(p, this_cpu) && self.tasks[p].allowed_on(cpu);
         }
 

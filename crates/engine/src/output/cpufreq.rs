@@ -89,6 +89,7 @@ pub fn summary_section(w: &World) -> String {
             ));
         }
     }
+    s.push_str(&eas_lines(w, cf, now));
     if let Some(rt) = w.cpufreq_rt() {
         if rt.timeline_dropped > 0 {
             s.push_str(&format!(
@@ -194,10 +195,59 @@ pub fn json(w: &World) -> Option<Value> {
             "limit": crate::world::MAX_TIMELINE,
         },
     });
+    if cf.policies.iter().any(|p| p.em.is_some()) {
+        v["eas"] = eas_json(w);
+    }
     if let Some(t) = total {
         v["energy_uj"] = ((t / 1_000_000_000) as u64).into();
         v["energy_note"] =
             "active energy only: busy time at each OPP times its power; idle power is not modelled, as in the kernel's energy model".into();
     }
     Some(v)
+}
+
+/// The energy-aware scheduling lines: shown when some policy has an energy model (the
+/// machines EAS could apply to), saying whether it is on and, if so, what it did.
+fn eas_lines(w: &World, cf: &fairsim_balance::cpufreq::Cpufreq, now: u64) -> String {
+    if cf.policies.iter().all(|p| p.em.is_none()) {
+        return String::new();
+    }
+    let eas = &w.sched.eas;
+    if !eas.present {
+        let why = eas.not_possible.as_deref().unwrap_or("no perf domain");
+        return format!("energy-aware scheduling: off ({why})\n");
+    }
+    let st = &eas.stats;
+    let over_ns = eas.overutilized_ns_at(now);
+    format!(
+        "energy-aware scheduling (whole run): on; wakeups placed by find_energy_efficient_cpu {} of {} ({} moved from prev_cpu), skipped as overutilized {}; root domain overutilized {:.1}% of the time ({} times)\n",
+        st.feec_placed,
+        st.feec_calls,
+        st.feec_moved,
+        st.overutilized_wakeups,
+        100.0 * over_ns as f64 / now.max(1) as f64,
+        st.overutilized_sets
+    )
+}
+
+/// `--json`'s `cpufreq.eas`: whether EAS is on (or why not), the perf domains in the
+/// kernel's list order and its counters over the whole run, warm-up included.
+fn eas_json(w: &World) -> Value {
+    let eas = &w.sched.eas;
+    let st = &eas.stats;
+    json!({
+        "enabled": eas.present,
+        "not_possible": eas.not_possible,
+        "perf_domains": eas
+            .rd_pd
+            .iter()
+            .map(|pds| pds.iter().map(|pd| cpus_of(&pd.cpus)).collect::<Vec<_>>())
+            .collect::<Vec<_>>(),
+        "feec_calls": st.feec_calls,
+        "feec_placed": st.feec_placed,
+        "feec_moved": st.feec_moved,
+        "overutilized_wakeups": st.overutilized_wakeups,
+        "overutilized_sets": st.overutilized_sets,
+        "overutilized_ns": eas.overutilized_ns_at(w.now().0),
+    })
 }

@@ -1,0 +1,348 @@
+//! Energy-aware scheduling (EAS) of Linux 6.12.117: performance domains, the energy
+//! model's estimate, the root domain's overutilized state and the energy-efficient wakeup
+//! placement.
+//!
+//! Sources (Debian's `linux-source-6.12` 6.12.117): `kernel/sched/topology.c`
+//! (`sched_is_eas_possible`, `pd_init`, `find_pd`, `build_perf_domains`,
+//! `sched_energy_set`), `include/linux/energy_model.h` (`em_pd_get_efficient_state`,
+//! `em_cpu_energy`), `kernel/power/energy_model.c` (`em_cpufreq_update_efficiencies`,
+//! which sets `EM_PERF_DOMAIN_SKIP_INEFFICIENCIES`) and `kernel/sched/fair.c`
+//! (`cpu_overutilized`, `is_rd_overutilized`, `set_rd_overutilized`,
+//! `check_update_overutilized_status`; [`feec`] has the wakeup side).
+//!
+//! EAS needs an asymmetric machine without SMT, frequency invariance (cpufreq), schedutil
+//! on every CPU and an energy model for every policy. Only `--kernel 6.12` builds it:
+//! the older eras' placement code is ported without its EAS branch (3.9 to 4.16 had no
+//! EAS; 6.5's `find_energy_efficient_cpu` is not ported yet), so on those kernels the
+//! perf domains are never built and every run behaves as before.
+//!
+//! Not modelled yet: uclamp (`uclamp_is_used()` is false, so the clamps are the
+//! defaults) and `kernel.sched_energy_aware` (always 1, its default).
+
+pub mod feec;
+
+use fairsim_topology::CpuMask;
+
+use crate::cpufreq::{EmPerfState, Governor};
+use crate::sched::Sched;
+
+/// `struct perf_domain`: the CPUs of one cpufreq policy and its energy model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PerfDomain {
+    /// `perf_domain_span(pd)`: the policy's CPUs.
+    pub cpus: CpuMask,
+    /// The cpufreq policy (index in [`crate::cpufreq::Cpufreq::policies`]).
+    pub policy: usize,
+}
+
+/// What EAS did in a run, for the summary and `--json`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EasStats {
+    /// Wakeups `select_task_rq_fair` sent to `find_energy_efficient_cpu` (the root domain
+    /// was not overutilized).
+    pub feec_calls: u64,
+    /// Of those, wakeups it placed (it returned a CPU, prev_cpu included).
+    pub feec_placed: u64,
+    /// Of the placed, wakeups it moved away from `prev_cpu`.
+    pub feec_moved: u64,
+    /// Wakeups that skipped EAS because the root domain was overutilized.
+    pub overutilized_wakeups: u64,
+    /// Times `set_rd_overutilized` turned a root domain's flag on.
+    pub overutilized_sets: u64,
+    /// Time (ns) root domains spent overutilized, summed over root domains, for
+    /// stretches that ended.
+    pub overutilized_ns: u64,
+}
+
+/// The scheduler's EAS state: `sched_energy_present` and each root domain's `pd` list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Eas {
+    /// `sched_energy_present`: some root domain has performance domains.
+    pub present: bool,
+    /// `rd->pd` of each root domain (indexed like `SchedDomains::root_domains`), in list
+    /// order: `build_perf_domains` prepends each new domain, so the policy of the highest
+    /// first CPU comes first.
+    pub rd_pd: Vec<Vec<PerfDomain>>,
+    /// Why `sched_is_eas_possible` or `pd_init` said no, for the run's header (the
+    /// kernel's `sched_debug` message); `None` when EAS is on.
+    pub not_possible: Option<String>,
+    /// The counters.
+    pub stats: EasStats,
+    /// When each root domain's `overutilized` flag was last turned on (`None` while off).
+    overutilized_since: Vec<Option<u64>>,
+}
+
+impl Eas {
+    /// The time (ns) spent overutilized up to `now`, counting stretches still open.
+    pub fn overutilized_ns_at(&self, now: u64) -> u64 {
+        self.stats.overutilized_ns
+            + self
+                .overutilized_since
+                .iter()
+                .flatten()
+                .map(|&t| now.saturating_sub(t))
+                .sum::<u64>()
+    }
+}
+
+/// `em_pd_get_efficient_state(table, nr_perf_states, max_util, pd_flags)`: the first
+/// state whose performance reaches `max_util`, skipping inefficient ones when the domain
+/// skips them (`EM_PERF_DOMAIN_SKIP_INEFFICIENCIES`); the highest state if none does.
+pub fn em_pd_get_efficient_state(table: &[EmPerfState], max_util: u64, skip: bool) -> usize {
+    for (i, ps) in table.iter().enumerate() {
+        if ps.performance >= max_util {
+            if skip && ps.inefficient {
+                continue;
+            }
+            return i;
+        }
+    }
+    table.len() - 1
+}
+
+/// `em_cpu_energy(pd, max_util, sum_util, allowed_cpu_cap)`: the energy estimate of a
+/// performance domain whose busiest CPU needs `max_util` (capped at `allowed_cpu_cap`)
+/// and whose CPUs' utilizations sum to `sum_util`: the chosen state's `cost * sum_util`.
+pub fn em_cpu_energy(
+    table: &[EmPerfState],
+    skip: bool,
+    max_util: u64,
+    sum_util: u64,
+    allowed_cpu_cap: u64,
+) -> u64 {
+    if sum_util == 0 {
+        return 0;
+    }
+    let max_util = max_util.min(allowed_cpu_cap);
+    let i = em_pd_get_efficient_state(table, max_util, skip);
+    table[i].cost * sum_util
+}
+
+impl Sched {
+    /// `sched_energy_enabled()`: the `sched_energy_present` static key.
+    #[inline]
+    pub fn sched_energy_enabled(&self) -> bool {
+        self.eas.present
+    }
+
+    /// `sched_is_eas_possible(cpu_mask)` (topology.c): asymmetric capacities somewhere
+    /// in the mask, no SMT, frequency-invariant load tracking (fairsim's cpufreq scales
+    /// PELT by frequency as `arch_set_freq_scale` does) and schedutil on every CPU.
+    /// `Err` carries the kernel's debug message.
+    pub fn sched_is_eas_possible(&self, cpu_mask: &CpuMask) -> Result<(), String> {
+        let any_asym = cpu_mask
+            .iter()
+            .any(|i| self.topo.cpus[i].sd_asym_cpucapacity.is_some());
+        if !any_asym {
+            return Err("CPUs do not have asymmetric capacities".into());
+        }
+        if self.machine.smt_present() {
+            return Err("SMT is not supported".into());
+        }
+        let Some(cf) = self.cpufreq.as_ref() else {
+            return Err("frequency-invariant load tracking not yet supported (no cpufreq)".into());
+        };
+        if !matches!(cf.governor, Governor::Schedutil { .. }) {
+            return Err(format!(
+                "schedutil is mandatory (the governor is {})",
+                cf.governor.name()
+            ));
+        }
+        Ok(())
+    }
+
+    /// `build_perf_domains(cpu_map)` for every root domain, then `sched_energy_set`:
+    /// a root domain gets one perf domain per cpufreq policy of its CPUs, in the kernel's
+    /// list order, when EAS is possible there and every policy has an energy model
+    /// (`pd_init` fails, and the whole list with it, for a CPU without one). Only 6.12
+    /// builds them (module doc).
+    pub fn build_perf_domains(&mut self) {
+        let nr_rds = self.topo.root_domains.len();
+        self.eas.rd_pd = vec![Vec::new(); nr_rds];
+        self.eas.overutilized_since = vec![None; nr_rds];
+        self.eas.not_possible = None;
+        if self.fair.features.kernel() != crate::kernel::Kernel::V6_12 {
+            self.eas.not_possible = Some(format!(
+                "Linux {}'s placement is ported without its EAS branch",
+                self.fair.features.kernel().release()
+            ));
+            self.eas.present = false;
+            return;
+        }
+        for rd in 0..nr_rds {
+            let map = self.topo.root_domains[rd].clone();
+            match self.perf_domains_of(&map) {
+                Ok(pds) => self.eas.rd_pd[rd] = pds,
+                Err(why) => {
+                    if self.eas.not_possible.is_none() {
+                        self.eas.not_possible = Some(why);
+                    }
+                }
+            }
+        }
+        self.eas.present = self.eas.rd_pd.iter().any(|pds| !pds.is_empty());
+        if self.eas.present {
+            self.eas.not_possible = None;
+        }
+    }
+
+    /// The perf domain list of one root domain, or why it has none.
+    fn perf_domains_of(&self, map: &CpuMask) -> Result<Vec<PerfDomain>, String> {
+        self.sched_is_eas_possible(map)?;
+        let cf = self
+            .cpufreq
+            .as_ref()
+            .expect("checked by sched_is_eas_possible");
+        let mut list: Vec<PerfDomain> = Vec::new();
+        for i in map.iter() {
+            if list.iter().any(|pd| pd.cpus.test(i)) {
+                continue;
+            }
+            let policy = cf.policy_of[i];
+            if cf.policies[policy].em.is_none() {
+                return Err(format!("no EM found for CPU{i}"));
+            }
+            // pd_init(i) prepended to the list.
+            list.insert(
+                0,
+                PerfDomain {
+                    cpus: cf.policies[policy].cpus.clone(),
+                    policy,
+                },
+            );
+        }
+        Ok(list)
+    }
+
+    /// The energy model of `pd` and whether it skips inefficient states (set when
+    /// cpufreq marked some frequency inefficient, `em_cpufreq_update_efficiencies`).
+    pub(crate) fn em_of(&self, pd: &PerfDomain) -> (&[EmPerfState], bool) {
+        let cf = self
+            .cpufreq
+            .as_ref()
+            .expect("perf domains exist only with cpufreq");
+        let policy = &cf.policies[pd.policy];
+        let em = policy
+            .em
+            .as_deref()
+            .expect("perf domains exist only with an EM");
+        (em, policy.table.efficiencies_available)
+    }
+
+    /// `cpu_overutilized(cpu)`: with EAS on, the CPU's CFS utilization does not fit its
+    /// capacity (`util_fits_cpu` answers 0; -1, a uclamp_min miss, is not overutilized).
+    pub fn cpu_overutilized(&self, cpu: usize) -> bool {
+        if !self.sched_energy_enabled() {
+            return false;
+        }
+        let util = self.cpu_util(cpu, None, None, false);
+        self.util_fits_cpu(
+            util,
+            crate::cpu_util::UCLAMP_MIN_DEFAULT,
+            crate::cpu_util::UCLAMP_MAX_DEFAULT,
+            cpu,
+        ) == 0
+    }
+
+    /// `is_rd_overutilized(cpu_rq(cpu)->rd)`: true whenever EAS is off.
+    pub fn is_rd_overutilized(&self, cpu: usize) -> bool {
+        !self.sched_energy_enabled()
+            || self
+                .lb
+                .rd_overutilized
+                .get(self.topo.root_domain_of(cpu))
+                .copied()
+                .unwrap_or(true)
+    }
+
+    /// `set_rd_overutilized(cpu_rq(cpu)->rd, flag)`: nothing without EAS.
+    pub fn set_rd_overutilized(&mut self, cpu: usize, flag: bool) {
+        if !self.sched_energy_enabled() {
+            return;
+        }
+        let rd = self.topo.root_domain_of(cpu);
+        let Some(cur) = self.lb.rd_overutilized.get_mut(rd) else {
+            return;
+        };
+        let was = *cur;
+        *cur = flag;
+        let now = self.now;
+        match (was, flag) {
+            (false, true) => {
+                self.eas.stats.overutilized_sets += 1;
+                self.eas.overutilized_since[rd] = Some(now);
+            }
+            (true, false) => {
+                if let Some(t) = self.eas.overutilized_since[rd].take() {
+                    self.eas.stats.overutilized_ns += now.saturating_sub(t);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `check_update_overutilized_status(rq)`: an overutilized CPU makes its root domain
+    /// overutilized (enqueue and tick; the balancer also clears it).
+    pub fn check_update_overutilized_status(&mut self, cpu: usize) {
+        if !self.is_rd_overutilized(cpu) && self.cpu_overutilized(cpu) {
+            self.set_rd_overutilized(cpu, true);
+        }
+    }
+
+    /// `!is_rd_overutilized(rd) && rd->pd` for `cpu`'s root domain: EAS keeps the
+    /// placement, so `sched_balance_find_src_group` leaves the domain balanced.
+    pub fn rd_eas_balanced(&self, cpu: usize) -> bool {
+        !self.is_rd_overutilized(cpu)
+            && self
+                .eas
+                .rd_pd
+                .get(self.topo.root_domain_of(cpu))
+                .is_some_and(|pds| !pds.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(frequency: u32, performance: u64, cost: u64, inefficient: bool) -> EmPerfState {
+        EmPerfState {
+            frequency,
+            power: 0,
+            performance,
+            cost,
+            inefficient,
+        }
+    }
+
+    #[test]
+    fn the_efficient_state_is_the_first_fast_enough_one_not_marked() {
+        let t = [
+            state(408_000, 109, 2547, true),
+            state(600_000, 161, 2536, false),
+            state(816_000, 219, 2692, false),
+        ];
+        // 100 fits the first state, which the domain skips only when told to.
+        assert_eq!(em_pd_get_efficient_state(&t, 100, false), 0);
+        assert_eq!(em_pd_get_efficient_state(&t, 100, true), 1);
+        assert_eq!(em_pd_get_efficient_state(&t, 162, true), 2);
+        // Beyond the fastest state: the fastest.
+        assert_eq!(em_pd_get_efficient_state(&t, 5000, true), 2);
+    }
+
+    #[test]
+    fn energy_is_the_states_cost_times_the_summed_utilization() {
+        let t = [
+            state(408_000, 109, 2547, true),
+            state(600_000, 161, 2536, false),
+            state(816_000, 219, 2692, false),
+        ];
+        // max_util 150 -> 600 MHz: 2536 * 300.
+        assert_eq!(em_cpu_energy(&t, true, 150, 300, 381), 2536 * 300);
+        // The allowed capacity caps the state chosen: 170 capped at 150 -> 600 MHz.
+        assert_eq!(em_cpu_energy(&t, true, 170, 300, 150), 2536 * 300);
+        assert_eq!(em_cpu_energy(&t, true, 170, 300, 381), 2692 * 300);
+        // Nothing to run costs nothing, whatever the state.
+        assert_eq!(em_cpu_energy(&t, true, 170, 0, 381), 0);
+    }
+}
