@@ -78,6 +78,11 @@ pub enum Handler {
         /// `*extra2`.
         max: i64,
     },
+    /// `sched_energy_aware_handler` (topology.c): `proc_dointvec_minmax` over 0..1; a
+    /// write on a machine where EAS is not possible fails with `EOPNOTSUPP` (checked when
+    /// the machine is known, [`crate::sched::Sched::check_energy_aware_write`]), and a
+    /// change rebuilds the perf domains.
+    EnergyAware,
     /// `debugfs_create_u32`: `kstrtoull` base 0; the value is stored and nothing else
     /// runs. The kernel keeps the low 32 bits of a larger value; fairsim refuses one.
     DebugfsU32,
@@ -106,6 +111,9 @@ pub enum Tunable {
     TunableScaling,
     /// `sysctl_sched_child_runs_first`: a forked child runs before its parent.
     ChildRunsFirst,
+    /// `sysctl_sched_energy_aware`: energy-aware scheduling where it is possible (1, the
+    /// default) or never (0).
+    EnergyAware,
 }
 
 /// Where one era range kept a tunable.
@@ -272,6 +280,18 @@ pub const DECLARATIONS: &[TunableDecl] = &[
         }],
         gone: "EEVDF's fork placement does not read it, and 6.12 has no such sysctl",
     },
+    TunableDecl {
+        tunable: Tunable::EnergyAware,
+        homes: &[Home {
+            from: Kernel::V6_12,
+            to: Kernel::V6_12,
+            place: Place::Sysctl,
+            name: "sched_energy_aware",
+            handler: Handler::EnergyAware,
+        }],
+        gone: "EAS came in 5.0 and this sysctl in 5.2; fairsim ports EAS for 6.12 only, so \
+               a 6.5 run has no EAS to switch",
+    },
 ];
 
 impl Tunable {
@@ -411,18 +431,26 @@ impl Tunables {
         };
         let allowed = || {
             let here = names_at(kernel, place);
+            let other = match place {
+                Place::Sysctl => Place::Debugfs,
+                Place::Debugfs => Place::Sysctl,
+            };
+            let there = names_at(kernel, other);
             if here.is_empty() {
-                let other = match place {
-                    Place::Sysctl => Place::Debugfs,
-                    Place::Debugfs => Place::Sysctl,
-                };
                 format!(
                     "none: Linux {k} has its scheduler tunables at {} ({})",
                     other.option(),
-                    names_at(kernel, other).join(", ")
+                    there.join(", ")
                 )
-            } else {
+            } else if there.is_empty() {
                 here.join(", ")
+            } else {
+                format!(
+                    "{} (and at {}: {})",
+                    here.join(", "),
+                    other.option(),
+                    there.join(", ")
+                )
             }
         };
         let Some((name, value)) = text.split_once('=') else {
@@ -495,6 +523,12 @@ impl Tunables {
                     "0 to {} (debugfs_create_u32; the kernel would keep only the low 32 bits of more)",
                     u32::MAX
                 ),
+            ),
+            Handler::EnergyAware => (
+                0,
+                1,
+                false,
+                "0 or 1 (sched_energy_aware_handler's proc_dointvec_minmax)".to_string(),
             ),
             Handler::DebugfsScaling => (
                 0,
@@ -594,6 +628,8 @@ pub struct TunableState {
     pub nr_migrate: u32,
     /// `sysctl_sched_child_runs_first`.
     pub child_runs_first: u32,
+    /// `sysctl_sched_energy_aware`.
+    pub energy_aware: u32,
 }
 
 impl TunableState {
@@ -618,6 +654,7 @@ impl TunableState {
             migration_cost,
             nr_migrate,
             child_runs_first: 0,
+            energy_aware: 1,
         }
     }
 
@@ -666,10 +703,11 @@ impl TunableState {
             Tunable::NrMigrate => self.nr_migrate = v,
             Tunable::TunableScaling => self.scaling = v,
             Tunable::ChildRunsFirst => self.child_runs_first = v,
+            Tunable::EnergyAware => self.energy_aware = v,
         }
         match w.home.handler {
             Handler::SchedProcUpdate { .. } | Handler::DebugfsScaling => self.rederive(),
-            Handler::ProcDointvec | Handler::DebugfsU32 => Ok(()),
+            Handler::ProcDointvec | Handler::DebugfsU32 | Handler::EnergyAware => Ok(()),
         }
     }
 

@@ -58,7 +58,10 @@ fn each_era_has_its_names_in_its_place() {
             "tunable_scaling"
         ]
     );
-    assert!(names_at(Kernel::V6_12, Place::Sysctl).is_empty());
+    assert_eq!(
+        names_at(Kernel::V6_12, Place::Sysctl),
+        ["kernel.sched_energy_aware"]
+    );
 }
 
 #[test]
@@ -225,7 +228,7 @@ fn each_refusal_names_the_option_and_what_is_allowed() {
         "kernel.sched_latency_ns=1000000",
     );
     assert!(
-        e.starts_with("--sysctl: kernel.sched_latency_ns does not exist in Linux 6.12 (6.6 replaced it with debugfs base_slice_ns); allowed: none: Linux 6.12 has its scheduler tunables at --debugfs (base_slice_ns, "),
+        e.starts_with("--sysctl: kernel.sched_latency_ns does not exist in Linux 6.12 (6.6 replaced it with debugfs base_slice_ns); allowed: kernel.sched_energy_aware (and at --debugfs: base_slice_ns, "),
         "{e}"
     );
     let e = err(

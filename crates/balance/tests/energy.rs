@@ -6,7 +6,7 @@
 mod select_support;
 
 use fairsim_balance::cpufreq::{Cpufreq, Governor};
-use fairsim_balance::{BalanceScan, CpuIdleType, Kernel, Sched, SchedParams};
+use fairsim_balance::{BalanceScan, CpuIdleType, Kernel, Sched, SchedParams, TunablePlace};
 use select_support::{sched, sched_with, sleeper_on, wake};
 
 const MS: u64 = 1_000_000;
@@ -123,4 +123,45 @@ fn an_overutilized_cpu_turns_eas_off_until_the_root_balance_clears_it() {
     s.update_sd_lb_stats(&mut env);
     assert!(!s.is_rd_overutilized(0));
     assert_eq!(s.eas.overutilized_ns_at(30 * MS), 25 * MS);
+}
+
+#[test]
+fn kernel_sched_energy_aware_switches_eas_off_where_it_is_possible_only() {
+    let mut params = SchedParams::default();
+    params
+        .tunables
+        .write(
+            Kernel::V6_12,
+            TunablePlace::Sysctl,
+            "kernel.sched_energy_aware=0",
+        )
+        .unwrap();
+    let s = rk3399_with(Governor::DEFAULT, params.clone());
+    assert!(!s.sched_energy_enabled());
+    assert_eq!(
+        s.eas.not_possible.as_deref(),
+        Some("kernel.sched_energy_aware=0")
+    );
+    assert!(s.check_energy_aware_write().is_ok());
+    // Where EAS is not possible the kernel refuses the write itself (EOPNOTSUPP).
+    let s = sched_with("smt-mc-1s4c2t", params);
+    let e = s.check_energy_aware_write().unwrap_err();
+    assert!(e.contains("EOPNOTSUPP"), "{e}");
+    assert!(e.contains("CPUs do not have asymmetric capacities"), "{e}");
+    // 6.12's range is 0..1; eras without fairsim's EAS do not take it.
+    let mut t = fairsim_balance::Tunables::default();
+    assert!(t
+        .write(
+            Kernel::V6_12,
+            TunablePlace::Sysctl,
+            "kernel.sched_energy_aware=2"
+        )
+        .is_err());
+    assert!(t
+        .write(
+            Kernel::V6_5,
+            TunablePlace::Sysctl,
+            "kernel.sched_energy_aware=1"
+        )
+        .is_err());
 }

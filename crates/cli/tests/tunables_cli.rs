@@ -158,6 +158,19 @@ fn each_kind_of_refusal_is_one_line() {
         &["run", "--sysctl", "kernel.sched_latency_ns=1000000"],
         "--sysctl: kernel.sched_latency_ns does not exist in Linux 6.12 (6.6 replaced it with debugfs base_slice_ns); allowed: ",
     );
+    // A write the kernel refuses on this machine: no EAS without asymmetric capacities.
+    bad(
+        &[
+            "run",
+            "--sysctl",
+            "kernel.sched_energy_aware=0",
+            "--duration",
+            "1ms",
+            "-w",
+            "nanosleep",
+        ],
+        "--sysctl: kernel.sched_energy_aware: the kernel refuses the write (EOPNOTSUPP) because EAS is not possible on this machine: CPUs do not have asymmetric capacities",
+    );
     // Wrong place, both ways.
     bad(
         &[

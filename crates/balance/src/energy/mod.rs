@@ -16,8 +16,9 @@
 //! EAS; 6.5's `find_energy_efficient_cpu` is not ported yet), so on those kernels the
 //! perf domains are never built and every run behaves as before.
 //!
-//! Not modelled yet: uclamp (`uclamp_is_used()` is false, so the clamps are the
-//! defaults) and `kernel.sched_energy_aware` (always 1, its default).
+//! `kernel.sched_energy_aware` (a `--sysctl` write, 6.12 only) switches EAS off where
+//! it is possible. Not modelled yet: uclamp (`uclamp_is_used()` is false, so the clamps
+//! are the defaults).
 
 pub mod feec;
 
@@ -66,6 +67,11 @@ pub struct Eas {
     /// Why `sched_is_eas_possible` or `pd_init` said no, for the run's header (the
     /// kernel's `sched_debug` message); `None` when EAS is on.
     pub not_possible: Option<String>,
+    /// `sysctl_sched_energy_aware` (1 unless a run writes 0).
+    pub sysctl_energy_aware: bool,
+    /// Whether the run wrote `kernel.sched_energy_aware` (a write the kernel refuses
+    /// where EAS is not possible).
+    pub sysctl_written: bool,
     /// The counters.
     pub stats: EasStats,
     /// When each root domain's `overutilized` flag was last turned on (`None` while off).
@@ -73,6 +79,16 @@ pub struct Eas {
 }
 
 impl Eas {
+    /// No perf domains yet (they come with cpufreq), with the run's
+    /// `kernel.sched_energy_aware` and whether the run wrote it.
+    pub fn new(sysctl_energy_aware: bool, sysctl_written: bool) -> Eas {
+        Eas {
+            sysctl_energy_aware,
+            sysctl_written,
+            ..Eas::default()
+        }
+    }
+
     /// The time (ns) spent overutilized up to `now`, counting stretches still open.
     pub fn overutilized_ns_at(&self, now: u64) -> u64 {
         self.stats.overutilized_ns
@@ -169,6 +185,11 @@ impl Sched {
             self.eas.present = false;
             return;
         }
+        if !self.eas.sysctl_energy_aware {
+            self.eas.not_possible = Some("kernel.sched_energy_aware=0".into());
+            self.eas.present = false;
+            return;
+        }
         for rd in 0..nr_rds {
             let map = self.topo.root_domains[rd].clone();
             match self.perf_domains_of(&map) {
@@ -212,6 +233,21 @@ impl Sched {
             );
         }
         Ok(list)
+    }
+
+    /// `sched_energy_aware_handler`'s refusal: a write of `kernel.sched_energy_aware` on
+    /// a machine where `sched_is_eas_possible(cpu_active_mask)` says no fails with
+    /// `EOPNOTSUPP`. Checked once cpufreq is installed (or known to be absent).
+    pub fn check_energy_aware_write(&self) -> Result<(), String> {
+        if !self.eas.sysctl_written {
+            return Ok(());
+        }
+        let all = CpuMask::full(self.nr_cpus());
+        self.sched_is_eas_possible(&all).map_err(|why| {
+            format!(
+                "--sysctl: kernel.sched_energy_aware: the kernel refuses the write (EOPNOTSUPP) because EAS is not possible on this machine: {why}; allowed: a machine with asymmetric CPU capacities, no SMT, an energy model and --governor schedutil"
+            )
+        })
     }
 
     /// The energy model of `pd` and whether it skips inefficient states (set when

@@ -245,6 +245,11 @@ impl Sched {
             params.migration_cost,
             params.nr_migrate,
         );
+        let energy_aware = tunables.energy_aware != 0;
+        let energy_aware_written = params
+            .tunables
+            .writes()
+            .any(|w| w.tunable == crate::tunables::Tunable::EnergyAware);
         params.migration_cost = tunables.migration_cost;
         params.nr_migrate = tunables.nr_migrate;
         let hz = u64::from(params.hz.max(1));
@@ -283,7 +288,7 @@ impl Sched {
             resched_list: Vec::new(),
             migration_log: None,
             cpufreq: None,
-            eas: crate::energy::Eas::default(),
+            eas: crate::energy::Eas::new(energy_aware, energy_aware_written),
             visits: std::cell::Cell::new((0, 0)),
             distribute_prev: vec![0; n],
             smt_active: false,

@@ -508,6 +508,9 @@ impl World {
         } else {
             None
         };
+        sched
+            .check_energy_aware_write()
+            .map_err(EngineError::Config)?;
         let noise = Noise::new(config.noise, config.seed);
         let cpus = (0..n).map(|_| CpuRt::default()).collect();
         let metrics = Metrics::new(n, blueprint.tasks.len());
