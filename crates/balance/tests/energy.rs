@@ -136,7 +136,7 @@ fn kernel_sched_energy_aware_switches_eas_off_where_it_is_possible_only() {
             "kernel.sched_energy_aware=0",
         )
         .unwrap();
-    let s = rk3399_with(Governor::DEFAULT, params.clone());
+    let s = rk3399_with(Governor::DEFAULT, params);
     assert!(!s.sched_energy_enabled());
     assert_eq!(
         s.eas.not_possible.as_deref(),
