@@ -397,6 +397,10 @@ fn eas_places_wakeups_until_a_ramping_task_overutilizes_the_root_domain() {
     let j = fairsim_engine::output::to_json(&s, &r);
     assert_eq!(j["cpufreq"]["eas"]["enabled"], true);
     assert_eq!(j["cpufreq"]["eas"]["feec_placed"], st.feec_placed);
+    // The ramp ends on a big CPU: its time per capacity has both classes.
+    let caps = j["tasks"][0]["capacity_ns"].as_array().unwrap();
+    let classes: Vec<u64> = caps.iter().map(|c| c[0].as_u64().unwrap()).collect();
+    assert_eq!(classes, [381, 1024], "{caps:?}");
     let text = fairsim_engine::output::summary(&s, &r);
     assert!(
         text.contains("energy-aware scheduling (whole run): on;"),

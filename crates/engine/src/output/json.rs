@@ -154,11 +154,18 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
             })
         })
         .collect();
+    // On machines where energy-aware scheduling can apply (a policy with an energy
+    // model), each task's time per CPU capacity: where EAS put it.
+    let by_capacity = w
+        .sched
+        .cpufreq
+        .as_ref()
+        .is_some_and(|cf| cf.policies.iter().any(|p| p.em.is_some()));
     let tasks: Vec<Value> = (0..w.tasks.len())
         .filter(|&x| w.tasks[x].sched_id.is_some())
         .map(|x| {
             let m = w.task_metrics(x);
-            json!({
+            let mut v = json!({
                 "id": x,
                 "name": w.tasks[x].name,
                 "workload": w.tasks[x].workload,
@@ -176,7 +183,19 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
                 "node_migrations": m.node_migrations,
                 "user_ns": m.user_ns,
                 "sys_ns": m.sys_ns,
-            })
+            });
+            if by_capacity {
+                let mut caps: std::collections::BTreeMap<u64, u64> = Default::default();
+                for (c, ns) in m.cpu_ns.iter() {
+                    *caps.entry(w.sched.rqs[c].capacity_orig).or_default() += ns;
+                }
+                v["capacity_ns"] = caps
+                    .into_iter()
+                    .map(|(cap, ns)| [cap, ns])
+                    .collect::<Vec<_>>()
+                    .into();
+            }
+            v
         })
         .collect();
     let mut doc = json!({
