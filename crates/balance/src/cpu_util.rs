@@ -31,13 +31,6 @@ pub fn capacity_greater(cap1: u64, cap2: u64) -> bool {
     cap1 * 1024 > cap2 * 1078
 }
 
-/// `uclamp_is_used()` (sched.h): the static key turns on only when some task or cgroup
-/// sets a clamp. fairsim tasks carry no clamps, so it is always off.
-#[inline]
-pub fn uclamp_is_used() -> bool {
-    false
-}
-
 impl Sched {
     /// `capacity_of(cpu)` (fair.c): `rq->cpu_capacity`, the capacity left to CFS tasks.
     #[inline]
@@ -203,7 +196,7 @@ impl Sched {
     /// -1 if it fits but the CPU cannot deliver the boost `uclamp_min` asks for.
     pub fn util_fits_cpu(&self, util: u64, uclamp_min: u64, uclamp_max: u64, cpu: usize) -> i32 {
         let mut fits = fits_capacity(util, self.capacity_of(cpu));
-        if !uclamp_is_used() {
+        if !self.uclamp_is_used() {
             return i32::from(fits);
         }
         // The clamps compare with the original capacity: only the real utilization is
@@ -220,13 +213,14 @@ impl Sched {
         i32::from(fits)
     }
 
-    /// `task_fits_cpu(p, cpu)` (fair.c): `p`'s estimated utilization fully fits `cpu`
-    /// (fairsim tasks have the default clamps).
+    /// `task_fits_cpu(p, cpu)` (fair.c): `p`'s estimated utilization fully fits `cpu`,
+    /// with its effective clamps.
     pub fn task_fits_cpu(&self, p: TaskId, cpu: usize) -> bool {
+        use crate::uclamp::ClampId;
         self.util_fits_cpu(
             self.task_util_est(p),
-            UCLAMP_MIN_DEFAULT,
-            UCLAMP_MAX_DEFAULT,
+            self.uclamp_eff_value(p, ClampId::Min),
+            self.uclamp_eff_value(p, ClampId::Max),
             cpu,
         ) > 0
     }

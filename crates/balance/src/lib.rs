@@ -26,6 +26,7 @@ pub mod select;
 pub mod stats;
 pub mod task;
 pub mod tunables;
+pub mod uclamp;
 pub mod weight;
 
 pub use fairsim_pelt as pelt;

@@ -64,6 +64,8 @@ pub struct Rq {
     pub next_balance: u64,
     /// schedstat counters.
     pub stats: RqSchedstat,
+    /// `rq->uclamp[]` and `UCLAMP_FLAG_IDLE` ([`crate::uclamp`]).
+    pub uclamp: crate::uclamp::RqUclamp,
 }
 
 impl Rq {
@@ -89,6 +91,7 @@ impl Rq {
             next_balance: 0,
             misfit_task_load: 0,
             stats: RqSchedstat::default(),
+            uclamp: crate::uclamp::RqUclamp::default(),
         }
     }
 

@@ -124,6 +124,8 @@ pub struct Task {
     /// `p->in_iowait`: the task sleeps in `io_schedule()`, so its wakeup's enqueue asks
     /// cpufreq for an iowait boost. No fairsim workload waits for I/O yet.
     pub in_iowait: bool,
+    /// uclamp: the requested and effective clamps ([`crate::uclamp`]).
+    pub uclamp: crate::uclamp::TaskUclamp,
 }
 
 impl Task {

@@ -6,6 +6,7 @@
 mod select_support;
 
 use fairsim_balance::cpufreq::{Cpufreq, Governor};
+use fairsim_balance::topology::CpuMask;
 use fairsim_balance::{BalanceScan, CpuIdleType, Kernel, Sched, SchedParams, TunablePlace};
 use select_support::{sched, sched_with, sleeper_on, wake};
 
@@ -164,4 +165,56 @@ fn kernel_sched_energy_aware_switches_eas_off_where_it_is_possible_only() {
             "kernel.sched_energy_aware=1"
         )
         .is_err());
+}
+
+#[test]
+fn a_runqueues_clamps_are_the_largest_of_its_tasks() {
+    use fairsim_balance::uclamp::ClampId;
+    let mut s = rk3399();
+    let a = s.create_task("a", 0, Some(CpuMask::single(6, 1)), 1);
+    let b = s.create_task("b", 0, Some(CpuMask::single(6, 1)), 1);
+    s.sched_setattr_uclamp(a, 300, 600).unwrap();
+    s.sched_setattr_uclamp(b, 700, 800).unwrap();
+    assert!(s.uclamp_is_used());
+    for p in [a, b] {
+        s.wake_up_new_task_select(p, 1, MS);
+        s.wake_up_new_task_activate(p, MS);
+    }
+    assert_eq!(s.uclamp_rq_get(1, ClampId::Min), 700);
+    assert_eq!(s.uclamp_rq_get(1, ClampId::Max), 800);
+    assert!(!s.uclamp_rq_is_idle(1));
+    // b sleeps: a's clamps remain.
+    assert_eq!(s.schedule(1, 2 * MS), Some(a));
+    s.block_current(1, 3 * MS);
+    assert_eq!(s.schedule(1, 3 * MS), Some(b));
+    s.block_current(1, 4 * MS);
+    s.schedule(1, 4 * MS);
+    assert_eq!(s.uclamp_rq_get(1, ClampId::Min), 0);
+    // The last task out leaves its maximum clamp in place and flags the runqueue idle.
+    assert!(s.uclamp_rq_is_idle(1));
+    assert_eq!(s.uclamp_rq_get(1, ClampId::Max), 800);
+    // uclamp_validate's rules.
+    assert!(s.sched_setattr_uclamp(a, 700, 600).is_err());
+    assert!(s.sched_setattr_uclamp(a, 0, 1025).is_err());
+}
+
+#[test]
+fn util_min_sends_a_small_task_to_a_big_cpu_and_util_max_keeps_a_big_one_little() {
+    use fairsim_balance::uclamp::ClampId;
+    // A 100-util task asking for 600: no LITTLE CPU (381) can give it that.
+    let mut s = rk3399();
+    let p = sleeper_on(&mut s, 0, None, MS);
+    set_util(&mut s, p, 100);
+    s.sched_setattr_uclamp(p, 600, 1024).unwrap();
+    assert_eq!(s.uclamp_eff_value(p, ClampId::Min), 600);
+    let cpu = wake(&mut s, p, 0, 0, 20 * MS);
+    assert!(cpu >= 4, "util_min 600 needs a big CPU, got cpu{cpu}");
+    // A 500-util task capped at 300 fits a LITTLE CPU, and is no misfit there.
+    let mut s = rk3399();
+    let p = sleeper_on(&mut s, 1, None, MS);
+    set_util(&mut s, p, 500);
+    s.sched_setattr_uclamp(p, 0, 300).unwrap();
+    assert!(s.task_fits_cpu(p, 1));
+    let cpu = wake(&mut s, p, 1, 0, 20 * MS);
+    assert!(cpu < 4, "util_max 300 fits a LITTLE CPU, got cpu{cpu}");
 }

@@ -235,6 +235,13 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
     for (i, w) in spec.workloads.iter().enumerate() {
         w.build(i, spec.config.seed, &mut bp, ncpus);
     }
+    let kernel = spec.config.params.features.kernel();
+    if kernel != fairsim_balance::Kernel::V6_12 && bp.tasks.iter().any(|t| t.uclamp.is_some()) {
+        return Err(EngineError::Config(format!(
+            "uclamp: Linux {} runs without utilization clamps in fairsim (uclamp came in 5.3; fairsim models it for 6.12); allowed: --kernel 6.12, or no uclamp=, util_min or util_max",
+            kernel.release()
+        )));
+    }
     if spec.config.rtapp_log {
         for w in &mut bp.workloads {
             let threads = w.periodic.log.threads.len();
@@ -365,6 +372,7 @@ mod tests {
             workload: Workload::Rtapp(crate::workloads::Rtapp::parse("t.json", text).unwrap()),
             cpus: None,
             mem: None,
+            uclamp: None,
         };
         let endless = r#"{"tasks": {"t": {"run": 1000, "sleep": 1000}}}"#;
         assert_eq!(

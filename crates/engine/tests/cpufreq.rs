@@ -65,6 +65,7 @@ fn rtapp(text: &str) -> WorkloadSpec {
         workload: Workload::Rtapp(Rtapp::parse("t.json", text).unwrap()),
         cpus: None,
         mem: None,
+        uclamp: None,
     }
 }
 
@@ -424,4 +425,78 @@ fn eas_places_wakeups_until_a_ramping_task_overutilizes_the_root_domain() {
     );
     let j = fairsim_engine::output::to_json(&s, &r);
     assert_eq!(j["cpufreq"]["eas"]["enabled"], false);
+}
+
+#[test]
+fn rtapp_util_min_moves_a_small_task_to_a_big_cpu_at_a_higher_opp() {
+    // The one small periodic task (12% of a big CPU) with and without util_min 600.
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/rtapp/periodic.json"
+    ))
+    .unwrap();
+    let clamped = text.replace("\"loop\" : -1,", "\"loop\" : -1, \"util_min\" : 600,");
+    assert_ne!(clamped, text);
+    let busy_per_class = |text: &str| {
+        let s = spec_on(
+            preset("rk3399").unwrap(),
+            vec![rtapp(text)],
+            1000,
+            Governor::DEFAULT,
+        );
+        let r = run(&s, &mut |_, _| {}).unwrap();
+        let j = fairsim_engine::output::to_json(&s, &r);
+        let caps = j["tasks"][0]["capacity_ns"].clone();
+        // The big policy's busiest OPP (kHz) over the run.
+        let tis = time_in_state(&r, 1);
+        (caps, r.world.sched.uclamp_used, tis)
+    };
+    let (plain, used, _) = busy_per_class(&text);
+    assert!(!used);
+    assert_eq!(plain.as_array().unwrap().len(), 1);
+    assert_eq!(plain[0][0], 381);
+    let (lifted, used, big) = busy_per_class(&clamped);
+    let s = spec_on(
+        preset("rk3399").unwrap(),
+        vec![rtapp(&clamped)],
+        100,
+        Governor::DEFAULT,
+    );
+    let j = fairsim_engine::output::to_json(&s, &run(&s, &mut |_, _| {}).unwrap());
+    assert_eq!(j["tasks"][0]["uclamp"], serde_json::json!([600, 1024]));
+    assert!(used);
+    assert_eq!(lifted[0][0], 1024, "{lifted}");
+    // util_min 600 asks the A72s for 600 * 1.25 of 1024: above 1 GHz.
+    let above_1ghz: u64 = big
+        .iter()
+        .filter(|(f, _)| *f > 1_008_000)
+        .map(|(_, t)| t)
+        .sum();
+    assert!(above_1ghz > 0, "{big:?}");
+}
+
+#[test]
+fn uclamp_is_refused_on_kernels_fairsim_models_it_for_none() {
+    let w = WorkloadSpec::parse("sysbench-cpu:threads=1,events=10,uclamp=100..900").unwrap();
+    assert_eq!(w.uclamp, Some((100, 900)));
+    assert!(
+        w.canonical(6).ends_with(",uclamp=100..900"),
+        "{}",
+        w.canonical(6)
+    );
+    let mut s = spec_on(preset("rk3399").unwrap(), vec![w], 50, Governor::DEFAULT);
+    s.config.params.features = fairsim_balance::Kernel::V4_16.features();
+    let e = fairsim_engine::run::prepare(&s).err().unwrap().to_string();
+    assert!(e.starts_with("uclamp: Linux 4.16"), "{e}");
+    for bad in [
+        "uclamp=5..4",
+        "uclamp=0..1025",
+        "uclamp=7",
+        "uclamp=1..2,uclamp=1..2",
+    ] {
+        let e = WorkloadSpec::parse(&format!("nanosleep:{bad}"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nanosleep: uclamp:"), "{bad}: {e}");
+    }
 }

@@ -500,3 +500,23 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn uclampset_gives_the_command_its_clamps() {
+    let w = WorkloadSpec::parse("uclampset -m 600 hackbench -g 1").unwrap();
+    assert_eq!(w.uclamp, Some((600, 1024)));
+    let w = WorkloadSpec::parse("taskset -c 0-1 uclampset --util-max=300 hackbench").unwrap();
+    assert_eq!(w.uclamp, Some((0, 300)));
+    assert!(w.cpus.is_some());
+    let w = WorkloadSpec::parse("uclampset -M 700 -m 100 taskset -c 0 hackbench").unwrap();
+    assert_eq!(w.uclamp, Some((100, 700)));
+    for bad in [
+        "uclampset hackbench",
+        "uclampset -m 2000 hackbench",
+        "uclampset -m 900 -M 300 hackbench",
+        "uclampset -p 1 hackbench",
+    ] {
+        let e = WorkloadSpec::parse(bad).unwrap_err().to_string();
+        assert!(e.contains("uclampset: "), "{bad}: {e}");
+    }
+}

@@ -168,12 +168,14 @@ impl SugovCpu {
 
 impl Sched {
     /// `effective_cpu_util(cpu, util_cfs, &min, &max)` (fair.c) without IRQ time, RT or
-    /// deadline utilization and clamps: `(util, min, max)` = (`util_cfs` capped at the
-    /// capacity, 0, the capacity).
+    /// deadline utilization: `(util, min, max)` = (`util_cfs` capped at the capacity, the
+    /// runqueue's minimum clamp, its maximum clamp capped at the capacity). Without clamps
+    /// in use the runqueue's are their initial 0 and 1024.
     pub fn effective_cpu_util(&self, cpu: usize, util_cfs: u64) -> (u64, u64, u64) {
+        use crate::uclamp::ClampId;
         let scale = self.arch_scale_cpu_capacity(cpu);
-        let min = 0;
-        let max = scale;
+        let min = self.uclamp_rq_get(cpu, ClampId::Min);
+        let max = scale.min(self.uclamp_rq_get(cpu, ClampId::Max));
         let util = util_cfs;
         if util >= scale {
             return (scale, min, max);

@@ -4,15 +4,15 @@
 //! `find_energy_efficient_cpu`).
 //!
 //! fairsim has no IRQ time (`cpu_util_irq` is 0, so `scale_irq_capacity` leaves a
-//! utilization as it is) and no uclamp (`uclamp_is_used()` is false: the task's clamps
-//! are 0 and 1024 and the runqueues' are never consulted); both are kept in the
-//! arithmetic where the kernel has them, so that they slot in when modelled.
+//! utilization as it is); the arithmetic keeps it where the kernel has it. The task's and
+//! the runqueues' clamps ([`crate::uclamp`]) count once `uclamp_is_used()`.
 
 use super::PerfDomain;
 use crate::cpu_util::{UCLAMP_MAX_DEFAULT, UCLAMP_MIN_DEFAULT};
 use crate::cpufreq::sugov_effective_cpu_perf;
 use crate::sched::Sched;
 use crate::task::TaskId;
+use crate::uclamp::ClampId;
 
 /// `struct energy_env`: the utilization landscape of one performance domain.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -74,8 +74,17 @@ impl Sched {
         let mut max_util = 0;
         for cpu in pd.cpus.iter() {
             let util = self.cpu_util(cpu, Some(p), dst_cpu, true);
-            let (eff_util, min, max) = self.effective_cpu_util(cpu, util);
-            // The task's own clamps would widen min and max here (uclamp_is_used()).
+            let (eff_util, mut min, mut max) = self.effective_cpu_util(cpu, util);
+            // The task's clamps count on its destination: the frequency it would ask.
+            if dst_cpu == Some(cpu) && self.uclamp_is_used() {
+                min = min.max(self.uclamp_eff_value(p, ClampId::Min));
+                // No active max clamp on an idle runqueue: the task's own.
+                max = if self.uclamp_rq_is_idle(cpu) {
+                    self.uclamp_eff_value(p, ClampId::Max)
+                } else {
+                    max.max(self.uclamp_eff_value(p, ClampId::Max))
+                };
+            }
             let eff_util = sugov_effective_cpu_perf(eff_util, min, max);
             max_util = max_util.max(eff_util);
         }
@@ -127,8 +136,14 @@ impl Sched {
         }
         let sd = sd?;
         let target = prev_cpu;
-        let p_util_min = UCLAMP_MIN_DEFAULT;
-        let p_util_max = UCLAMP_MAX_DEFAULT;
+        let (p_util_min, p_util_max) = if self.uclamp_is_used() {
+            (
+                self.uclamp_eff_value(p, ClampId::Min),
+                self.uclamp_eff_value(p, ClampId::Max),
+            )
+        } else {
+            (UCLAMP_MIN_DEFAULT, UCLAMP_MAX_DEFAULT)
+        };
         self.sync_entity_load_avg(p);
         if self.task_util_est(p) == 0 && p_util_min == 0 {
             return Some(target);
@@ -145,7 +160,7 @@ impl Sched {
         let mut best_energy_cpu = prev_cpu;
         let sd_span = self.topo.domain(sd).span.clone();
         for pd in &pds {
-            let (util_min, util_max) = (p_util_min, p_util_max);
+            let (mut util_min, mut util_max) = (p_util_min, p_util_max);
             let mut prev_spare_cap: i64 = -1;
             let mut max_spare_cap: i64 = -1;
             let mut max_spare_cap_cpu: Option<usize> = None;
@@ -165,7 +180,12 @@ impl Sched {
                 self.count_cpu_visit();
                 let util = self.cpu_util(cpu, Some(p), Some(cpu), false);
                 let mut cpu_cap = self.capacity_of(cpu);
-                // The runqueues' clamps would be max-aggregated here (uclamp).
+                // With clamps in use, the runqueue's are max-aggregated with the task's
+                // (not clamped: util_fits_cpu works on the raw utilization).
+                if self.uclamp_is_used() && !self.uclamp_rq_is_idle(cpu) {
+                    util_min = self.uclamp_rq_get(cpu, ClampId::Min).max(p_util_min);
+                    util_max = self.uclamp_rq_get(cpu, ClampId::Max).max(p_util_max);
+                }
                 let fits = self.util_fits_cpu(util, util_min, util_max, cpu);
                 if fits == 0 {
                     continue;

@@ -17,8 +17,8 @@
 //! perf domains are never built and every run behaves as before.
 //!
 //! `kernel.sched_energy_aware` (a `--sysctl` write, 6.12 only) switches EAS off where
-//! it is possible. Not modelled yet: uclamp (`uclamp_is_used()` is false, so the clamps
-//! are the defaults).
+//! it is possible. Tasks' clamps ([`crate::uclamp`]) enter the placement and the
+//! estimate where the kernel's do.
 
 pub mod feec;
 
@@ -271,13 +271,11 @@ impl Sched {
         if !self.sched_energy_enabled() {
             return false;
         }
+        use crate::uclamp::ClampId;
         let util = self.cpu_util(cpu, None, None, false);
-        self.util_fits_cpu(
-            util,
-            crate::cpu_util::UCLAMP_MIN_DEFAULT,
-            crate::cpu_util::UCLAMP_MAX_DEFAULT,
-            cpu,
-        ) == 0
+        let rq_util_min = self.uclamp_rq_get(cpu, ClampId::Min);
+        let rq_util_max = self.uclamp_rq_get(cpu, ClampId::Max);
+        self.util_fits_cpu(util, rq_util_min, rq_util_max, cpu) == 0
     }
 
     /// `is_rd_overutilized(cpu_rq(cpu)->rd)`: true whenever EAS is off.

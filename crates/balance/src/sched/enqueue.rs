@@ -35,6 +35,8 @@ impl Sched {
         } else {
             self.enqueue_task_fair(cpu, p, flags);
         }
+        // After the class: ENQUEUE_DELAYED may have cleared sched_delayed.
+        self.uclamp_rq_inc(cpu, p);
     }
 
     /// `enqueue_task_fair(rq, p, flags)` for the flat hierarchy.
@@ -110,6 +112,8 @@ impl Sched {
                 self.rqs[cpu].stats.run_delay += delta;
             }
         }
+        // Before the class: a delayed dequeue keeps sched_delayed set.
+        self.uclamp_rq_dec(cpu, p);
         if self.fair.features.kernel().is_cfs() {
             self.dequeue_task_fair_cfs(cpu, p, flags);
             return true;

@@ -207,6 +207,8 @@ pub struct Sched {
     /// Energy-aware scheduling: the perf domains [`Sched::install_cpufreq`] builds, the
     /// overutilized bookkeeping and EAS's counters ([`crate::energy`]).
     pub eas: crate::energy::Eas,
+    /// `sched_uclamp_used`: some task was given a clamp ([`crate::uclamp`]).
+    pub uclamp_used: bool,
     /// CPUs and groups read by code that only borrows the state (the wakeup path); folded
     /// into [`SchedWork`] by [`Sched::take_work`].
     visits: std::cell::Cell<(u64, u64)>,
@@ -289,6 +291,7 @@ impl Sched {
             migration_log: None,
             cpufreq: None,
             eas: crate::energy::Eas::new(energy_aware, energy_aware_written),
+            uclamp_used: false,
             visits: std::cell::Cell::new((0, 0)),
             distribute_prev: vec![0; n],
             smt_active: false,
@@ -458,6 +461,7 @@ impl Sched {
             sched_info: SchedInfo::default(),
             max_allowed_capacity,
             in_iowait: false,
+            uclamp: crate::uclamp::TaskUclamp::default(),
         });
         id
     }

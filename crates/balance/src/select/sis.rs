@@ -57,6 +57,8 @@ impl Sched {
         if self.sched_asym_cpucap_active() {
             self.sync_entity_load_avg(p);
             fit.util = self.task_util_est(p);
+            fit.util_min = self.uclamp_eff_value(p, crate::uclamp::ClampId::Min);
+            fit.util_max = self.uclamp_eff_value(p, crate::uclamp::ClampId::Max);
         }
         let cluster_active = self.sched_cluster_active();
 

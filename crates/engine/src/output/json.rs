@@ -184,6 +184,14 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
                 "user_ns": m.user_ns,
                 "sys_ns": m.sys_ns,
             });
+            // With clamps in use, each task's effective util_min and util_max.
+            if let (true, Some(sid)) = (w.sched.uclamp_used, w.tasks[x].sched_id) {
+                use fairsim_balance::uclamp::ClampId;
+                v["uclamp"] = json!([
+                    w.sched.uclamp_eff_value(sid, ClampId::Min),
+                    w.sched.uclamp_eff_value(sid, ClampId::Max)
+                ]);
+            }
             if by_capacity {
                 let mut caps: std::collections::BTreeMap<u64, u64> = Default::default();
                 for (c, ns) in m.cpu_ns.iter() {

@@ -27,6 +27,7 @@ mod sysbench;
 mod tbench;
 pub mod tbench_mix;
 pub mod tbench_stats;
+mod uclamp;
 
 pub use affinity::CpuList;
 pub use cyclictest::{Affinity, Cyclictest};
@@ -94,6 +95,10 @@ pub struct WorkloadSpec {
     /// `mem=PERMILLE`: the memory intensity of the workload's work ([`crate::memory`]);
     /// `None`: the tool's default.
     pub mem: Option<u32>,
+    /// `uclamp=MIN..MAX`: every task of the workload gets these utilization clamps, as
+    /// starting the tool under `uclampset -m MIN -M MAX` does (children inherit them);
+    /// `None`: the defaults (rt-app's own `util_min`/`util_max` still apply).
+    pub uclamp: Option<(u32, u32)>,
 }
 
 /// A tool with its options.
@@ -281,6 +286,8 @@ impl WorkloadSpec {
         let (body, cpus) = affinity::split_cpus(tool, body)?;
         // ... and mem=PERMILLE, the memory intensity of its work.
         let (body, mem) = crate::memory::split_mem(tool, &body)?;
+        // ... and uclamp=MIN..MAX, the tasks' utilization clamps.
+        let (body, uclamp) = uclamp::split_uclamp(tool, &body)?;
         let body = body.as_str();
         let workload = match tool {
             "schbench" => Workload::Schbench(Schbench::parse(body)?),
@@ -298,6 +305,7 @@ impl WorkloadSpec {
             workload,
             cpus,
             mem,
+            uclamp,
         })
     }
 
@@ -352,8 +360,12 @@ impl WorkloadSpec {
             Some(l) => format!("{tool},cpus={}", l.canonical()),
             None => tool,
         };
-        match self.mem {
+        let tool = match self.mem {
             Some(m) => format!("{tool},mem={m}"),
+            None => tool,
+        };
+        match self.uclamp {
+            Some((min, max)) => format!("{tool},uclamp={min}..{max}"),
             None => tool,
         }
     }
@@ -427,6 +439,14 @@ impl WorkloadSpec {
             Workload::Netperf(w) => w.build(index, bp, &mut rt),
             Workload::Tbench(w) => w.build(index, bp, &mut rt),
         }
+        if let Some(clamps) = self.uclamp {
+            for t in &mut bp.tasks[first..] {
+                // An rt-app task's own util_min/util_max come after uclampset's.
+                if t.uclamp.is_none() {
+                    t.uclamp = Some(clamps);
+                }
+            }
+        }
         if let Some(mask) = &mask {
             for t in &mut bp.tasks[first..] {
                 // nanosleep's `pin` has already placed each task on one CPU of the list.
@@ -497,6 +517,7 @@ pub(crate) fn new_task(
         last_cpu: None,
         thread: false,
         home_node: None,
+        uclamp: None,
     }
 }
 

@@ -22,15 +22,18 @@
 //!   object is its one phase and its `loop` is the phase's, run once.
 //! - `delay` (us) sleeps before the first phase; `cpus` (array) sets `cpus_allowed`;
 //!   `policy` must be `SCHED_OTHER` (default `global.default_policy`) and `priority` is
-//!   its nice value (`_set_thread_cfs`).
+//!   its nice value (`_set_thread_cfs`); `util_min` and `util_max` (0..1024) are its
+//!   utilization clamps (`_set_thread_uclamp`'s `sched_setattr`, `--kernel 6.12` only),
+//!   in effect from the thread's creation (rt-app sets them as the thread starts, before
+//!   its first phase).
 //! - A phase's own `cpus` (`parse_cpuset_data`) is applied as rt-app's
 //!   `set_thread_affinity` does at the start of every pass (`Op::SetAffinity`): the
 //!   phase's set, else the task's `cpus`, else the affinity the thread started with (the
 //!   workload's `cpus=LIST`, or every CPU); rt-app calls `sched_setaffinity` only when
 //!   that set differs from the one it set last, and the kernel moves a thread whose CPU
 //!   left the set (`Sched::set_cpus_allowed_ptr`). Only the threads of a task with some
-//!   phase-level `cpus` carry these operations. Per-phase `policy` and `priority`,
-//!   uclamp, task groups and deadline parameters change the scheduling mid-run, which
+//!   phase-level `cpus` carry these operations. Per-phase `policy`, `priority` and
+//!   clamps, task groups and deadline parameters change the scheduling mid-run, which
 //!   this port does not model: they are refused with one line.
 //! - `global`: `duration` (s; the run's own length unless `--duration` is given),
 //!   `cumulative_slack` and `default_policy` are used; `calibration` (fairsim's work is
@@ -107,6 +110,9 @@ pub struct RtTask {
     pub delay: u64,
     /// Nice value (`priority` under SCHED_OTHER).
     pub nice: i32,
+    /// `util_min` and `util_max`: the clamps rt-app sets with `sched_setattr` (each
+    /// defaulting to the kernel's, 0 and 1024, when only the other is given).
+    pub uclamp: Option<(u32, u32)>,
     /// `cpus`.
     pub cpus: Option<Vec<usize>>,
     /// The task's `loop` over the phase list (0: nothing; negative: forever).
@@ -132,7 +138,8 @@ pub struct Rtapp {
 }
 
 /// The keys a task or phase object may hold besides events.
-const TASK_KEYS: &str = "instance, delay, loop, phases, cpus, policy, priority, nodes_membind";
+const TASK_KEYS: &str =
+    "instance, delay, loop, phases, cpus, policy, priority, util_min, util_max, nodes_membind";
 const PHASE_KEYS: &str = "loop, cpus";
 const EVENTS: &str = "run*, runtime*, sleep*, timer* (any key that starts with an event's name)";
 /// rt-app's events this port does not run.
@@ -320,6 +327,7 @@ impl Rtapp {
             instances: 1,
             delay: 0,
             nice: 0,
+            uclamp: None,
             cpus: None,
             repeat: -1,
             phases: Vec::new(),
@@ -337,9 +345,14 @@ impl Rtapp {
                 "cpus" => task.cpus = Some(cpus(c, &p, v)?),
                 "policy" => policy = c.text(&p, v)?.to_string(),
                 "priority" => task.nice = c.int(&p, v, -20, 19)? as i32,
-                "util_min" | "util_max" | "taskgroup" | "dl-runtime" | "dl-period"
-                | "dl-deadline" | "period" | "deadline" => {
-                    return Err(c.err(&p, "uclamp, task groups and deadline parameters are not modelled; allowed: a SCHED_OTHER task with priority (nice)"));
+                "util_min" | "util_max" => {
+                    let x = c.int(&p, v, 0, 1024)? as u32;
+                    let (min, max) = task.uclamp.unwrap_or((0, 1024));
+                    task.uclamp = Some(if k == "util_min" { (x, max) } else { (min, x) });
+                }
+                "taskgroup" | "dl-runtime" | "dl-period" | "dl-deadline" | "period"
+                | "deadline" => {
+                    return Err(c.err(&p, "task groups and deadline parameters are not modelled; allowed: a SCHED_OTHER task with priority (nice), util_min and util_max"));
                 }
                 "nodes_membind" => self.notes.push(format!(
                     "rtapp {}: {p} ignored (memory placement is not modelled)",
@@ -647,6 +660,7 @@ impl Rtapp {
                 };
                 let mut t = new_task(comm, prog, None, (me, me), w);
                 t.nice = task.nice;
+                t.uclamp = task.uclamp;
                 t.cpus_allowed = task_mask.clone();
                 bp.tasks.push(t);
                 p.acc.push(PhaseAcc::default());

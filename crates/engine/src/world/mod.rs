@@ -336,6 +336,9 @@ pub struct TaskRt {
     /// A thread of its parent's process (`CLONE_THREAD`), not a process of its own: traces
     /// give it the parent's thread group, and it is reaped at exit (`X`, not `Z`).
     pub thread: bool,
+    /// Its `sched_setattr` utilization clamps (`util_min`, `util_max`), set when it is
+    /// created; `None`: the defaults.
+    pub uclamp: Option<(u32, u32)>,
 }
 
 /// A pipe or a stream socket with a bounded buffer.

@@ -193,6 +193,10 @@ impl World {
             self.tasks[x].cpus_allowed.clone(),
             cpu,
         );
+        if let Some((min, max)) = self.tasks[x].uclamp {
+            // The workload's parse checked the range, so the kernel's checks pass.
+            let _ = self.sched.sched_setattr_uclamp(sid, min, max);
+        }
         self.sched.task_fork(sid, cpu, now);
         if self.by_sched_id.len() <= sid {
             self.by_sched_id.resize(sid + 1, usize::MAX);

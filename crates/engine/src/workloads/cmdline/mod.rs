@@ -81,11 +81,23 @@ fn parse_words(spec: &str) -> Result<WorkloadSpec, EngineError> {
         }
         rest = &rest[1..];
     }
+    // Launchers that set an attribute and exec the command, in either order.
     let mut cpus = None;
-    if rest.first().is_some_and(|w| program_name(w) == "taskset") {
-        let (list, after) = taskset(&rest[1..])?;
-        cpus = Some(list);
-        rest = after;
+    let mut uclamp = None;
+    loop {
+        match rest.first().map(|w| program_name(w)) {
+            Some("taskset") if cpus.is_none() => {
+                let (list, after) = taskset(&rest[1..])?;
+                cpus = Some(list);
+                rest = after;
+            }
+            Some("uclampset") if uclamp.is_none() => {
+                let (clamps, after) = uclampset(&rest[1..])?;
+                uclamp = Some(clamps);
+                rest = after;
+            }
+            _ => break,
+        }
     }
     let Some((program, args)) = rest.split_first() else {
         return Err(err(format!(
@@ -114,6 +126,7 @@ fn parse_words(spec: &str) -> Result<WorkloadSpec, EngineError> {
         workload,
         cpus,
         mem: None,
+        uclamp,
     })
 }
 
@@ -134,6 +147,61 @@ fn taskset(args: &[String]) -> Result<(CpuList, &[String]), EngineError> {
     let list =
         CpuList::parse(text).map_err(|why| bad(format!("-c: invalid list '{text}' ({why})")))?;
     Ok((list, after))
+}
+
+/// Reads util-linux `uclampset [-m MIN] [-M MAX] COMMAND` (short or long options, the
+/// value attached or apart): the clamps the command's tasks start with; one not given
+/// keeps the kernel's default (0 for the minimum, 1024 for the maximum).
+fn uclampset(args: &[String]) -> Result<((u32, u32), &[String]), EngineError> {
+    let bad = |what: String| {
+        err(format!(
+            "uclampset: {what}; allowed: uclampset [-m MIN] [-M MAX] COMMAND, each 0 to 1024 and MIN not above MAX"
+        ))
+    };
+    let (mut min, mut max) = (0u32, 1024u32);
+    let mut given = false;
+    let mut rest = args;
+    loop {
+        let (which, value, after): (char, &str, &[String]) = match rest {
+            [flag, v, after @ ..] if flag == "-m" || flag == "--util-min" => ('m', v, after),
+            [flag, v, after @ ..] if flag == "-M" || flag == "--util-max" => ('M', v, after),
+            [flag, after @ ..] if flag.starts_with("--util-min=") => {
+                ('m', &flag["--util-min=".len()..], after)
+            }
+            [flag, after @ ..] if flag.starts_with("--util-max=") => {
+                ('M', &flag["--util-max=".len()..], after)
+            }
+            [flag, after @ ..] if flag.len() > 2 && flag.starts_with("-m") => {
+                ('m', &flag[2..], after)
+            }
+            [flag, after @ ..] if flag.len() > 2 && flag.starts_with("-M") => {
+                ('M', &flag[2..], after)
+            }
+            [flag, ..] if flag.starts_with('-') => {
+                return Err(bad(format!("'{flag}' is not supported")));
+            }
+            _ => break,
+        };
+        let v: u32 = value
+            .parse()
+            .ok()
+            .filter(|v| *v <= 1024)
+            .ok_or_else(|| bad(format!("-{which}: invalid value '{value}'")))?;
+        if which == 'm' {
+            min = v;
+        } else {
+            max = v;
+        }
+        given = true;
+        rest = after;
+    }
+    if !given {
+        return Err(bad("no -m or -M".into()));
+    }
+    if min > max {
+        return Err(bad(format!("-m {min} above -M {max}")));
+    }
+    Ok(((min, max), rest))
 }
 
 /// The `key=value` body a command line becomes, and which option the user typed for each
