@@ -373,6 +373,7 @@ mod tests {
             cpus: None,
             mem: None,
             uclamp: None,
+            nice: None,
         };
         let endless = r#"{"tasks": {"t": {"run": 1000, "sleep": 1000}}}"#;
         assert_eq!(

@@ -66,6 +66,7 @@ fn rtapp(text: &str) -> WorkloadSpec {
         cpus: None,
         mem: None,
         uclamp: None,
+        nice: None,
     }
 }
 

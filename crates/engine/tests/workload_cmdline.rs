@@ -520,3 +520,35 @@ fn uclampset_gives_the_command_its_clamps() {
         assert!(e.contains("uclampset: "), "{bad}: {e}");
     }
 }
+
+#[test]
+fn nice_and_the_nice_key_set_every_tasks_nice_level() {
+    let w = WorkloadSpec::parse("nice -n 5 hackbench -g 1").unwrap();
+    assert_eq!(w.nice, Some(5));
+    assert_eq!(
+        WorkloadSpec::parse("nice hackbench").unwrap().nice,
+        Some(10)
+    );
+    assert_eq!(
+        WorkloadSpec::parse("nice -7 hackbench").unwrap().nice,
+        Some(7)
+    );
+    // nice(2) clamps the level.
+    assert_eq!(
+        WorkloadSpec::parse("nice --adjustment=-40 hackbench")
+            .unwrap()
+            .nice,
+        Some(-20)
+    );
+    let w = WorkloadSpec::parse("hackbench:g=1,nice=-3").unwrap();
+    assert_eq!(w.nice, Some(-3));
+    assert!(w.canonical(4).ends_with(",nice=-3"), "{}", w.canonical(4));
+    for (bad, want) in [
+        ("hackbench:nice=20", "hackbench: nice: invalid value '20'"),
+        ("nice -n x hackbench", "nice: -n: invalid adjustment 'x'"),
+        ("rtapp:t.json,nice=1", "rtapp: nice: not for an rt-app file"),
+    ] {
+        let e = WorkloadSpec::parse(bad).unwrap_err().to_string();
+        assert!(e.contains(want), "{bad}: {e}");
+    }
+}

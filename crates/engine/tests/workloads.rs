@@ -265,3 +265,31 @@ fn an_idle_cpu_reschedules_only_when_asked() {
         "sched_goidle {goidle} against pcount {pcount}"
     );
 }
+
+#[test]
+fn nice_5_gets_335_of_1024_plus_335_of_a_shared_cpu() {
+    // Two CPU hogs on cpu0, at nice 0 and nice 5: EEVDF shares the CPU by weight,
+    // sched_prio_to_weight's 1024 and 335.
+    let s = common::spec(
+        "smt-mc-1s4c2t",
+        &[
+            "sysbench-cpu:threads=1,events=0,time=100s,cpus=0",
+            "taskset -c 0 nice -n 5 sysbench cpu --threads=1 --events=0 --time=100 run",
+        ],
+        2000,
+        1,
+    );
+    assert_eq!(s.workloads[1].nice, Some(5));
+    let r = fairsim_engine::run::run(&s, &mut |_, _| {}).unwrap();
+    let j = fairsim_engine::output::to_json(&s, &r);
+    let user: Vec<u64> = j["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["user_ns"].as_u64().unwrap())
+        .filter(|&ns| ns > 0)
+        .collect();
+    assert_eq!(user.len(), 2, "{user:?}");
+    let ratio = user[0] as f64 / user[1] as f64;
+    assert!((ratio / (1024.0 / 335.0) - 1.0).abs() < 0.01, "{ratio}");
+}

@@ -7,6 +7,7 @@
 //! command line (`schbench -m 6 -t 24`, `hackbench -g 4 -l 1000 -p`; see [`cmdline`]).
 
 mod affinity;
+mod attrs;
 pub mod cmdline;
 mod cyclictest;
 mod cyclictest_stats;
@@ -27,7 +28,6 @@ mod sysbench;
 mod tbench;
 pub mod tbench_mix;
 pub mod tbench_stats;
-mod uclamp;
 
 pub use affinity::CpuList;
 pub use cyclictest::{Affinity, Cyclictest};
@@ -99,6 +99,10 @@ pub struct WorkloadSpec {
     /// starting the tool under `uclampset -m MIN -M MAX` does (children inherit them);
     /// `None`: the defaults (rt-app's own `util_min`/`util_max` still apply).
     pub uclamp: Option<(u32, u32)>,
+    /// `nice=N`: every task of the workload runs at nice `N` (-20..19), as starting the
+    /// tool under `nice -n N` does; `None`: nice 0. rt-app workloads take their tasks'
+    /// own `priority` key instead.
+    pub nice: Option<i32>,
 }
 
 /// A tool with its options.
@@ -287,7 +291,14 @@ impl WorkloadSpec {
         // ... and mem=PERMILLE, the memory intensity of its work.
         let (body, mem) = crate::memory::split_mem(tool, &body)?;
         // ... and uclamp=MIN..MAX, the tasks' utilization clamps.
-        let (body, uclamp) = uclamp::split_uclamp(tool, &body)?;
+        let (body, uclamp) = attrs::split_uclamp(tool, &body)?;
+        // ... and nice=N.
+        let (body, nice) = attrs::split_nice(tool, &body)?;
+        if nice.is_some() && tool == "rtapp" {
+            return Err(EngineError::Workload(
+                "rtapp: nice: not for an rt-app file, whose tasks have their own; allowed: each task's \"priority\" key".into(),
+            ));
+        }
         let body = body.as_str();
         let workload = match tool {
             "schbench" => Workload::Schbench(Schbench::parse(body)?),
@@ -306,6 +317,7 @@ impl WorkloadSpec {
             cpus,
             mem,
             uclamp,
+            nice,
         })
     }
 
@@ -364,8 +376,12 @@ impl WorkloadSpec {
             Some(m) => format!("{tool},mem={m}"),
             None => tool,
         };
-        match self.uclamp {
+        let tool = match self.uclamp {
             Some((min, max)) => format!("{tool},uclamp={min}..{max}"),
+            None => tool,
+        };
+        match self.nice {
+            Some(n) => format!("{tool},nice={n}"),
             None => tool,
         }
     }
@@ -438,6 +454,11 @@ impl WorkloadSpec {
             Workload::Forkbench(w) => w.build(index, bp, &mut rt),
             Workload::Netperf(w) => w.build(index, bp, &mut rt),
             Workload::Tbench(w) => w.build(index, bp, &mut rt),
+        }
+        if let Some(n) = self.nice {
+            for t in &mut bp.tasks[first..] {
+                t.nice = n;
+            }
         }
         if let Some(clamps) = self.uclamp {
             for t in &mut bp.tasks[first..] {

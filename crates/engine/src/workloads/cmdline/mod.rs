@@ -84,6 +84,7 @@ fn parse_words(spec: &str) -> Result<WorkloadSpec, EngineError> {
     // Launchers that set an attribute and exec the command, in either order.
     let mut cpus = None;
     let mut uclamp = None;
+    let mut nice = None;
     loop {
         match rest.first().map(|w| program_name(w)) {
             Some("taskset") if cpus.is_none() => {
@@ -94,6 +95,11 @@ fn parse_words(spec: &str) -> Result<WorkloadSpec, EngineError> {
             Some("uclampset") if uclamp.is_none() => {
                 let (clamps, after) = uclampset(&rest[1..])?;
                 uclamp = Some(clamps);
+                rest = after;
+            }
+            Some("nice") if nice.is_none() => {
+                let (n, after) = nice_cmd(&rest[1..])?;
+                nice = Some(n);
                 rest = after;
             }
             _ => break,
@@ -127,6 +133,7 @@ fn parse_words(spec: &str) -> Result<WorkloadSpec, EngineError> {
         cpus,
         mem: None,
         uclamp,
+        nice,
     })
 }
 
@@ -147,6 +154,42 @@ fn taskset(args: &[String]) -> Result<(CpuList, &[String]), EngineError> {
     let list =
         CpuList::parse(text).map_err(|why| bad(format!("-c: invalid list '{text}' ({why})")))?;
     Ok((list, after))
+}
+
+/// Reads coreutils `nice [-n N | -N | --adjustment=N] COMMAND`: the command's nice level,
+/// 10 when no adjustment is given, clamped to -20..19 as `nice(2)` clamps (from nice 0).
+fn nice_cmd(args: &[String]) -> Result<(i32, &[String]), EngineError> {
+    let bad = |what: String| {
+        err(format!(
+            "nice: {what}; allowed: nice [-n N] COMMAND, N an integer"
+        ))
+    };
+    let (text, rest): (Option<&str>, &[String]) = match args {
+        [flag, v, rest @ ..] if flag == "-n" || flag == "--adjustment" => (Some(v), rest),
+        [flag, rest @ ..] if flag.starts_with("--adjustment=") => {
+            (Some(&flag["--adjustment=".len()..]), rest)
+        }
+        [flag, rest @ ..] if flag.len() > 2 && flag.starts_with("-n") => (Some(&flag[2..]), rest),
+        [flag, rest @ ..]
+            if flag.len() > 1
+                && flag.starts_with('-')
+                && flag[1..].chars().all(|c| c.is_ascii_digit()) =>
+        {
+            (Some(&flag[1..]), rest)
+        }
+        [flag, ..] if flag.starts_with('-') => {
+            return Err(bad(format!("'{flag}' is not supported")));
+        }
+        rest => (None, rest),
+    };
+    let n = match text {
+        None => 10,
+        Some(t) => t
+            .parse::<i64>()
+            .map_err(|_| bad(format!("-n: invalid adjustment '{t}'")))?
+            .clamp(-20, 19) as i32,
+    };
+    Ok((n, rest))
 }
 
 /// Reads util-linux `uclampset [-m MIN] [-M MAX] COMMAND` (short or long options, the
