@@ -15,11 +15,12 @@
 //! 1024), as the kernel does. Task groups' `cpu.uclamp.*` and the `sched_util_clamp_*`
 //! sysctls are not modelled: the system defaults are `init_uclamp`'s (1024 for both).
 
+use crate::cpu_util::{UCLAMP_MAX_DEFAULT, UCLAMP_MIN_DEFAULT};
 use crate::sched::Sched;
 use crate::task::TaskId;
 
-/// `SCHED_CAPACITY_SCALE`.
-const SCALE: u32 = 1024;
+/// `SCHED_CAPACITY_SCALE`, as the clamps' `unsigned int`.
+const SCALE: u32 = fairsim_pelt::SCHED_CAPACITY_SCALE as u32;
 /// `UCLAMP_BUCKETS` (`CONFIG_UCLAMP_BUCKETS_COUNT`, default 5).
 pub const UCLAMP_BUCKETS: usize = 5;
 /// `UCLAMP_BUCKET_DELTA`: `DIV_ROUND_CLOSEST(SCHED_CAPACITY_SCALE, UCLAMP_BUCKETS)`.
@@ -40,8 +41,8 @@ const CLAMP_IDS: [ClampId; 2] = [ClampId::Min, ClampId::Max];
 /// `uclamp_none(clamp_id)`: 0 for the minimum, 1024 for the maximum.
 pub fn uclamp_none(id: ClampId) -> u32 {
     match id {
-        ClampId::Min => 0,
-        ClampId::Max => SCALE,
+        ClampId::Min => UCLAMP_MIN_DEFAULT as u32,
+        ClampId::Max => UCLAMP_MAX_DEFAULT as u32,
     }
 }
 

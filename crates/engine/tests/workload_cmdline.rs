@@ -552,3 +552,18 @@ fn nice_and_the_nice_key_set_every_tasks_nice_level() {
         assert!(e.contains(want), "{bad}: {e}");
     }
 }
+
+#[test]
+fn an_rtapp_task_with_util_min_above_util_max_is_refused() {
+    let f = std::env::temp_dir().join(format!("fairsim-uclamp-{}.json", std::process::id()));
+    std::fs::write(
+        &f,
+        r#"{"tasks": {"t": {"util_min": 800, "util_max": 200, "run": 1000, "sleep": 1000}}}"#,
+    )
+    .unwrap();
+    let e = WorkloadSpec::parse(&format!("rtapp:{}", f.display()))
+        .unwrap_err()
+        .to_string();
+    let _ = std::fs::remove_file(&f);
+    assert!(e.contains("800 above util_max 200"), "{e}");
+}

@@ -13,6 +13,7 @@ use crate::cpufreq::sugov_effective_cpu_perf;
 use crate::sched::Sched;
 use crate::task::TaskId;
 use crate::uclamp::ClampId;
+use fairsim_topology::SdId;
 
 /// `struct energy_env`: the utilization landscape of one performance domain.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -122,8 +123,7 @@ impl Sched {
         this_cpu: usize,
     ) -> Option<usize> {
         let rd = self.topo.root_domain_of(this_cpu);
-        let pds = self.eas.rd_pd.get(rd).cloned().unwrap_or_default();
-        if pds.is_empty() {
+        if self.eas.rd_pd.get(rd).is_none_or(|pds| pds.is_empty()) {
             return None;
         }
         // The lowest sd_asym_cpucapacity domain of this_cpu spanning prev_cpu.
@@ -135,6 +135,15 @@ impl Sched {
             sd = self.topo.domain(d).parent;
         }
         let sd = sd?;
+        // The only write of the search: p's signals brought up to date; the rest reads.
+        self.sync_entity_load_avg(p);
+        Some(self.feec_search(p, prev_cpu, rd, sd))
+    }
+
+    /// The search of [`Sched::find_energy_efficient_cpu`] once `p`'s signals are synced:
+    /// root domain `rd`'s perf domains within `sd`.
+    fn feec_search(&self, p: TaskId, prev_cpu: usize, rd: usize, sd: SdId) -> usize {
+        let pds = &self.eas.rd_pd[rd];
         let target = prev_cpu;
         let (p_util_min, p_util_max) = if self.uclamp_is_used() {
             (
@@ -144,9 +153,8 @@ impl Sched {
         } else {
             (UCLAMP_MIN_DEFAULT, UCLAMP_MAX_DEFAULT)
         };
-        self.sync_entity_load_avg(p);
         if self.task_util_est(p) == 0 && p_util_min == 0 {
-            return Some(target);
+            return target;
         }
         let mut eenv = EnergyEnv::default();
         self.eenv_task_busy_time(&mut eenv, p, prev_cpu);
@@ -158,8 +166,8 @@ impl Sched {
         let mut best_actual_cap = 0u64;
         let mut prev_actual_cap = 0u64;
         let mut best_energy_cpu = prev_cpu;
-        let sd_span = self.topo.domain(sd).span.clone();
-        for pd in &pds {
+        let sd_span = &self.topo.domain(sd).span;
+        for pd in pds {
             let (mut util_min, mut util_max) = (p_util_min, p_util_max);
             let mut prev_spare_cap: i64 = -1;
             let mut max_spare_cap: i64 = -1;
@@ -209,7 +217,7 @@ impl Sched {
                 prev_delta = self.compute_energy(&eenv, pd, p, Some(prev_cpu));
                 // The CPU's utilization changed under the estimate.
                 if prev_delta < base_energy {
-                    return Some(target);
+                    return target;
                 }
                 prev_delta -= base_energy;
                 prev_actual_cap = cpu_actual_cap;
@@ -227,7 +235,7 @@ impl Sched {
                     }
                     let mut cur_delta = self.compute_energy(&eenv, pd, p, Some(cand));
                     if cur_delta < base_energy {
-                        return Some(target);
+                        return target;
                     }
                     cur_delta -= base_energy;
                     // Both fit, and the best so far costs less.
@@ -245,8 +253,8 @@ impl Sched {
             || (best_fits > 0 && best_delta < prev_delta)
             || (best_fits < 0 && best_actual_cap > prev_actual_cap)
         {
-            return Some(best_energy_cpu);
+            return best_energy_cpu;
         }
-        Some(target)
+        target
     }
 }

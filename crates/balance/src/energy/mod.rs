@@ -67,11 +67,6 @@ pub struct Eas {
     /// Why `sched_is_eas_possible` or `pd_init` said no, for the run's header (the
     /// kernel's `sched_debug` message); `None` when EAS is on.
     pub not_possible: Option<String>,
-    /// `sysctl_sched_energy_aware` (1 unless a run writes 0).
-    pub sysctl_energy_aware: bool,
-    /// Whether the run wrote `kernel.sched_energy_aware` (a write the kernel refuses
-    /// where EAS is not possible).
-    pub sysctl_written: bool,
     /// The counters.
     pub stats: EasStats,
     /// When each root domain's `overutilized` flag was last turned on (`None` while off).
@@ -79,16 +74,6 @@ pub struct Eas {
 }
 
 impl Eas {
-    /// No perf domains yet (they come with cpufreq), with the run's
-    /// `kernel.sched_energy_aware` and whether the run wrote it.
-    pub fn new(sysctl_energy_aware: bool, sysctl_written: bool) -> Eas {
-        Eas {
-            sysctl_energy_aware,
-            sysctl_written,
-            ..Eas::default()
-        }
-    }
-
     /// The time (ns) spent overutilized up to `now`, counting stretches still open.
     pub fn overutilized_ns_at(&self, now: u64) -> u64 {
         self.stats.overutilized_ns
@@ -185,7 +170,7 @@ impl Sched {
             self.eas.present = false;
             return;
         }
-        if !self.eas.sysctl_energy_aware {
+        if self.sysctl_energy_aware() == 0 {
             self.eas.not_possible = Some("kernel.sched_energy_aware=0".into());
             self.eas.present = false;
             return;
@@ -235,11 +220,29 @@ impl Sched {
         Ok(list)
     }
 
+    /// `sysctl_sched_energy_aware` after the run's writes (1 without any).
+    fn sysctl_energy_aware(&self) -> u32 {
+        let p = &self.params;
+        p.tunables
+            .state(
+                p.features.kernel(),
+                self.nr_cpus(),
+                p.migration_cost,
+                p.nr_migrate,
+            )
+            .energy_aware
+    }
+
     /// `sched_energy_aware_handler`'s refusal: a write of `kernel.sched_energy_aware` on
     /// a machine where `sched_is_eas_possible(cpu_active_mask)` says no fails with
     /// `EOPNOTSUPP`. Checked once cpufreq is installed (or known to be absent).
     pub fn check_energy_aware_write(&self) -> Result<(), String> {
-        if !self.eas.sysctl_written {
+        let written = self
+            .params
+            .tunables
+            .writes()
+            .any(|w| w.tunable == crate::tunables::Tunable::EnergyAware);
+        if !written {
             return Ok(());
         }
         let all = CpuMask::full(self.nr_cpus());

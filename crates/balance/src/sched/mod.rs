@@ -247,11 +247,6 @@ impl Sched {
             params.migration_cost,
             params.nr_migrate,
         );
-        let energy_aware = tunables.energy_aware != 0;
-        let energy_aware_written = params
-            .tunables
-            .writes()
-            .any(|w| w.tunable == crate::tunables::Tunable::EnergyAware);
         params.migration_cost = tunables.migration_cost;
         params.nr_migrate = tunables.nr_migrate;
         let hz = u64::from(params.hz.max(1));
@@ -290,7 +285,7 @@ impl Sched {
             resched_list: Vec::new(),
             migration_log: None,
             cpufreq: None,
-            eas: crate::energy::Eas::new(energy_aware, energy_aware_written),
+            eas: crate::energy::Eas::default(),
             uclamp_used: false,
             visits: std::cell::Cell::new((0, 0)),
             distribute_prev: vec![0; n],

@@ -4,69 +4,71 @@
 
 use crate::error::EngineError;
 
+/// Takes `KEY=VALUE` out of a workload's option list: the rest of the list and the value
+/// (trimmed), refusing the key given twice (`form` is its spelling for the error).
+fn take_key(
+    tool: &str,
+    body: &str,
+    key: &str,
+    form: &str,
+) -> Result<(String, Option<String>), EngineError> {
+    let mut rest: Vec<&str> = Vec::new();
+    let mut value = None;
+    for item in body.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match item.split_once('=') {
+            Some((k, v)) if k.trim() == key => {
+                if value.is_some() {
+                    return Err(EngineError::Workload(format!(
+                        "{tool}: {key}: given twice; allowed: one {form}"
+                    )));
+                }
+                value = Some(v.trim().to_string());
+            }
+            _ => rest.push(item),
+        }
+    }
+    Ok((rest.join(","), value))
+}
+
 /// Takes `uclamp=MIN..MAX` out of a workload's option list: both clamps in 0..=1024 and
 /// the minimum not above the maximum, as `uclamp_validate` accepts them.
 pub(crate) fn split_uclamp(
     tool: &str,
     body: &str,
 ) -> Result<(String, Option<(u32, u32)>), EngineError> {
-    let mut rest: Vec<&str> = Vec::new();
-    let mut uclamp = None;
-    let bad = |v: &str| {
+    let (rest, value) = take_key(tool, body, "uclamp", "uclamp=MIN..MAX")?;
+    let Some(v) = value else {
+        return Ok((rest, None));
+    };
+    let bad = || {
         EngineError::Workload(format!(
             "{tool}: uclamp: invalid value '{v}'; allowed: MIN..MAX, each 0 to 1024 and MIN not above MAX (uclamp_validate)"
         ))
     };
-    for item in body.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        match item.split_once('=') {
-            Some((k, v)) if k.trim() == "uclamp" => {
-                if uclamp.is_some() {
-                    return Err(EngineError::Workload(format!(
-                        "{tool}: uclamp: given twice; allowed: one uclamp=MIN..MAX"
-                    )));
-                }
-                let v = v.trim();
-                let (lo, hi) = v.split_once("..").ok_or_else(|| bad(v))?;
-                let lo: u32 = lo.trim().parse().map_err(|_| bad(v))?;
-                let hi: u32 = hi.trim().parse().map_err(|_| bad(v))?;
-                if lo > 1024 || hi > 1024 || lo > hi {
-                    return Err(bad(v));
-                }
-                uclamp = Some((lo, hi));
-            }
-            _ => rest.push(item),
-        }
+    let (lo, hi) = v.split_once("..").ok_or_else(bad)?;
+    let lo: u32 = lo.trim().parse().map_err(|_| bad())?;
+    let hi: u32 = hi.trim().parse().map_err(|_| bad())?;
+    if lo > 1024 || hi > 1024 || lo > hi {
+        return Err(bad());
     }
-    Ok((rest.join(","), uclamp))
+    Ok((rest, Some((lo, hi))))
 }
 
 /// Takes `nice=N` out of a workload's option list: -20 to 19, as `setpriority` takes it
 /// (`nice -n N` clamps to that range; an explicit key is refused outside it).
 pub(crate) fn split_nice(tool: &str, body: &str) -> Result<(String, Option<i32>), EngineError> {
-    let mut rest: Vec<&str> = Vec::new();
-    let mut nice = None;
-    for item in body.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        match item.split_once('=') {
-            Some((k, v)) if k.trim() == "nice" => {
-                if nice.is_some() {
-                    return Err(EngineError::Workload(format!(
-                        "{tool}: nice: given twice; allowed: one nice=N"
-                    )));
-                }
-                let v = v.trim();
-                let n: i32 = v
-                    .parse()
-                    .ok()
-                    .filter(|n| (-20..=19).contains(n))
-                    .ok_or_else(|| {
-                        EngineError::Workload(format!(
-                            "{tool}: nice: invalid value '{v}'; allowed: an integer from -20 to 19"
-                        ))
-                    })?;
-                nice = Some(n);
-            }
-            _ => rest.push(item),
-        }
-    }
-    Ok((rest.join(","), nice))
+    let (rest, value) = take_key(tool, body, "nice", "nice=N")?;
+    let Some(v) = value else {
+        return Ok((rest, None));
+    };
+    let n = v
+        .parse::<i32>()
+        .ok()
+        .filter(|n| (-20..=19).contains(n))
+        .ok_or_else(|| {
+            EngineError::Workload(format!(
+                "{tool}: nice: invalid value '{v}'; allowed: an integer from -20 to 19"
+            ))
+        })?;
+    Ok((rest, Some(n)))
 }

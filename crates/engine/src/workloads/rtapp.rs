@@ -362,6 +362,15 @@ impl Rtapp {
                 _ => return Err(unknown(c, &p, TASK_KEYS)),
             }
         }
+        if let Some((min, max)) = task.uclamp.filter(|(min, max)| min > max) {
+            // sched_setattr's uclamp_validate refuses it, and rt-app exits.
+            return Err(c.err(
+                &join(&path, "util_min"),
+                &format!(
+                "{min} above util_max {max} (uclamp_validate); allowed: util_min not above util_max"
+            ),
+            ));
+        }
         if policy != "SCHED_OTHER" {
             return Err(c.err(&join(&path, "policy"), &format!(
                 "'{policy}' is not modelled; allowed: SCHED_OTHER (fairsim emulates the fair class's SCHED_NORMAL)"

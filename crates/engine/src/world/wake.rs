@@ -194,8 +194,10 @@ impl World {
             cpu,
         );
         if let Some((min, max)) = self.tasks[x].uclamp {
-            // The workload's parse checked the range, so the kernel's checks pass.
-            let _ = self.sched.sched_setattr_uclamp(sid, min, max);
+            // Every source of clamps (uclamp=, uclampset, rt-app's keys) is parsed with
+            // uclamp_validate's rules, so the kernel's checks pass here.
+            let accepted = self.sched.sched_setattr_uclamp(sid, min, max);
+            debug_assert!(accepted.is_ok(), "{accepted:?}");
         }
         self.sched.task_fork(sid, cpu, now);
         if self.by_sched_id.len() <= sid {
