@@ -19,8 +19,11 @@ event counts with RUN.json's `scheduler` counters (`fairsim run --json`, for a t
 covers the whole run): sched_switch == context_switches (the engine counts switches between
 tasks and idle: a stopper's switch in, migration/N taking a CPU from its task, and its
 switch to idle when it leaves the CPU idle are the trace's own), sched_waking == wakeups_local +
-wakeups_remote, sched_migrate_task == migrations. With --text, the ftrace text's count of
-each event name must equal the protobuf's.
+wakeups_remote, sched_migrate_task == migrations; on a run with energy-aware scheduling,
+the EAS placement slices == cpufreq.eas.feec_calls and the overutilized stretches ==
+cpufreq.eas.overutilized_sets. With --text, the ftrace text's count of each event name
+must equal the protobuf's (for sched_overutilized, the lines that turn a root domain's
+flag on must equal the overutilized stretches).
 
 Prints a one-paragraph summary; exits 1 with a message on the first class of mismatch.
 Python 3.11; needs only `perfetto` (and the `protobuf` it depends on).
@@ -41,8 +44,16 @@ SCHED_EVENTS = {
     "sched_migrate_task", "sched_process_fork", "sched_process_exit",
 }
 FTRACE_EVENTS = SCHED_EVENTS | {"cpu_idle", "cpu_frequency"}
-# The ftrace text's name for the slices of each kind of fairsim track.
-TRACK_KINDS = (("balancing", "fairsim_balance"), ("rq lock spins", "fairsim_lock_spin"))
+# The ftrace text's name for the slices of each kind of fairsim track. An "overutilized"
+# slice is one stretch of a root domain's flag, so it matches the text's
+# sched_overutilized lines that turned the flag on ("sched_overutilized_on" below), not
+# all of them.
+TRACK_KINDS = (
+    ("balancing", "fairsim_balance"), ("rq lock spins", "fairsim_lock_spin"),
+    ("EAS placements", "fairsim_feec"), ("overutilized", "sched_overutilized_on"),
+)
+TRACK_TEXT_NAMES = {name for _, name in TRACK_KINDS}
+TEXT_ONLY = {"sched_overutilized"}
 
 LINE = re.compile(r"^\s*(.*)-(\d+)\s+\[(\d+)\] (\S{5}) +(\d+)\.(\d{6}): (\w+): ")
 
@@ -264,10 +275,14 @@ def check_proto(path):
     }
 
 
+OVERUTILIZED = re.compile(r"overutilized=(\d) span=(\S+)")
+
+
 def check_text(path):
     counts = Counter()
     entries = None
     lines = 0
+    flag = {}
     for raw in open(path, encoding="utf-8"):
         if raw.startswith("#"):
             m = re.match(r"# entries-in-buffer/entries-written: (\d+)/(\d+)", raw)
@@ -279,6 +294,14 @@ def check_text(path):
             fail(f"{path}: line not in the ftrace layout: {raw.rstrip()!r}")
         counts[m.group(7)] += 1
         lines += 1
+        if m.group(7) == "sched_overutilized":
+            o = OVERUTILIZED.search(raw)
+            if not o:
+                fail(f"{path}: sched_overutilized line without its fields: {raw.rstrip()!r}")
+            on = o.group(1) == "1"
+            if on and not flag.get(o.group(2), False):
+                counts["sched_overutilized_on"] += 1
+            flag[o.group(2)] = on
     if entries is None:
         fail(f"{path}: no entries-in-buffer header")
     if entries != lines:
@@ -304,6 +327,14 @@ def main():
             ("sched_waking", "wakeups_local + wakeups_remote", s["wakeups_local"] + s["wakeups_remote"]),
             ("sched_migrate_task", "migrations", s["migrations"]),
         ]
+        eas = doc.get("cpufreq", {}).get("eas") if isinstance(doc.get("cpufreq"), dict) else None
+        if isinstance(eas, dict) and "feec_calls" in eas:
+            f = got["fairsim"]
+            if f["fairsim_feec"] != eas["feec_calls"]:
+                fail(f"{f['fairsim_feec']} EAS placement slices but the run counted feec_calls = {eas['feec_calls']}")
+            if f["sched_overutilized_on"] != eas["overutilized_sets"]:
+                fail(f"{f['sched_overutilized_on']} overutilized slices but the run counted "
+                     f"overutilized_sets = {eas['overutilized_sets']}")
         for event, counter, want in expect:
             if c[event] != want:
                 what = "sched_switch events between tasks and idle" if event == "engine_switches" else f"{event} events"
@@ -311,14 +342,15 @@ def main():
         text_note = ""
         if args.text:
             tc = check_text(args.text)
-            for name in sorted(FTRACE_EVENTS | {"fairsim_balance", "fairsim_lock_spin"}):
-                want = got["fairsim"][name] if name.startswith("fairsim_") else c[name]
+            for name in sorted(FTRACE_EVENTS | TRACK_TEXT_NAMES):
+                want = got["fairsim"][name] if name in TRACK_TEXT_NAMES else c[name]
                 if tc[name] != want:
                     fail(f"{args.text}: {tc[name]} {name} lines, the protobuf has {want}")
-            extra = set(tc) - FTRACE_EVENTS - {"fairsim_balance", "fairsim_lock_spin"}
+            extra = set(tc) - FTRACE_EVENTS - TRACK_TEXT_NAMES - TEXT_ONLY
             if extra:
                 fail(f"{args.text}: unknown event names {sorted(extra)}")
-            text_note = f" The text file {args.text} has the same count of each of its {sum(tc.values())} events."
+            n_text = sum(v for k, v in tc.items() if k != "sched_overutilized_on")
+            text_note = f" The text file {args.text} has the same count of each of its {n_text} events."
     except Failure as e:
         print(f"check_trace: FAILED: {e}", file=sys.stderr)
         return 1

@@ -21,6 +21,7 @@
 //! estimate where the kernel's do.
 
 pub mod feec;
+pub mod tp;
 
 use fairsim_topology::CpuMask;
 
@@ -71,6 +72,8 @@ pub struct Eas {
     pub stats: EasStats,
     /// When each root domain's `overutilized` flag was last turned on (`None` while off).
     overutilized_since: Vec<Option<u64>>,
+    /// The tracepoints logged for a tracer, `None` when no tracer listens ([`tp`]).
+    tp: Option<Vec<tp::EasTracepoint>>,
 }
 
 impl Eas {
@@ -303,6 +306,7 @@ impl Sched {
         };
         let was = *cur;
         *cur = flag;
+        self.trace_overutilized(cpu, rd, flag);
         let now = self.now;
         match (was, flag) {
             (false, true) => {

@@ -103,10 +103,9 @@ impl Sched {
             // Energy-aware placement while the root domain is not overutilized (always
             // overutilized without EAS: no energy model, or not this kernel).
             if !self.is_rd_overutilized(this_cpu) {
-                self.eas.stats.feec_calls += 1;
-                if let Some(c) = self.find_energy_efficient_cpu(p, prev_cpu, this_cpu) {
-                    self.eas.stats.feec_placed += 1;
-                    self.eas.stats.feec_moved += u64::from(c != prev_cpu);
+                let target = self.find_energy_efficient_cpu(p, prev_cpu, this_cpu);
+                self.note_feec(p, this_cpu, prev_cpu, target);
+                if let Some(c) = target {
                     return c;
                 }
                 new_cpu = prev_cpu;

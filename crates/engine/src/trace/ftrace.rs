@@ -39,8 +39,19 @@
 //! (preemptible process context) and for fairsim's own lines.
 //!
 //! fairsim's own events, which have no tracepoint, print as
-//! `fairsim_balance: kind=newidle domain=MC groups=4 pulled=1 dur_ns=1234` and
-//! `fairsim_lock_spin: rq=3 dur_ns=250`.
+//! `fairsim_balance: kind=newidle domain=MC groups=4 pulled=1 dur_ns=1234`,
+//! `fairsim_lock_spin: rq=3 dur_ns=250` and, on a machine with EAS, one line per wakeup
+//! that `find_energy_efficient_cpu` saw, `fairsim_feec: comm=rt-app pid=12 prev_cpu=0
+//! dst_cpu=4` (`dst_cpu=-1` when it left the wakeup to the usual path).
+//!
+//! The root domain's overutilized flag has a bare tracepoint in 6.12
+//! (`sched_overutilized_tp`, fired by every `set_rd_overutilized`) and no trace event;
+//! the sched_tp module (github.com/qais-yousef/sched_tp, `sched_tp/sched_events.h`),
+//! which LISA-style tooling loads to expose it, prints `sched_overutilized:
+//! overutilized=%d span=0x%s` with the span from `cpumap_print_to_pagebuf(false, ...)`.
+//! fairsim prints the same, without the newline `cpumap_print_to_pagebuf` appends to the
+//! span (the module copies it into the event, so the kernel's line breaks there) and
+//! without the module's 32-character cut (`SPAN_SIZE`, enough for 128 CPUs).
 
 use std::fmt::Write as _;
 use std::io::{self, BufWriter, Write};
@@ -121,6 +132,8 @@ fn name_and_flags(e: &TraceEvent) -> (&'static str, &'static str) {
         TraceEvent::CpuFrequency { .. } => ("cpu_frequency", "d..1."),
         TraceEvent::Balance { .. } => ("fairsim_balance", "....."),
         TraceEvent::LockSpin { .. } => ("fairsim_lock_spin", "....."),
+        TraceEvent::Overutilized { .. } => ("sched_overutilized", "d..2."),
+        TraceEvent::Feec { .. } => ("fairsim_feec", "....."),
     }
 }
 
@@ -170,6 +183,24 @@ fn fields(s: &mut String, trace: &Trace, rec: &Record) {
             level_name(trace, level)
         ),
         TraceEvent::LockSpin { rq, dur } => write!(s, "rq={rq} dur_ns={dur}"),
+        TraceEvent::Overutilized { rd, overutilized } => write!(
+            s,
+            "overutilized={} span=0x{}",
+            u8::from(overutilized),
+            trace
+                .root_domains
+                .get(rd as usize)
+                .map_or("?", String::as_str)
+        ),
+        TraceEvent::Feec {
+            pid,
+            prev_cpu,
+            dst_cpu,
+        } => write!(
+            s,
+            "comm={} pid={pid} prev_cpu={prev_cpu} dst_cpu={dst_cpu}",
+            comm(pid)
+        ),
     };
 }
 

@@ -52,7 +52,7 @@
 //! track events: the first packet (the parent track "fairsim") carries
 //! `SEQ_INCREMENTAL_STATE_CLEARED`, every later one `SEQ_NEEDS_INCREMENTAL_STATE`, since
 //! trace_processor drops track events of a sequence whose state was never cleared. The
-//! sequence is absent when the trace has no balance or spin record.
+//! sequence is absent when the trace has none of fairsim's own records.
 //!
 //! The records are cut into chunks in their time order; a chunk ends when one CPU has
 //! [`BUNDLE_MAX`] events in it or the chunk has [`CHUNK_MAX`]. Each chunk becomes one
@@ -105,8 +105,13 @@
 //! # Slices and their tracks
 //!
 //! A balance record becomes a slice from `ts` to `ts + dur` on the CPU's
-//! "cpu N balancing" track, a lock spin a slice on "cpu N rq lock spins". Slices on one
-//! track must nest. A record that starts inside an open slice of its track but would end
+//! "cpu N balancing" track, a lock spin a slice on "cpu N rq lock spins", a
+//! `find_energy_efficient_cpu` decision a zero-length slice on the waking CPU's
+//! "cpu N EAS placements" (named `feec COMM pid P -> cpu C`), and each stretch during
+//! which a root domain was overutilized a slice on "root domain N overutilized", from
+//! the `sched_overutilized` record that set the flag to the next that cleared it (or the
+//! trace's end); the records that write the value the flag already has open nothing.
+//! Root domain tracks come first. Slices on one track must nest. A record that starts inside an open slice of its track but would end
 //! after it is not clipped (its times stay true): it goes to the first overflow track,
 //! "cpu N balancing (overlap 1)", where it nests, or to a further one
 //! ("(overlap 2)", ...). Each track is a child of the "fairsim" track, ordered by CPU.
@@ -242,7 +247,13 @@ fn switch_at(trace: &Trace, i: usize, cpu: u32) -> bool {
 
 /// Whether the event is fairsim's own (a track event, not an ftrace event).
 fn is_fairsim(e: &TraceEvent) -> bool {
-    matches!(e, TraceEvent::Balance { .. } | TraceEvent::LockSpin { .. })
+    matches!(
+        e,
+        TraceEvent::Balance { .. }
+            | TraceEvent::LockSpin { .. }
+            | TraceEvent::Overutilized { .. }
+            | TraceEvent::Feec { .. }
+    )
 }
 
 /// Frames packets as `Trace.packet` fields onto the output.
@@ -536,7 +547,10 @@ fn ftrace_event(e: &mut ProtoBuf, trace: &Trace, rec: &Record, pid: u32) {
             m.uint(2, u64::from(cpu));
         }),
         // Filtered out by the caller: fairsim's own events are track events.
-        TraceEvent::Balance { .. } | TraceEvent::LockSpin { .. } => {}
+        TraceEvent::Balance { .. }
+        | TraceEvent::LockSpin { .. }
+        | TraceEvent::Overutilized { .. }
+        | TraceEvent::Feec { .. } => {}
     }
 }
 
@@ -580,7 +594,29 @@ fn slice_event(te: &mut ProtoBuf, trace: &Trace, ev: &SliceEvent) {
             te.string(23, &format!("spin on rq {rq}"));
             annotate_uint(te, "rq", u64::from(rq));
         }
-        // Only balance and spin records are planned as slices.
+        TraceEvent::Overutilized { rd, .. } => {
+            te.string(23, "overutilized");
+            let span = trace
+                .root_domains
+                .get(rd as usize)
+                .map_or("?", String::as_str);
+            annotate_str(te, "span", &format!("0x{span}"));
+        }
+        TraceEvent::Feec {
+            pid,
+            prev_cpu,
+            dst_cpu,
+        } => {
+            let name = match dst_cpu {
+                -1 => format!("feec {} pid {pid}: no choice", trace.comm(pid, rec.cpu)),
+                d => format!("feec {} pid {pid} -> cpu {d}", trace.comm(pid, rec.cpu)),
+            };
+            te.string(23, &name);
+            annotate_uint(te, "pid", u64::from(pid));
+            annotate_uint(te, "prev_cpu", u64::from(prev_cpu));
+            annotate_str(te, "dst_cpu", &dst_cpu.to_string());
+        }
+        // Only fairsim's own records are planned as slices.
         _ => {}
     }
 }
@@ -599,14 +635,27 @@ fn track_uuid(index: usize) -> u64 {
     FAIRSIM_TRACK_UUID + 1 + index as u64
 }
 
-/// Which kind of slice a track holds.
+/// Which kind of slice a track holds. Root domain tracks come first (the enum's order
+/// is the tracks' order within one CPU or root domain).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum SliceKind {
+    /// A root domain's overutilized stretches (`cpu` is the root domain's index).
+    Overutilized,
     Balance,
     Spin,
+    /// `find_energy_efficient_cpu` decisions, zero-length slices on the waking CPU.
+    Feec,
 }
 
-/// One slice track: a CPU's balances or spins, lane 0 or an overflow lane.
+impl SliceKind {
+    /// Whether the track belongs to a root domain rather than a CPU.
+    fn per_root_domain(self) -> bool {
+        self == SliceKind::Overutilized
+    }
+}
+
+/// One slice track: a CPU's balances, spins or EAS placements, or a root domain's
+/// overutilized stretches; lane 0 or an overflow lane.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct SliceTrack {
     cpu: u32,
@@ -617,14 +666,42 @@ struct SliceTrack {
 impl SliceTrack {
     fn name(&self) -> String {
         let what = match self.kind {
+            SliceKind::Overutilized => "overutilized",
             SliceKind::Balance => "balancing",
             SliceKind::Spin => "rq lock spins",
+            SliceKind::Feec => "EAS placements",
+        };
+        let owner = if self.kind.per_root_domain() {
+            "root domain"
+        } else {
+            "cpu"
         };
         match self.lane {
-            0 => format!("cpu {} {what}", self.cpu),
-            n => format!("cpu {} {what} (overlap {n})", self.cpu),
+            0 => format!("{owner} {} {what}", self.cpu),
+            n => format!("{owner} {} {what} (overlap {n})", self.cpu),
         }
     }
+}
+
+/// When each overutilized stretch that a record opens ends: the next record of its
+/// root domain that writes 0, or the trace's end. Records that write 1 into a domain
+/// already overutilized, and those that write 0, open nothing (`None`).
+fn overutilized_ends(trace: &Trace) -> Vec<Option<u64>> {
+    let mut ends = vec![None; trace.records.len()];
+    let mut open: BTreeMap<u32, usize> = BTreeMap::new();
+    for (i, rec) in trace.records.iter().enumerate() {
+        if let TraceEvent::Overutilized { rd, overutilized } = rec.event {
+            if overutilized {
+                open.entry(rd).or_insert(i);
+            } else if let Some(j) = open.remove(&rd) {
+                ends[j] = Some(rec.ts);
+            }
+        }
+    }
+    for j in open.into_values() {
+        ends[j] = Some(trace.window.1.max(trace.records[j].ts));
+    }
+    ends
 }
 
 /// A slice begin (`begin` = the record's index) or end, at `ts` on track `track`.
@@ -666,15 +743,26 @@ impl Lane {
 
 impl SlicePlan {
     fn new(trace: &Trace) -> Self {
-        let mut lanes: BTreeMap<(u32, SliceKind), Vec<Lane>> = Default::default();
+        // Keyed so that root domain tracks come before the CPUs' tracks.
+        let mut lanes: BTreeMap<(bool, u32, SliceKind), Vec<Lane>> = Default::default();
+        let ou_ends = overutilized_ends(trace);
         for (i, rec) in trace.records.iter().enumerate() {
-            let (kind, dur) = match rec.event {
-                TraceEvent::Balance { dur, .. } => (SliceKind::Balance, dur),
-                TraceEvent::LockSpin { dur, .. } => (SliceKind::Spin, dur),
+            let (kind, owner, end) = match rec.event {
+                TraceEvent::Balance { dur, .. } => {
+                    (SliceKind::Balance, rec.cpu, rec.ts.saturating_add(dur))
+                }
+                TraceEvent::LockSpin { dur, .. } => {
+                    (SliceKind::Spin, rec.cpu, rec.ts.saturating_add(dur))
+                }
+                TraceEvent::Feec { .. } => (SliceKind::Feec, rec.cpu, rec.ts),
+                TraceEvent::Overutilized { rd, .. } => match ou_ends[i] {
+                    Some(end) => (SliceKind::Overutilized, rd, end),
+                    None => continue,
+                },
                 _ => continue,
             };
-            let end = rec.ts.saturating_add(dur);
-            let cpu_lanes = lanes.entry((rec.cpu, kind)).or_default();
+            let key = (!kind.per_root_domain(), owner, kind);
+            let cpu_lanes = lanes.entry(key).or_default();
             let mut chosen = None;
             for (n, lane) in cpu_lanes.iter_mut().enumerate() {
                 lane.close_until(rec.ts);
@@ -693,7 +781,7 @@ impl SlicePlan {
         }
         let mut tracks = Vec::new();
         let mut events = Vec::new();
-        for ((cpu, kind), cpu_lanes) in lanes {
+        for ((_, cpu, kind), cpu_lanes) in lanes {
             for (n, mut lane) in cpu_lanes.into_iter().enumerate() {
                 lane.close_until(u64::MAX);
                 let track = tracks.len();

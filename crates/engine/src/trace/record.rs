@@ -3,8 +3,10 @@
 //!
 //! The scheduler events carry the fields of the 6.12 tracepoints of the same name
 //! (`include/trace/events/sched.h`, `include/trace/events/power.h`); fairsim's own
-//! balancing events have no kernel tracepoint and become Perfetto track events and
-//! `fairsim_*` lines in the text format.
+//! balancing and EAS events have no kernel trace event and become Perfetto track events
+//! and `fairsim_*` lines in the text format, apart from the root domain's overutilized
+//! flag, which prints as the `sched_overutilized` event of the sched_tp module that LISA
+//! loads to expose the kernel's bare tracepoint.
 
 /// A task's `prev_state` as `sched_switch` reports it (`__trace_sched_switch_state`):
 /// the state the task left the CPU in.
@@ -159,6 +161,25 @@ pub enum TraceEvent {
         /// How long the spin lasted, ns.
         dur: u64,
     },
+    /// `sched_overutilized_tp(rd, overutilized)`: `set_rd_overutilized` wrote the root
+    /// domain's flag (every call, as the tracepoint fires; no trace event in the kernel
+    /// itself, the sched_tp module's `sched_overutilized` prints it).
+    Overutilized {
+        /// Index into [`Trace::root_domains`].
+        rd: u32,
+        /// The value written.
+        overutilized: bool,
+    },
+    /// A wakeup placed by `find_energy_efficient_cpu` (fairsim's own), logged on the
+    /// waking CPU.
+    Feec {
+        /// The task woken.
+        pid: u32,
+        /// Its previous CPU.
+        prev_cpu: u32,
+        /// The CPU chosen, or -1 when EAS left the wakeup to the usual path.
+        dst_cpu: i32,
+    },
 }
 
 /// `PWR_EVENT_EXIT`: the `state` of a `cpu_idle` event that leaves idle.
@@ -202,6 +223,8 @@ pub struct Trace {
     pub tasks: Vec<TaskInfo>,
     /// Domain level names (`SMT`, `MC`, `PKG`, `NUMA`, ...), by level index.
     pub levels: Vec<String>,
+    /// Each root domain's span in the kernel's hex format (`%*pb`), by root domain index.
+    pub root_domains: Vec<String>,
     /// The pid running on each CPU when the window opened (0: idle), so that events
     /// before a CPU's first switch know their current task.
     pub initial: Vec<u32>,

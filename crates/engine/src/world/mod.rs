@@ -560,6 +560,9 @@ impl World {
             world.tracer = Some(Box::new(tracing::Recorder::new(&cfg, &world)));
             if cfg.events {
                 world.sched.migration_log = Some(Vec::new());
+                if world.sched.eas.present {
+                    world.sched.enable_eas_tracepoints();
+                }
             }
         }
         world.queue.push(Time(world.config.duration), Event::End);
@@ -739,6 +742,7 @@ impl World {
         }
         if self.tracer.is_some() {
             self.trace_migrations(now);
+            self.trace_eas(now);
             if let Some(tr) = self.tracer.as_deref() {
                 if let Some(at) = tr.overflow_at() {
                     return Err(EngineError::TraceTooBig {

@@ -16,6 +16,7 @@
 //! charged time divides), and the nohz idle balance's levels on behalf of other CPUs
 //! likewise.
 
+use fairsim_balance::energy::tp::EasTracepoint;
 use fairsim_balance::CpuIdleType;
 
 use crate::event::Tid;
@@ -449,6 +450,49 @@ impl World {
         }
     }
 
+    /// The EAS tracepoints the scheduler logged since the last call
+    /// ([`fairsim_balance::energy::tp`]), at `ts` (the event that made them) on the CPU
+    /// that made each.
+    pub(super) fn trace_eas(&mut self, ts: u64) {
+        if !self.sched.has_eas_tracepoints() {
+            return;
+        }
+        let tps = self.sched.take_eas_tracepoints();
+        let Some(tr) = self.tracer.as_deref_mut() else {
+            return;
+        };
+        for tp in tps {
+            match tp {
+                EasTracepoint::Overutilized {
+                    cpu,
+                    rd,
+                    overutilized,
+                } => tr.push(
+                    ts,
+                    cpu,
+                    TraceEvent::Overutilized {
+                        rd: rd as u32,
+                        overutilized,
+                    },
+                ),
+                EasTracepoint::Feec {
+                    cpu,
+                    p,
+                    prev_cpu,
+                    target,
+                } => tr.push(
+                    ts,
+                    cpu,
+                    TraceEvent::Feec {
+                        pid: pid_of(self.by_sched_id[p]),
+                        prev_cpu: prev_cpu as u32,
+                        dst_cpu: target.map_or(-1, |c| c as i32),
+                    },
+                ),
+            }
+        }
+    }
+
     /// A newidle step of `cpu` did its work in `[t0, t1)`: the levels whose `lb_count`
     /// grew began a balance, and what was scanned and pulled goes to the open one.
     pub(super) fn trace_newidle_progress(&mut self, cpu: usize, t0: u64, t1: u64) {
@@ -663,6 +707,13 @@ impl World {
             window: (tr.start, last.max(tr.end.min(now)).max(tr.start)),
             tasks,
             levels: tr.levels.clone(),
+            root_domains: self
+                .sched
+                .topo
+                .root_domains
+                .iter()
+                .map(|m| m.to_hex())
+                .collect(),
             initial: tr.initial.clone(),
             records,
         })

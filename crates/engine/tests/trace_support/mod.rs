@@ -190,6 +190,7 @@ pub fn sample() -> Trace {
             task(3, 3, 1, "hog", 110),
         ],
         levels: vec!["SMT".into(), "MC".into(), "PKG".into()],
+        root_domains: vec![],
         initial: vec![1, 0, 0],
         records: vec![
             rec(T0, 0, fork(1, 2)),
@@ -500,6 +501,7 @@ pub fn busy_trace(cpus: u32, rounds: u64) -> Trace {
         window: (T0, ts + 1_000),
         tasks,
         levels: vec!["MC".into()],
+        root_domains: vec![],
         initial: vec![0; cpus as usize],
         records,
     }

@@ -1,0 +1,95 @@
+//! What EAS shows a tracer: the root domain's overutilized flag as the kernel's bare
+//! tracepoint `sched_overutilized_tp(rd, overutilized)` reports it, and each
+//! `find_energy_efficient_cpu` decision of a wakeup.
+//!
+//! 6.12.117's `set_rd_overutilized` fires `sched_overutilized_tp` on every call, so a
+//! root-level load balance that finds the domain still balanced reports `0` again; the
+//! log keeps every call as the tracepoint would. `find_energy_efficient_cpu` has no
+//! tracepoint of its own (its `compute_energy` fires `sched_compute_energy_tp` once per
+//! candidate); fairsim logs one record per call with the CPU it chose, which is what
+//! a reader of the trace asks first.
+//!
+//! The log is off unless the engine asks for it (a run with a trace), so a run without
+//! a trace keeps nothing; it only observes and never changes a decision.
+
+use crate::sched::Sched;
+use crate::task::TaskId;
+
+/// One EAS event; the engine stamps it with the time of the event that made it, as it
+/// stamps `sched_migrate_task`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EasTracepoint {
+    /// `set_rd_overutilized(rd, flag)` called on `cpu`'s behalf.
+    Overutilized {
+        /// The CPU whose runqueue (or balance) made the call.
+        cpu: usize,
+        /// The root domain (index into `SchedDomains::root_domains`).
+        rd: usize,
+        /// The value written.
+        overutilized: bool,
+    },
+    /// A wakeup `select_task_rq_fair` handed to `find_energy_efficient_cpu`.
+    Feec {
+        /// The waking CPU (`smp_processor_id()`).
+        cpu: usize,
+        /// The task woken.
+        p: TaskId,
+        /// Its previous CPU.
+        prev_cpu: usize,
+        /// The CPU EAS chose, or `None` when it returned -1 and the wakeup went on to
+        /// the usual path.
+        target: Option<usize>,
+    },
+}
+
+impl Sched {
+    /// Starts keeping [`EasTracepoint`]s (the engine's tracer drains them).
+    pub fn enable_eas_tracepoints(&mut self) {
+        self.eas.tp.get_or_insert_with(Vec::new);
+    }
+
+    /// The tracepoints logged since the last call, oldest first.
+    pub fn take_eas_tracepoints(&mut self) -> Vec<EasTracepoint> {
+        self.eas.tp.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Whether tracepoints are waiting to be taken (cheap enough for every event).
+    pub fn has_eas_tracepoints(&self) -> bool {
+        self.eas.tp.as_ref().is_some_and(|v| !v.is_empty())
+    }
+
+    /// Logs `sched_overutilized_tp` when a tracer listens.
+    pub(crate) fn trace_overutilized(&mut self, cpu: usize, rd: usize, flag: bool) {
+        if let Some(tp) = self.eas.tp.as_mut() {
+            tp.push(EasTracepoint::Overutilized {
+                cpu,
+                rd,
+                overutilized: flag,
+            });
+        }
+    }
+
+    /// Counts a `find_energy_efficient_cpu` call and its answer, and logs it when a
+    /// tracer listens.
+    pub(crate) fn note_feec(
+        &mut self,
+        p: TaskId,
+        this_cpu: usize,
+        prev_cpu: usize,
+        target: Option<usize>,
+    ) {
+        self.eas.stats.feec_calls += 1;
+        if let Some(c) = target {
+            self.eas.stats.feec_placed += 1;
+            self.eas.stats.feec_moved += u64::from(c != prev_cpu);
+        }
+        if let Some(tp) = self.eas.tp.as_mut() {
+            tp.push(EasTracepoint::Feec {
+                cpu: this_cpu,
+                p,
+                prev_cpu,
+                target,
+            });
+        }
+    }
+}
