@@ -36,6 +36,9 @@ use std::fmt;
 
 use crate::kernel::{CfsTunables, Kernel};
 
+/// `SCHED_CAPACITY_SCALE`, the uclamp sysctls' upper bound.
+const UCLAMP_SCALE: u32 = fairsim_pelt::SCHED_CAPACITY_SCALE as u32;
+
 /// Where a tunable lives in an era.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
@@ -89,6 +92,11 @@ pub enum Handler {
     /// `sched_scaling_write`: `kstrtouint` base 10, below `SCHED_TUNABLESCALING_END` (3),
     /// then `sched_update_scaling`.
     DebugfsScaling,
+    /// `sysctl_sched_uclamp_handler` (core.c): `proc_dointvec` into the `unsigned int`,
+    /// then `EINVAL` (and the old values back) unless `util_clamp_min <= util_clamp_max
+    /// <= 1024` and `util_clamp_min_rt_default <= 1024`; a changed value turns the
+    /// `sched_uclamp_used` key on and updates `uclamp_default`.
+    Uclamp,
 }
 
 /// One tunable.
@@ -114,6 +122,15 @@ pub enum Tunable {
     /// `sysctl_sched_energy_aware`: energy-aware scheduling where it is possible (1, the
     /// default) or never (0).
     EnergyAware,
+    /// `sysctl_sched_uclamp_util_min`: the system's cap on every task's minimum clamp
+    /// (`uclamp_default[UCLAMP_MIN]`, 1024 at boot).
+    UclampMin,
+    /// `sysctl_sched_uclamp_util_max`: the system's cap on every task's maximum clamp
+    /// (`uclamp_default[UCLAMP_MAX]`, 1024 at boot).
+    UclampMax,
+    /// `sysctl_sched_uclamp_util_min_rt_default`: the minimum clamp of RT tasks without
+    /// one of their own (1024 at boot).
+    UclampMinRtDefault,
 }
 
 /// Where one era range kept a tunable.
@@ -292,7 +309,36 @@ pub const DECLARATIONS: &[TunableDecl] = &[
         gone: "EAS came in 5.0 and this sysctl in 5.2; fairsim ports EAS for 6.12 only, so \
                a 6.5 run has no EAS to switch",
     },
+    TunableDecl {
+        tunable: Tunable::UclampMin,
+        homes: &[uclamp_sysctl("sched_util_clamp_min")],
+        gone: UCLAMP_GONE,
+    },
+    TunableDecl {
+        tunable: Tunable::UclampMax,
+        homes: &[uclamp_sysctl("sched_util_clamp_max")],
+        gone: UCLAMP_GONE,
+    },
+    TunableDecl {
+        tunable: Tunable::UclampMinRtDefault,
+        homes: &[uclamp_sysctl("sched_util_clamp_min_rt_default")],
+        gone: UCLAMP_GONE,
+    },
 ];
+
+/// Where the uclamp sysctls are in the eras fairsim models uclamp for.
+const fn uclamp_sysctl(name: &'static str) -> Home {
+    Home {
+        from: Kernel::V6_12,
+        to: Kernel::V6_12,
+        place: Place::Sysctl,
+        name,
+        handler: Handler::Uclamp,
+    }
+}
+
+/// What a write to a uclamp sysctl in an era without it is told.
+const UCLAMP_GONE: &str = "uclamp came in 5.3; fairsim models uclamp for 6.12";
 
 impl Tunable {
     /// The tunable's declaration.
@@ -536,6 +582,13 @@ impl Tunables {
                 true,
                 "0 (none), 1 (log) or 2 (linear), below SCHED_TUNABLESCALING_END".to_string(),
             ),
+            Handler::Uclamp => (
+                i128::from(i32::MIN),
+                i128::from(i32::MAX),
+                false,
+                "0 to 1024, with sched_util_clamp_min <= sched_util_clamp_max (sysctl_sched_uclamp_handler)"
+                    .to_string(),
+            ),
         };
         let signed = lo < 0;
         let v = parse_int(value, signed, base10).ok_or_else(|| {
@@ -630,6 +683,14 @@ pub struct TunableState {
     pub child_runs_first: u32,
     /// `sysctl_sched_energy_aware`.
     pub energy_aware: u32,
+    /// `sysctl_sched_uclamp_util_min` (`uclamp_default[UCLAMP_MIN]`).
+    pub uclamp_min: u32,
+    /// `sysctl_sched_uclamp_util_max` (`uclamp_default[UCLAMP_MAX]`).
+    pub uclamp_max: u32,
+    /// `sysctl_sched_uclamp_util_min_rt_default`.
+    pub uclamp_min_rt_default: u32,
+    /// A uclamp sysctl write changed a value, which turned `sched_uclamp_used` on.
+    pub uclamp_key: bool,
 }
 
 impl TunableState {
@@ -655,6 +716,10 @@ impl TunableState {
             nr_migrate,
             child_runs_first: 0,
             energy_aware: 1,
+            uclamp_min: UCLAMP_SCALE,
+            uclamp_max: UCLAMP_SCALE,
+            uclamp_min_rt_default: UCLAMP_SCALE,
+            uclamp_key: false,
         }
     }
 
@@ -704,11 +769,44 @@ impl TunableState {
             Tunable::TunableScaling => self.scaling = v,
             Tunable::ChildRunsFirst => self.child_runs_first = v,
             Tunable::EnergyAware => self.energy_aware = v,
+            Tunable::UclampMin | Tunable::UclampMax | Tunable::UclampMinRtDefault => {
+                return self.sysctl_sched_uclamp_handler(w.tunable, v);
+            }
         }
         match w.home.handler {
             Handler::SchedProcUpdate { .. } | Handler::DebugfsScaling => self.rederive(),
-            Handler::ProcDointvec | Handler::DebugfsU32 | Handler::EnergyAware => Ok(()),
+            Handler::ProcDointvec
+            | Handler::DebugfsU32
+            | Handler::EnergyAware
+            | Handler::Uclamp => Ok(()),
         }
+    }
+
+    /// `sysctl_sched_uclamp_handler` (6.12.117 core.c) writing `v` to one of the three
+    /// uclamp sysctls: the values are compared as the `unsigned int`s they are, a
+    /// refused write leaves all three as they were, and a changed value turns the
+    /// `sched_uclamp_used` key on.
+    fn sysctl_sched_uclamp_handler(&mut self, t: Tunable, v: u32) -> Result<(), TunableError> {
+        let old = (self.uclamp_min, self.uclamp_max, self.uclamp_min_rt_default);
+        match t {
+            Tunable::UclampMin => self.uclamp_min = v,
+            Tunable::UclampMax => self.uclamp_max = v,
+            _ => self.uclamp_min_rt_default = v,
+        }
+        if self.uclamp_min > self.uclamp_max
+            || self.uclamp_max > UCLAMP_SCALE
+            || self.uclamp_min_rt_default > UCLAMP_SCALE
+        {
+            let (min, max, rt) = (self.uclamp_min, self.uclamp_max, self.uclamp_min_rt_default);
+            (self.uclamp_min, self.uclamp_max, self.uclamp_min_rt_default) = old;
+            return Err(TunableError(format!(
+                "--sysctl: the write would leave sched_util_clamp_min={min}, sched_util_clamp_max={max}, sched_util_clamp_min_rt_default={rt}, which sysctl_sched_uclamp_handler refuses (EINVAL); allowed: sched_util_clamp_min <= sched_util_clamp_max <= 1024 and sched_util_clamp_min_rt_default <= 1024 (write them in an order that keeps the minimum at or below the maximum)"
+            )));
+        }
+        if (self.uclamp_min, self.uclamp_max, self.uclamp_min_rt_default) != old {
+            self.uclamp_key = true;
+        }
+        Ok(())
     }
 
     /// The CFS tunables the fair class reads.

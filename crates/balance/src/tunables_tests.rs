@@ -60,8 +60,56 @@ fn each_era_has_its_names_in_its_place() {
     );
     assert_eq!(
         names_at(Kernel::V6_12, Place::Sysctl),
-        ["kernel.sched_energy_aware"]
+        [
+            "kernel.sched_energy_aware",
+            "kernel.sched_util_clamp_min",
+            "kernel.sched_util_clamp_max",
+            "kernel.sched_util_clamp_min_rt_default"
+        ]
     );
+}
+
+#[test]
+fn the_uclamp_sysctls_keep_min_at_or_below_max_and_turn_the_key_on() {
+    let st = |w: &[(Place, &str)]| {
+        written(Kernel::V6_12, w)
+            .map(|t| t.state(Kernel::V6_12, 6, 500_000, 32))
+            .map_err(|e| e.to_string())
+    };
+    let boot = st(&[]).unwrap();
+    assert_eq!(
+        (boot.uclamp_min, boot.uclamp_max, boot.uclamp_min_rt_default),
+        (1024, 1024, 1024)
+    );
+    assert!(!boot.uclamp_key);
+    // Lowering the maximum below the minimum (1024 at boot) is refused, whichever
+    // sysctl breaks the rule, and names all three values.
+    let e = st(&[(Place::Sysctl, "kernel.sched_util_clamp_max=512")]).unwrap_err();
+    assert_eq!(
+        e,
+        "--sysctl: the write would leave sched_util_clamp_min=1024, sched_util_clamp_max=512, sched_util_clamp_min_rt_default=1024, which sysctl_sched_uclamp_handler refuses (EINVAL); allowed: sched_util_clamp_min <= sched_util_clamp_max <= 1024 and sched_util_clamp_min_rt_default <= 1024 (write them in an order that keeps the minimum at or below the maximum)"
+    );
+    let ok = st(&[
+        (Place::Sysctl, "kernel.sched_util_clamp_min=0"),
+        (Place::Sysctl, "kernel.sched_util_clamp_max=512"),
+    ])
+    .unwrap();
+    assert_eq!((ok.uclamp_min, ok.uclamp_max), (0, 512));
+    assert!(ok.uclamp_key);
+    // proc_dointvec stores -1 as 4294967295, above 1024.
+    assert!(st(&[(Place::Sysctl, "kernel.sched_util_clamp_min_rt_default=-1")]).is_err());
+    assert!(st(&[(Place::Sysctl, "kernel.sched_util_clamp_max=1025")]).is_err());
+    // Writing the value already there changes nothing, so the key stays off.
+    let same = st(&[(Place::Sysctl, "kernel.sched_util_clamp_max=1024")]).unwrap();
+    assert!(!same.uclamp_key);
+    let rt = st(&[(Place::Sysctl, "kernel.sched_util_clamp_min_rt_default=0")]).unwrap();
+    assert!(rt.uclamp_key);
+    let e = err(
+        Kernel::V4_16,
+        Place::Sysctl,
+        "kernel.sched_util_clamp_min=0",
+    );
+    assert!(e.contains("uclamp came in 5.3"), "{e}");
 }
 
 #[test]
@@ -228,7 +276,7 @@ fn each_refusal_names_the_option_and_what_is_allowed() {
         "kernel.sched_latency_ns=1000000",
     );
     assert!(
-        e.starts_with("--sysctl: kernel.sched_latency_ns does not exist in Linux 6.12 (6.6 replaced it with debugfs base_slice_ns); allowed: kernel.sched_energy_aware (and at --debugfs: base_slice_ns, "),
+        e.starts_with("--sysctl: kernel.sched_latency_ns does not exist in Linux 6.12 (6.6 replaced it with debugfs base_slice_ns); allowed: kernel.sched_energy_aware, kernel.sched_util_clamp_min, kernel.sched_util_clamp_max, kernel.sched_util_clamp_min_rt_default (and at --debugfs: base_slice_ns, "),
         "{e}"
     );
     let e = err(

@@ -10,10 +10,14 @@
 //! `kernel/sched/sched.h` (`UCLAMP_BUCKET_DELTA`, `uclamp_bucket_id`, `uclamp_rq_get`,
 //! `uclamp_rq_is_idle`). `CONFIG_UCLAMP_BUCKETS_COUNT` is 5, the default Debian keeps.
 //!
-//! The static key `sched_uclamp_used` turns on with the first task given a clamp, so a run
-//! without clamps never touches the buckets and reads the runqueues' initial values (0 and
-//! 1024), as the kernel does. Task groups' `cpu.uclamp.*` and the `sched_util_clamp_*`
-//! sysctls are not modelled: the system defaults are `init_uclamp`'s (1024 for both).
+//! The static key `sched_uclamp_used` turns on with the first task given a clamp (or a
+//! `sched_util_clamp_*` sysctl write that changes a value), so a run without clamps never
+//! touches the buckets and reads the runqueues' initial values (0 and 1024), as the
+//! kernel does. The system defaults (`uclamp_default[]`) are `init_uclamp`'s 1024 for
+//! both clamps unless `kernel.sched_util_clamp_min`/`_max` lower them
+//! ([`crate::tunables`]); every task's effective clamp is capped by them. fairsim runs no
+//! RT task, so `sched_util_clamp_min_rt_default` only turns the key on. Task groups'
+//! `cpu.uclamp.*` wait for task groups.
 
 use crate::cpu_util::{UCLAMP_MAX_DEFAULT, UCLAMP_MIN_DEFAULT};
 use crate::sched::Sched;
@@ -162,13 +166,13 @@ impl Sched {
         self.rqs[cpu].uclamp.idle
     }
 
-    /// `uclamp_eff_get(p, clamp_id)` without task groups: the request, unless it is above
-    /// the system default (`uclamp_default`: `init_uclamp` sets both clamps' to
-    /// `uclamp_none(UCLAMP_MAX)`, 1024, which the `sched_util_clamp_*` sysctls would
-    /// lower).
+    /// `uclamp_eff_get(p, clamp_id)` without task groups (`uclamp_tg_restrict` returns the
+    /// request in the root group): the request, unless it is above the system default
+    /// (`uclamp_default`: `init_uclamp` sets both clamps' to `uclamp_none(UCLAMP_MAX)`,
+    /// 1024, which the `sched_util_clamp_*` sysctls lower).
     fn uclamp_eff_get(&self, p: TaskId, id: ClampId) -> UclampSe {
         let req = self.tasks[p].uclamp.req[id as usize];
-        let max = UclampSe::new(uclamp_none(ClampId::Max), false);
+        let max = UclampSe::new(self.uclamp_default[id as usize], false);
         if req.value > max.value {
             return max;
         }

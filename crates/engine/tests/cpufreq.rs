@@ -429,6 +429,102 @@ fn eas_places_wakeups_until_a_ramping_task_overutilizes_the_root_domain() {
 }
 
 #[test]
+fn a_traced_eas_run_shows_each_placement_and_each_overutilized_stretch() {
+    use fairsim_engine::trace::{write_ftrace_text, write_perfetto, TraceConfig, TraceEvent};
+    let w = rtapp(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/rtapp/ramp.json"
+        ))
+        .unwrap(),
+    );
+    let mut s = spec_on(preset("rk3399").unwrap(), vec![w], 2100, Governor::DEFAULT);
+    let plain = run(&s, &mut |_, _| {}).unwrap();
+    let plain_json = fairsim_engine::output::to_json(&s, &plain).to_string();
+    s.config.trace = Some(TraceConfig::events());
+    let mut r = run(&s, &mut |_, _| {}).unwrap();
+    // The tracer only observes.
+    assert_eq!(
+        fairsim_engine::output::to_json(&s, &r).to_string(),
+        plain_json
+    );
+    let st = r.world.sched.eas.stats;
+    let trace = r.world.take_trace().unwrap();
+    assert_eq!(trace.root_domains, ["3f"]);
+    let mut feec = 0u64;
+    let mut moved = 0u64;
+    let mut stretches = 0u64;
+    let mut on = false;
+    for rec in &trace.records {
+        match rec.event {
+            TraceEvent::Feec {
+                prev_cpu, dst_cpu, ..
+            } => {
+                feec += 1;
+                moved += u64::from(dst_cpu >= 0 && dst_cpu as u32 != prev_cpu);
+            }
+            TraceEvent::Overutilized { rd, overutilized } => {
+                assert_eq!(rd, 0);
+                stretches += u64::from(overutilized && !on);
+                on = overutilized;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(feec, st.feec_calls, "{st:?}");
+    assert_eq!(moved, st.feec_moved, "{st:?}");
+    assert_eq!(stretches, st.overutilized_sets, "{st:?}");
+    assert!(stretches >= 1);
+    let mut text = Vec::new();
+    write_ftrace_text(&trace, &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.contains("sched_overutilized: overutilized=1 span=0x3f\n"),
+        "no overutilized line"
+    );
+    assert!(text.contains("fairsim_feec: comm=ramp-0 pid=1 prev_cpu="));
+    let mut pb = Vec::new();
+    write_perfetto(&trace, &mut pb).unwrap();
+    let has = |needle: &str| pb.windows(needle.len()).any(|w| w == needle.as_bytes());
+    assert!(has("root domain 0 overutilized"));
+    assert!(has("cpu 0 EAS placements"));
+}
+
+#[test]
+fn the_system_util_clamp_max_caps_an_always_running_task_frequency() {
+    use fairsim_engine::balance::tunables::Place;
+    // One always-running task on a big CPU reaches 1.8 GHz; with the system's maximum
+    // clamp at 512 (`sched_util_clamp_max`, the minimum lowered first as the kernel
+    // requires) its effective clamp is 512. `sugov_effective_cpu_perf` adds the headroom
+    // to the utilization (1024 plus 25%) and then keeps the smaller clamp, with no
+    // headroom: 512 of 1024 is 900 MHz of 1.8 GHz, so the policy settles on 1.008 GHz,
+    // its first OPP at or above that.
+    let top = |writes: &[&str]| {
+        let w = WorkloadSpec::parse("sysbench-cpu:threads=1,events=100000,cpus=4").unwrap();
+        let mut s = spec_on(preset("rk3399").unwrap(), vec![w], 500, Governor::DEFAULT);
+        let k = s.config.params.features.kernel();
+        for text in writes {
+            s.config
+                .params
+                .tunables
+                .write(k, Place::Sysctl, text)
+                .unwrap();
+        }
+        let r = run(&s, &mut |_, _| {}).unwrap();
+        assert_eq!(r.world.sched.uclamp_used, !writes.is_empty());
+        r.world.sched.cpufreq.as_ref().unwrap().policies[1].cur
+    };
+    assert_eq!(top(&[]), 1_800_000);
+    assert_eq!(
+        top(&[
+            "kernel.sched_util_clamp_min=0",
+            "kernel.sched_util_clamp_max=512"
+        ]),
+        1_008_000
+    );
+}
+
+#[test]
 fn rtapp_util_min_moves_a_small_task_to_a_big_cpu_at_a_higher_opp() {
     // The one small periodic task (12% of a big CPU) with and without util_min 600.
     let text = std::fs::read_to_string(concat!(

@@ -207,8 +207,12 @@ pub struct Sched {
     /// Energy-aware scheduling: the perf domains [`Sched::install_cpufreq`] builds, the
     /// overutilized bookkeeping and EAS's counters ([`crate::energy`]).
     pub eas: crate::energy::Eas,
-    /// `sched_uclamp_used`: some task was given a clamp ([`crate::uclamp`]).
+    /// `sched_uclamp_used`: some task was given a clamp, or a uclamp sysctl write changed
+    /// a value ([`crate::uclamp`]).
     pub uclamp_used: bool,
+    /// `uclamp_default[]`: the system's caps on the minimum and maximum clamps, from
+    /// `kernel.sched_util_clamp_min` and `_max` (1024 each at boot).
+    pub uclamp_default: [u32; 2],
     /// CPUs and groups read by code that only borrows the state (the wakeup path); folded
     /// into [`SchedWork`] by [`Sched::take_work`].
     visits: std::cell::Cell<(u64, u64)>,
@@ -286,7 +290,8 @@ impl Sched {
             migration_log: None,
             cpufreq: None,
             eas: crate::energy::Eas::default(),
-            uclamp_used: false,
+            uclamp_used: tunables.uclamp_key,
+            uclamp_default: [tunables.uclamp_min, tunables.uclamp_max],
             visits: std::cell::Cell::new((0, 0)),
             distribute_prev: vec![0; n],
             smt_active: false,
