@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """experiments/eas: the table of `run`, from fairsim's --json files.
 
-For each workload, with EAS and without: the share of the tasks' time on big CPUs, how
-long a growing task took to reach a big CPU once its utilization stopped fitting a
-LITTLE one, fairsim's active energy (busy time at each OPP times its power), and the
-cheapest active energy the same energy model allows for the same work.
+Usage: table.py WORKLOAD_DIR RUN_DIR [MACHINE]   (MACHINE names the table; rk3399 if absent)
+
+For each workload, with EAS and without: the share of the tasks' time on big CPUs (and,
+on a machine with three capacity classes such as gs101, on the middle class), how long a
+growing task took to leave the LITTLE CPUs (the smallest capacity) once its utilization
+stopped fitting there, fairsim's active energy (busy time at each OPP times its power),
+and the cheapest active energy the same energy model allows for the same work.
 
 The cheapest placement is computed here, independently of fairsim's code: for each
 stretch of time in which every task's utilization u (rt-app's run / period, in units of
@@ -107,16 +110,17 @@ def machine_of(doc):
     return cpus, policies
 
 
-def reach_big_ms(doc, big):
-    """For a task whose utilization grows past a LITTLE CPU's fit, ms from the first
-    activation of that phase to its first activation on a big CPU."""
+def reach_big_ms(doc, big, little):
+    """For a task whose utilization grows past a LITTLE CPU's fit (capacity `little`, the
+    machine's smallest), ms from the first activation of that phase to its first
+    activation on a CPU of `big` (every CPU above the smallest capacity)."""
     for wl in doc["workloads"]:
         for th in wl.get("results", {}).get("threads", []):
             acts = th["activations"]
             for i, a in enumerate(acts):
                 u = a["c_duration_us"] * 1024 / a["c_period_us"]
                 prev = acts[i - 1]["c_duration_us"] * 1024 / acts[i - 1]["c_period_us"] if i else 0
-                if u * 1280 >= 381 * 1024 and prev * 1280 < 381 * 1024 and i > 0:
+                if u * 1280 >= little * 1024 and prev * 1280 < little * 1024 and i > 0:
                     for b in acts[i:]:
                         if b["cpu"] in big:
                             return (b["start_us"] - a["start_us"]) / 1000
@@ -126,34 +130,51 @@ def reach_big_ms(doc, big):
 
 def main():
     here, out = Path(sys.argv[1]), Path(sys.argv[2])
+    machine = sys.argv[3] if len(sys.argv) > 3 else "rk3399"
     rows = []
+    three_classes = False
     for w in WORKLOADS:
         rtapp = json.loads((here / f"{w}.json").read_text())
         tasks = phases_of(rtapp)
         for eas in (1, 0):
             doc = json.loads((out / f"{w}-{eas}.json").read_text())
             cpus, policies = machine_of(doc)
-            big = {c["cpu"] for c in cpus if c["capacity"] == 1024}
+            classes = sorted({c["capacity"] for c in cpus})
+            # A machine with a middle class (gs101) gets a column for it; rk3399's two
+            # classes keep the table as it was.
+            three_classes = len(classes) > 2
+            little = classes[0]
+            mid = set(classes[1:-1])
+            above_little = {c["cpu"] for c in cpus if c["capacity"] > little}
             total = sum(ns for t in doc["tasks"] for _, ns in t.get("capacity_ns", []))
             on_big = sum(ns for t in doc["tasks"] for cap, ns in t.get("capacity_ns", []) if cap == 1024)
+            on_mid = sum(ns for t in doc["tasks"] for cap, ns in t.get("capacity_ns", []) if cap in mid)
             energy_mj = doc["cpufreq"]["energy_uj"] / 1000
             cheapest_mj = sum(
                 secs * cheapest_power_uw(us, cpus, policies) for secs, us in stretches(tasks)
             ) / 1000
-            reach = reach_big_ms(doc, big)
+            reach = reach_big_ms(doc, above_little, little)
             eas_doc = doc["cpufreq"]["eas"]
-            rows.append((w, "on" if eas else "off", 100 * on_big / max(total, 1), reach,
-                         energy_mj, cheapest_mj, eas_doc["feec_placed"],
+            rows.append((w, "on" if eas else "off", 100 * on_mid / max(total, 1),
+                         100 * on_big / max(total, 1), reach, energy_mj, cheapest_mj,
+                         eas_doc["feec_placed"],
                          100 * eas_doc["overutilized_ns"] / doc["elapsed_ns"]))
-    print("EAS on rk3399, Linux 6.12.117, schedutil, 2 s per workload; energy is active energy")
+    print(f"EAS on {machine}, Linux 6.12.117, schedutil, 2 s per workload; energy is active energy")
     print("(busy time x OPP power); 'cheapest' is the least the same energy model allows for the")
     print("same work (computed by table.py from the tasks' utilizations, see its docstring).")
+    if three_classes:
+        print("'on mid' and 'on big' are the shares of the tasks' time on the middle class and on")
+        print("the capacity-1024 class; 'off LITTLE ms' is how long a growing task took to leave")
+        print("the smallest class once it no longer fit there.")
     print()
-    print(f"{'workload':<13} {'EAS':<4} {'on big':>7} {'to big ms':>9} {'energy mJ':>10} "
+    mid_head = f" {'on mid':>7}" if three_classes else ""
+    reach_head, rw = ("off LITTLE ms", 13) if three_classes else ("to big ms", 9)
+    print(f"{'workload':<13} {'EAS':<4}{mid_head} {'on big':>7} {reach_head:>{rw}} {'energy mJ':>10} "
           f"{'cheapest mJ':>12} {'x cheapest':>10} {'EAS wakeups':>11} {'overutil':>8}")
-    for w, eas, big, reach, e, c, placed, ou in rows:
+    for w, eas, mid, big, reach, e, c, placed, ou in rows:
         r = "-" if reach is None else f"{reach:.1f}"
-        print(f"{w:<13} {eas:<4} {big:>6.1f}% {r:>9} {e:>10.1f} {c:>12.1f} {e / c:>10.2f} "
+        mid_col = f" {mid:>6.1f}%" if three_classes else ""
+        print(f"{w:<13} {eas:<4}{mid_col} {big:>6.1f}% {r:>{rw}} {e:>10.1f} {c:>12.1f} {e / c:>10.2f} "
               f"{placed:>11} {ou:>7.1f}%")
 
 

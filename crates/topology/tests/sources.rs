@@ -91,7 +91,7 @@ fn smp(text: &str) -> SpecOptions {
 
 #[test]
 fn presets_have_expected_sizes() {
-    let expected: [(&str, usize, usize); 15] = [
+    let expected: [(&str, usize, usize); 16] = [
         ("spr-2s56c2t", 224, 2),
         ("2s24c2t", 96, 2),
         ("e5-2690v2", 40, 2),
@@ -99,6 +99,7 @@ fn presets_have_expected_sizes() {
         ("tc2-2big3little", 5, 1),
         ("tc2-2a15", 2, 1),
         ("rk3399", 6, 1),
+        ("gs101", 8, 1),
         ("dies-1s2d2c1t", 4, 1),
         ("numa-2s4c2t", 16, 2),
         ("numa-2s8c2t", 32, 2),
@@ -136,6 +137,32 @@ fn preset_details_match_the_seed_machines() {
     let dies = preset("dies-1s2d2c1t").unwrap();
     assert_eq!(dies.cpus[2].llc_siblings.to_list(), "2-3");
     assert_eq!(dies.cpus[2].package_siblings.to_list(), "0-3");
+}
+
+#[test]
+fn gs101_has_three_capacity_classes_with_an_energy_model_each() {
+    let m = preset("gs101").unwrap();
+    assert_eq!(m.arch, Arch::Arm64);
+    assert!(m.is_asymmetric() && !m.smt_present());
+    let caps: Vec<u32> = m.cpus.iter().map(|c| c.capacity).collect();
+    // capacity-dmips-mhz x the policy's top frequency, the X1's product scaled to 1024.
+    assert_eq!(caps, vec![160, 160, 160, 160, 498, 498, 1024, 1024]);
+    let counts: Vec<usize> = m.cpufreq.iter().map(|d| d.opps.len()).collect();
+    assert_eq!(counts, vec![11, 14, 17]);
+    let latencies: Vec<u64> = m.cpufreq.iter().map(|d| d.transition_latency_ns).collect();
+    assert_eq!(latencies, vec![500_000; 3]);
+    let powers: Vec<Vec<u64>> = m
+        .cpufreq
+        .iter()
+        .map(|d| d.em_power_uw().expect("an energy model per policy"))
+        .collect();
+    // By hand, C x mV^2 x MHz / 10^6 with the kernel's truncations:
+    // A55 at 1803 MHz, 906250 uV: 70 x 906^2 x 1803 / 10^6 = 103597.7 -> 103597 uW.
+    assert_eq!(powers[0][10], 103_597);
+    // A76 at 400 MHz, 506250 uV: 284 x 506^2 x 400 / 10^6 = 29085.7 -> 29085 uW.
+    assert_eq!(powers[1][0], 29_085);
+    // X1 at 2802 MHz, 1056250 uV: 650 x 1056^2 x 2802 / 10^6 = 2030997.2 -> 2030997 uW.
+    assert_eq!(powers[2][16], 2_030_997);
 }
 
 #[test]

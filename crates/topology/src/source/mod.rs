@@ -7,6 +7,7 @@
 pub mod arm_v3_9;
 pub mod file;
 mod file_cpufreq;
+pub mod gs101;
 mod guest;
 mod nodes;
 pub mod presets;

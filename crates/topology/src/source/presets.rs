@@ -39,6 +39,10 @@ pub const PRESETS: &[(&str, &str)] = &[
         "Rockchip RK3399 big.LITTLE (arm64): CPUs 0-3 Cortex-A53 (capacity 381, 408-1416 MHz) and 4-5 Cortex-A72 (1024, 408-1800 MHz), a cpufreq policy, an L2 LLC and an energy model per cluster (Linux 6.12 device tree)",
     ),
     (
+        "gs101",
+        "Google Tensor gs101 (Pixel 6), three capacity classes (arm64): CPUs 0-3 Cortex-A55 (capacity 160, 300-1803 MHz), 4-5 Cortex-A76 (498, 400-2253 MHz) and 6-7 Cortex-X1 (1024, 500-2802 MHz), a cpufreq policy and an energy model per cluster, one L3 LLC (upstream device tree; its OPP tables are newer than 6.12)",
+    ),
+    (
         "dies-1s2d2c1t",
         "1 socket x 2 dies x 2 cores x 1 thread (4 CPUs), an LLC per die",
     ),
@@ -82,6 +86,7 @@ pub fn preset(name: &str) -> Result<Machine, TopologyError> {
         "tc2" | "tc2-2big3little" => tc2(5)?,
         "tc2-2a15" => tc2(2)?,
         "rk3399" => super::rk3399::rk3399()?,
+        "gs101" => super::gs101::gs101()?,
         "dies-1s2d2c1t" => spec("4,sockets=1,dies=2,cores=2,threads=1", None)?,
         "numa-2s4c2t" => spec("16,sockets=2,dies=1,cores=4,threads=2", Some(D2))?,
         "numa-2s8c2t" => spec("32,sockets=2,dies=1,cores=8,threads=2", Some(D2))?,
