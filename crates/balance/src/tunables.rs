@@ -78,8 +78,9 @@ pub enum Handler {
         /// `*extra2`.
         max: i64,
     },
-    /// `sched_energy_aware_handler` (topology.c): `proc_dointvec_minmax` over 0..1; a
-    /// write on a machine where EAS is not possible fails with `EOPNOTSUPP` (checked when
+    /// `sched_energy_aware_handler` (topology.c): `proc_dointvec_minmax` over 0..1; in
+    /// 6.12 a write on a machine where EAS is not possible fails with `EOPNOTSUPP` (6.5
+    /// has no such refusal; checked when
     /// the machine is known, [`crate::sched::Sched::check_energy_aware_write`]), and a
     /// change rebuilds the perf domains.
     EnergyAware,
@@ -282,15 +283,16 @@ pub const DECLARATIONS: &[TunableDecl] = &[
     },
     TunableDecl {
         tunable: Tunable::EnergyAware,
+        // Linux 6.5 registers it in topology.c (sched_energy_aware_sysctl_init), with a
+        // handler that refuses no write (Sched::check_energy_aware_write).
         homes: &[Home {
-            from: Kernel::V6_12,
+            from: Kernel::V6_5,
             to: Kernel::V6_12,
             place: Place::Sysctl,
             name: "sched_energy_aware",
             handler: Handler::EnergyAware,
         }],
-        gone: "EAS came in 5.0 and this sysctl in 5.2; fairsim ports EAS for 6.12 only, so \
-               a 6.5 run has no EAS to switch",
+        gone: "EAS came in 5.0 and this sysctl in 5.2",
     },
 ];
 
