@@ -383,7 +383,7 @@ fn linux_6_5_on_rk3399_runs_energy_aware_scheduling_and_4_16_has_none() {
         "--governor",
         "schedutil",
         "--workload",
-        "nanosleep:threads=2,sleep=1ms,uclamp=0..512",
+        "nanosleep:n=2,sleep=1ms,uclamp=0..512",
         "--duration",
         "100ms",
     ];
