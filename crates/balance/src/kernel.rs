@@ -211,6 +211,19 @@ impl Kernel {
         Features::for_kernel(self)
     }
 
+    /// Whether the kernel had energy-aware scheduling (merged in 5.0; misfit tasks came in
+    /// 4.20 and utilization clamps in 5.3): 6.5 and 6.12 of fairsim's eras. The others
+    /// never build perf domains.
+    pub fn has_eas(self) -> bool {
+        self >= Kernel::V6_5
+    }
+
+    /// Whether the kernel had utilization clamping (`CONFIG_UCLAMP_TASK`, merged in 5.3):
+    /// 6.5 and 6.12 of fairsim's eras.
+    pub fn has_uclamp(self) -> bool {
+        self >= Kernel::V6_5
+    }
+
     /// Whether the kernel had the schedutil cpufreq governor (merged in 4.7: 3.9 and 4.5
     /// did not). fairsim's schedutil is 6.12's port in every kernel that has one.
     pub fn has_schedutil(self) -> bool {

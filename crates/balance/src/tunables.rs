@@ -81,8 +81,9 @@ pub enum Handler {
         /// `*extra2`.
         max: i64,
     },
-    /// `sched_energy_aware_handler` (topology.c): `proc_dointvec_minmax` over 0..1; a
-    /// write on a machine where EAS is not possible fails with `EOPNOTSUPP` (checked when
+    /// `sched_energy_aware_handler` (topology.c): `proc_dointvec_minmax` over 0..1; in
+    /// 6.12 a write on a machine where EAS is not possible fails with `EOPNOTSUPP` (6.5
+    /// has no such refusal; checked when
     /// the machine is known, [`crate::sched::Sched::check_energy_aware_write`]), and a
     /// change rebuilds the perf domains.
     EnergyAware,
@@ -92,7 +93,8 @@ pub enum Handler {
     /// `sched_scaling_write`: `kstrtouint` base 10, below `SCHED_TUNABLESCALING_END` (3),
     /// then `sched_update_scaling`.
     DebugfsScaling,
-    /// `sysctl_sched_uclamp_handler` (core.c): `proc_dointvec` into the `unsigned int`,
+    /// `sysctl_sched_uclamp_handler` (core.c, the same in 6.5 and 6.12.117):
+    /// `proc_dointvec` into the `unsigned int`,
     /// then `EINVAL` (and the old values back) unless `util_clamp_min <= util_clamp_max
     /// <= 1024` and `util_clamp_min_rt_default <= 1024`; a changed value turns the
     /// `sched_uclamp_used` key on and updates `uclamp_default`.
@@ -299,15 +301,16 @@ pub const DECLARATIONS: &[TunableDecl] = &[
     },
     TunableDecl {
         tunable: Tunable::EnergyAware,
+        // Linux 6.5 registers it in topology.c (sched_energy_aware_sysctl_init), with a
+        // handler that refuses no write (Sched::check_energy_aware_write).
         homes: &[Home {
-            from: Kernel::V6_12,
+            from: Kernel::V6_5,
             to: Kernel::V6_12,
             place: Place::Sysctl,
             name: "sched_energy_aware",
             handler: Handler::EnergyAware,
         }],
-        gone: "EAS came in 5.0 and this sysctl in 5.2; fairsim ports EAS for 6.12 only, so \
-               a 6.5 run has no EAS to switch",
+        gone: "EAS came in 5.0 and this sysctl in 5.2",
     },
     TunableDecl {
         tunable: Tunable::UclampMin,
@@ -329,7 +332,7 @@ pub const DECLARATIONS: &[TunableDecl] = &[
 /// Where the uclamp sysctls are in the eras fairsim models uclamp for.
 const fn uclamp_sysctl(name: &'static str) -> Home {
     Home {
-        from: Kernel::V6_12,
+        from: Kernel::V6_5,
         to: Kernel::V6_12,
         place: Place::Sysctl,
         name,
@@ -338,7 +341,7 @@ const fn uclamp_sysctl(name: &'static str) -> Home {
 }
 
 /// What a write to a uclamp sysctl in an era without it is told.
-const UCLAMP_GONE: &str = "uclamp came in 5.3; fairsim models uclamp for 6.12";
+const UCLAMP_GONE: &str = "uclamp came in 5.3; fairsim models uclamp for 6.5 and 6.12";
 
 impl Tunable {
     /// The tunable's declaration.

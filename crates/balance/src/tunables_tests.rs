@@ -47,7 +47,13 @@ fn each_era_has_its_names_in_its_place() {
     );
     assert_eq!(
         names_at(Kernel::V6_5, Place::Sysctl),
-        ["kernel.sched_child_runs_first"]
+        [
+            "kernel.sched_child_runs_first",
+            "kernel.sched_energy_aware",
+            "kernel.sched_util_clamp_min",
+            "kernel.sched_util_clamp_max",
+            "kernel.sched_util_clamp_min_rt_default"
+        ]
     );
     assert_eq!(
         names_at(Kernel::V6_12, Place::Debugfs),

@@ -53,12 +53,25 @@ fn eas_is_built_only_where_the_kernel_would_build_it() {
     // Without EAS the root domain always reads overutilized: placement as before.
     assert!(s.is_rd_overutilized(0));
 
+    // Linux 6.5 had EAS (tests/v6_5_energy.rs); 4.16 did not (it came in 5.0).
     let params = SchedParams {
         features: Kernel::V6_5.features(),
         ..SchedParams::default()
     };
     let s = rk3399_with(Governor::DEFAULT, params);
+    assert!(s.sched_energy_enabled());
+    let params = SchedParams {
+        features: Kernel::V4_16.features(),
+        ..SchedParams::default()
+    };
+    let s = rk3399_with(Governor::DEFAULT, params);
     assert!(!s.sched_energy_enabled());
+    assert!(s
+        .eas
+        .not_possible
+        .as_deref()
+        .unwrap()
+        .contains("it came in 5.0"));
 
     // A symmetric machine never gets perf domains.
     let mut s = sched("smt-mc-1s4c2t");
@@ -149,7 +162,7 @@ fn kernel_sched_energy_aware_switches_eas_off_where_it_is_possible_only() {
     let e = s.check_energy_aware_write().unwrap_err();
     assert!(e.contains("EOPNOTSUPP"), "{e}");
     assert!(e.contains("CPUs do not have asymmetric capacities"), "{e}");
-    // 6.12's range is 0..1; eras without fairsim's EAS do not take it.
+    // The range is 0..1; 6.5 has the sysctl (topology.c), 4.16 had no EAS to switch.
     let mut t = fairsim_balance::Tunables::default();
     assert!(t
         .write(
@@ -161,6 +174,13 @@ fn kernel_sched_energy_aware_switches_eas_off_where_it_is_possible_only() {
     assert!(t
         .write(
             Kernel::V6_5,
+            TunablePlace::Sysctl,
+            "kernel.sched_energy_aware=1"
+        )
+        .is_ok());
+    assert!(t
+        .write(
+            Kernel::V4_16,
             TunablePlace::Sysctl,
             "kernel.sched_energy_aware=1"
         )

@@ -373,3 +373,28 @@ fn race_takes_6_5_and_its_features() {
         "PLACE_LAG does not exist in Linux 6.5",
     );
 }
+
+#[test]
+fn linux_6_5_on_rk3399_runs_energy_aware_scheduling_and_4_16_has_none() {
+    let base = [
+        "run",
+        "--topology",
+        "rk3399",
+        "--governor",
+        "schedutil",
+        "--workload",
+        "nanosleep:n=2,sleep=1ms,uclamp=0..512",
+        "--duration",
+        "100ms",
+    ];
+    let mut a: Vec<&str> = base.to_vec();
+    a.extend(["--kernel", "6.5"]);
+    let out = ok(&a);
+    assert!(
+        out.contains("energy-aware scheduling (whole run): on"),
+        "{out}"
+    );
+    let mut a: Vec<&str> = base.to_vec();
+    a.extend(["--kernel", "4.16"]);
+    bad(&a, "uclamp came in 5.3");
+}

@@ -236,9 +236,9 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
         w.build(i, spec.config.seed, &mut bp, ncpus);
     }
     let kernel = spec.config.params.features.kernel();
-    if kernel != fairsim_balance::Kernel::V6_12 && bp.tasks.iter().any(|t| t.uclamp.is_some()) {
+    if !kernel.has_uclamp() && bp.tasks.iter().any(|t| t.uclamp.is_some()) {
         return Err(EngineError::Config(format!(
-            "uclamp: Linux {} runs without utilization clamps in fairsim (uclamp came in 5.3; fairsim models it for 6.12); allowed: --kernel 6.12, or no uclamp=, util_min or util_max",
+            "uclamp: Linux {} had no utilization clamps (uclamp came in 5.3); allowed: --kernel 6.5 or 6.12, or no uclamp=, util_min or util_max",
             kernel.release()
         )));
     }

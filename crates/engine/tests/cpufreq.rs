@@ -573,7 +573,7 @@ fn rtapp_util_min_moves_a_small_task_to_a_big_cpu_at_a_higher_opp() {
 }
 
 #[test]
-fn uclamp_is_refused_on_kernels_fairsim_models_it_for_none() {
+fn uclamp_is_refused_on_kernels_before_5_3_and_runs_on_6_5() {
     let w = WorkloadSpec::parse("sysbench-cpu:threads=1,events=10,uclamp=100..900").unwrap();
     assert_eq!(w.uclamp, Some((100, 900)));
     assert!(
@@ -585,6 +585,10 @@ fn uclamp_is_refused_on_kernels_fairsim_models_it_for_none() {
     s.config.params.features = fairsim_balance::Kernel::V4_16.features();
     let e = fairsim_engine::run::prepare(&s).err().unwrap().to_string();
     assert!(e.starts_with("uclamp: Linux 4.16"), "{e}");
+    assert!(e.contains("uclamp came in 5.3"), "{e}");
+    // Linux 6.5 had utilization clamps.
+    s.config.params.features = fairsim_balance::Kernel::V6_5.features();
+    assert!(fairsim_engine::run::prepare(&s).is_ok());
     for bad in [
         "uclamp=5..4",
         "uclamp=0..1025",

@@ -49,6 +49,13 @@ impl Sched {
         if rq.nr_running == 2 {
             self.lb.set_rd_overloaded(&self.topo, cpu, true);
         }
+        // update_overutilized_status(rq), from 5.0's EAS on (6.5 here; the older eras
+        // never build perf domains, so it would never fire there). A new task's first
+        // enqueue is not counted: its initial util_avg could tip the root domain over.
+        let task_new = flags & qflags::SLEEP_WAKEUP == 0;
+        if self.fair.features.kernel().has_eas() && !task_new {
+            self.check_update_overutilized_status(cpu);
+        }
     }
 
     /// `dequeue_task_fair(rq, p, flags)` of CFS: util_est (where the era has it), the

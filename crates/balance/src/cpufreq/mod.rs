@@ -25,6 +25,7 @@ pub mod stats;
 #[cfg(test)]
 mod sugov_tests;
 pub mod table;
+pub mod v6_5_schedutil;
 
 use fairsim_topology::{CpuMask, Machine};
 
@@ -35,6 +36,7 @@ pub use schedutil::{
 };
 pub use stats::{CpufreqStats, NSEC_PER_CLOCK_T};
 pub use table::{em_create_perf_table, EmPerfState, FreqTable, Relation};
+pub use v6_5_schedutil::CpuUtilType;
 
 /// A cpufreq governor (`scaling_governor`) with its setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -309,11 +311,19 @@ impl Cpufreq {
             return;
         }
         let policy = self.policy_of[cpu];
-        // policy_is_shared(): more than one CPU in policy->cpus.
-        if self.policies[policy].cpus.weight() > 1 {
-            self.sugov_update_shared(s, cpu, time, flags);
-        } else {
-            self.sugov_update_single_freq(s, cpu, time, flags);
+        // policy_is_shared(): more than one CPU in policy->cpus. Linux 6.5 reads the
+        // utilization and applies the headroom and clamps its own way
+        // ([`v6_5_schedutil`]); the other eras with schedutil run 6.12's.
+        let shared = self.policies[policy].cpus.weight() > 1;
+        match (s.fair.features.kernel(), shared) {
+            (crate::kernel::Kernel::V6_5, true) => {
+                self.sugov_update_shared_v6_5(s, cpu, time, flags)
+            }
+            (crate::kernel::Kernel::V6_5, false) => {
+                self.sugov_update_single_freq_v6_5(s, cpu, time, flags)
+            }
+            (_, true) => self.sugov_update_shared(s, cpu, time, flags),
+            (_, false) => self.sugov_update_single_freq(s, cpu, time, flags),
         }
     }
 
@@ -409,6 +419,11 @@ impl Sched {
     /// the frequency it asks for is in effect from the start, without a transition in
     /// the stats.
     pub fn install_cpufreq(&mut self, mut cf: Cpufreq) {
+        // The energy model as the run's kernel costs it: Linux 6.5's em_create_perf_table
+        // differs from 6.12's (crate::energy::v6_5_topology).
+        if self.fair.features.kernel() == crate::kernel::Kernel::V6_5 {
+            cf.em_v6_5();
+        }
         for c in &mut cf.idle_calls {
             *c = 1;
         }

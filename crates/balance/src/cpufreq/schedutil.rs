@@ -193,7 +193,7 @@ impl Sched {
 
 impl Cpufreq {
     /// `sugov_should_update_freq(sg_policy, time)`.
-    fn sugov_should_update_freq(&mut self, policy: usize, time: u64) -> bool {
+    pub(super) fn sugov_should_update_freq(&mut self, policy: usize, time: u64) -> bool {
         let sg = self.policies[policy].sugov_mut();
         if sg.limits_changed {
             sg.limits_changed = false;
@@ -224,7 +224,7 @@ impl Cpufreq {
 
     /// `sugov_deferred_update(sg_policy)`: the slow path queues the governor's irq_work
     /// once; later requests only move `next_freq` until the work starts.
-    fn sugov_deferred_update(&mut self, policy: usize, time: u64) {
+    pub(super) fn sugov_deferred_update(&mut self, policy: usize, time: u64) {
         let sg = self.policies[policy].sugov_mut();
         if !sg.work_in_progress {
             sg.work_in_progress = true;
@@ -237,7 +237,7 @@ impl Cpufreq {
     /// `cpuinfo.max_freq`, as arm64's `capacity_freq_ref` is), the cached answer when
     /// the raw frequency did not move, else `cpufreq_driver_resolve_freq`
     /// (`CPUFREQ_RELATION_LE`).
-    fn get_next_freq(&mut self, policy: usize, util: u64, max: u64) -> u32 {
+    pub(super) fn get_next_freq(&mut self, policy: usize, util: u64, max: u64) -> u32 {
         let p = &mut self.policies[policy];
         let freq = u64::from(p.cpuinfo_max);
         // The kernel keeps the result in an unsigned int.
@@ -265,7 +265,7 @@ impl Cpufreq {
     /// `sugov_hold_freq(sg_cpu)` (CONFIG_NO_HZ_COMMON): the CPU has not stopped its tick
     /// in idle since the last check (`tick_nohz_get_idle_calls_cpu` unchanged), so a
     /// lower frequency would likely be premature.
-    fn sugov_hold_freq(&mut self, cpu: usize) -> bool {
+    pub(super) fn sugov_hold_freq(&mut self, cpu: usize) -> bool {
         let idle_calls = self.idle_calls[cpu];
         let sg_cpu = &mut self.sg_cpu[cpu];
         let ret = idle_calls == sg_cpu.saved_idle_calls;

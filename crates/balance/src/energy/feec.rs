@@ -35,13 +35,13 @@ fn scale_irq_capacity(util: u64, irq: u64, max: u64) -> u64 {
 
 impl Sched {
     /// `cpu_util_irq(rq)`: fairsim accounts no IRQ time.
-    fn cpu_util_irq(&self, _cpu: usize) -> u64 {
+    pub(super) fn cpu_util_irq(&self, _cpu: usize) -> u64 {
         0
     }
 
     /// `eenv_task_busy_time(eenv, p, prev_cpu)`: `p`'s estimated utilization, scaled for
     /// the IRQ time of `prev_cpu`.
-    fn eenv_task_busy_time(&self, eenv: &mut EnergyEnv, p: TaskId, prev_cpu: usize) {
+    pub(super) fn eenv_task_busy_time(&self, eenv: &mut EnergyEnv, p: TaskId, prev_cpu: usize) {
         let max_cap = self.arch_scale_cpu_capacity(prev_cpu);
         let irq = self.cpu_util_irq(prev_cpu);
         eenv.task_busy_time = if irq >= max_cap {

@@ -1,6 +1,6 @@
-//! Energy-aware scheduling (EAS) of Linux 6.12.117: performance domains, the energy
-//! model's estimate, the root domain's overutilized state and the energy-efficient wakeup
-//! placement.
+//! Energy-aware scheduling (EAS) of Linux 6.12.117, and Linux 6.5.0's where it differs:
+//! performance domains, the energy model's estimate, the root domain's overutilized state
+//! and the energy-efficient wakeup placement.
 //!
 //! Sources (Debian's `linux-source-6.12` 6.12.117): `kernel/sched/topology.c`
 //! (`sched_is_eas_possible`, `pd_init`, `find_pd`, `build_perf_domains`,
@@ -11,17 +11,29 @@
 //! `check_update_overutilized_status`; [`feec`] has the wakeup side).
 //!
 //! EAS needs an asymmetric machine without SMT, frequency invariance (cpufreq), schedutil
-//! on every CPU and an energy model for every policy. Only `--kernel 6.12` builds it:
-//! the older eras' placement code is ported without its EAS branch (3.9 to 4.16 had no
-//! EAS; 6.5's `find_energy_efficient_cpu` is not ported yet), so on those kernels the
-//! perf domains are never built and every run behaves as before.
+//! on every CPU and an energy model for every policy. `--kernel 6.12` and `--kernel 6.5`
+//! build the perf domains, each with its own checks; 3.9 to 4.16 had no EAS (it came in
+//! 5.0), so on those kernels the perf domains are never built.
 //!
-//! `kernel.sched_energy_aware` (a `--sysctl` write, 6.12 only) switches EAS off where
+//! Linux 6.5 ([`v6_5_topology`], [`v6_5_feec`], [`crate::cpufreq::v6_5_schedutil`])
+//! differs in the perf domains' checks (the first CPU's asymmetry, the complexity limit),
+//! the energy model's cost (`fmax * power / freq`) and estimate (`em_cpu_energy` picks
+//! the state by frequency after a 25% headroom and divides by the CPU's capacity),
+//! `effective_cpu_util`'s form (ENERGY_UTIL/FREQUENCY_UTIL, the clamps applied by
+//! `uclamp_rq_util_with`), `find_energy_efficient_cpu`'s tests (the overutilized test
+//! inside it, `uclamp_task_util`, spare capacities that start at 0) and the sysctl's
+//! handler (no refusal). The overutilized state is set and cleared at the same points
+//! (enqueue of a task that is not new, the tick, the root domain's load-balance
+//! statistics), and `cpu_overutilized`/`util_fits_cpu` read the same values in both.
+//!
+//! `kernel.sched_energy_aware` (a `--sysctl` write, 6.5 and 6.12) switches EAS off where
 //! it is possible. Tasks' clamps ([`crate::uclamp`]) enter the placement and the
 //! estimate where the kernel's do.
 
 pub mod feec;
 pub mod tp;
+pub mod v6_5_feec;
+pub mod v6_5_topology;
 
 use fairsim_topology::CpuMask;
 
@@ -158,19 +170,25 @@ impl Sched {
     /// `build_perf_domains(cpu_map)` for every root domain, then `sched_energy_set`:
     /// a root domain gets one perf domain per cpufreq policy of its CPUs, in the kernel's
     /// list order, when EAS is possible there and every policy has an energy model
-    /// (`pd_init` fails, and the whole list with it, for a CPU without one). Only 6.12
-    /// builds them (module doc).
+    /// (`pd_init` fails, and the whole list with it, for a CPU without one). Dispatched
+    /// to the run's kernel: 6.12's checks here, 6.5's in [`v6_5_topology`], none before
+    /// 5.0 (module doc).
     pub fn build_perf_domains(&mut self) {
         let nr_rds = self.topo.root_domains.len();
         self.eas.rd_pd = vec![Vec::new(); nr_rds];
         self.eas.overutilized_since = vec![None; nr_rds];
         self.eas.not_possible = None;
-        if self.fair.features.kernel() != crate::kernel::Kernel::V6_12 {
+        let kernel = self.fair.features.kernel();
+        if !kernel.has_eas() {
             self.eas.not_possible = Some(format!(
-                "Linux {}'s placement is ported without its EAS branch",
-                self.fair.features.kernel().release()
+                "Linux {} had no energy-aware scheduling (it came in 5.0)",
+                kernel.release()
             ));
             self.eas.present = false;
+            return;
+        }
+        if kernel == crate::kernel::Kernel::V6_5 {
+            self.build_perf_domains_v6_5();
             return;
         }
         if self.sysctl_energy_aware() == 0 {
@@ -224,7 +242,7 @@ impl Sched {
     }
 
     /// `sysctl_sched_energy_aware` after the run's writes (1 without any).
-    fn sysctl_energy_aware(&self) -> u32 {
+    pub(crate) fn sysctl_energy_aware(&self) -> u32 {
         let p = &self.params;
         p.tunables
             .state(
@@ -238,8 +256,19 @@ impl Sched {
 
     /// `sched_energy_aware_handler`'s refusal: a write of `kernel.sched_energy_aware` on
     /// a machine where `sched_is_eas_possible(cpu_active_mask)` says no fails with
-    /// `EOPNOTSUPP`. Checked once cpufreq is installed (or known to be absent).
+    /// `EOPNOTSUPP`. Checked once cpufreq is installed (or known to be absent). Linux
+    /// 6.5's handler refuses nothing ([`v6_5_topology`]), and the older eras have no such
+    /// sysctl to write.
     pub fn check_energy_aware_write(&self) -> Result<(), String> {
+        match self.fair.features.kernel() {
+            crate::kernel::Kernel::V6_12 => self.sched_energy_aware_handler_v6_12(),
+            _ => Ok(()),
+        }
+    }
+
+    /// The refusal of 6.12's `sched_energy_aware_handler` (see
+    /// [`Sched::check_energy_aware_write`]).
+    fn sched_energy_aware_handler_v6_12(&self) -> Result<(), String> {
         let written = self
             .params
             .tunables

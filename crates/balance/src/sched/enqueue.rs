@@ -29,14 +29,17 @@ impl Sched {
                 si.last_queued = clock;
             }
         }
-        // The class's enqueue_task: EEVDF (6.12) or the era's CFS.
+        // The class's enqueue_task: EEVDF (6.12) or the era's CFS. Linux 6.5 counts the
+        // task's clamps before the class's enqueue (whose cpufreq update then sees them);
+        // 6.12.117 after it, as ENQUEUE_DELAYED may have cleared sched_delayed. Nothing
+        // happens before clamps are in use, which only 6.5 and 6.12 allow.
         if self.fair.features.kernel().is_cfs() {
+            self.uclamp_rq_inc(cpu, p);
             self.enqueue_task_fair_cfs(cpu, p, flags);
         } else {
             self.enqueue_task_fair(cpu, p, flags);
+            self.uclamp_rq_inc(cpu, p);
         }
-        // After the class: ENQUEUE_DELAYED may have cleared sched_delayed.
-        self.uclamp_rq_inc(cpu, p);
     }
 
     /// `enqueue_task_fair(rq, p, flags)` for the flat hierarchy.

@@ -14,8 +14,9 @@
 //!   (LEGACY_FIND_IDLEST) with seed 004's `SD_NUMA` clause (FIND_IDLEST_NUMA), and how
 //!   4.15's runnable load is read from 6.12's runqueues.
 //!
-//! fairsim has no energy model (`find_energy_efficient_cpu` never applies, as on any
-//! machine without EAS), no `WF_CURRENT_CPU` wakeups, no per-CPU kthreads, no core
+//! Energy-aware placement (`find_energy_efficient_cpu`) is in [`crate::energy`]: it
+//! applies on machines with an energy model under schedutil, for 6.12 and 6.5 (each its
+//! own). fairsim has no `WF_CURRENT_CPU` wakeups, no per-CPU kthreads, no core
 //! scheduling cookies and no exiting wakers (`PF_EXITING`).
 
 pub mod idle_core;

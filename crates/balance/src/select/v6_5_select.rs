@@ -8,8 +8,10 @@
 //! also says what is the same and runs as 6.12's: `wake_affine`, `wake_wide`, the slow
 //! path):
 //!
-//! - `select_task_rq_fair`: no `WF_CURRENT_CPU` shortcut, EAS gated by
-//!   `sched_energy_enabled()` (never here); otherwise 6.12's.
+//! - `select_task_rq_fair`: no `WF_CURRENT_CPU` shortcut; EAS gated by
+//!   `sched_energy_enabled()` and 6.5's `find_energy_efficient_cpu`
+//!   ([`crate::energy::v6_5_feec`], which tests the overutilized state itself);
+//!   otherwise 6.12's.
 //! - `select_idle_sibling`: no cluster pass. An idle cache-affine `prev` or
 //!   `recent_used_cpu` is returned at once, and a failed scan falls back to `target`.
 //! - `select_idle_smt(p, target)`: no test that the sibling is in the LLC domain.
@@ -53,8 +55,8 @@ impl Sched {
     /// (`smp_processor_id()`) at engine time `now`: 6.12's walk of the waker's domains
     /// for an affine domain or one with the balance flag, 6.5's `select_idle_sibling` on
     /// the fast path and `find_idlest_cpu` (6.12's `sched_balance_find_dst_cpu`, the same
-    /// code) on the slow path. Without an energy model EAS never runs, and fairsim makes
-    /// no `WF_CURRENT_CPU` wakeups.
+    /// code) on the slow path. With EAS on (perf domains built), a wakeup first asks
+    /// 6.5's `find_energy_efficient_cpu`. fairsim makes no `WF_CURRENT_CPU` wakeups.
     pub(crate) fn select_task_rq_fair_v6_5(
         &mut self,
         p: TaskId,
@@ -72,6 +74,21 @@ impl Sched {
 
         if wake_flags & wf::TTWU != 0 {
             self.record_wakee(p, this_cpu, now);
+            // 6.5 asks find_energy_efficient_cpu whenever EAS is on; the overutilized
+            // test is inside it. The counters split the wakeups as 6.12's do.
+            if self.sched_energy_enabled() {
+                let overutilized = self.is_rd_overutilized(this_cpu);
+                let target = self.find_energy_efficient_cpu_v6_5(p, prev_cpu, this_cpu);
+                if overutilized {
+                    self.eas.stats.overutilized_wakeups += 1;
+                } else {
+                    self.note_feec(p, this_cpu, prev_cpu, target);
+                }
+                if let Some(c) = target {
+                    return c;
+                }
+                new_cpu = prev_cpu;
+            }
             want_affine = !self.wake_wide(p, this_cpu) && self.tasks[p].allowed_on(cpu);
         }
 
@@ -111,10 +128,13 @@ impl Sched {
             util_min: UCLAMP_MIN_DEFAULT,
             util_max: UCLAMP_MAX_DEFAULT,
         };
-        // The task's utilization is brought up to date to check it against capacities.
+        // The task's utilization is brought up to date to check it, with its clamps,
+        // against capacities.
         if self.sched_asym_cpucap_active() {
             self.sync_entity_load_avg(p);
             fit.util = self.task_util_est(p);
+            fit.util_min = self.uclamp_eff_value(p, crate::uclamp::ClampId::Min);
+            fit.util_max = self.uclamp_eff_value(p, crate::uclamp::ClampId::Max);
         }
 
         if self.idle_v6_5(target) && self.asym_fits_cpu(&fit, target) {

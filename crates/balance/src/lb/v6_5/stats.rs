@@ -75,7 +75,11 @@ pub trait StatsV6_5: GroupStats {
             if nr_running > 1 {
                 overload = true;
             }
-            // cpu_overutilized() only feeds rd->overutilized, which only EAS reads.
+            // 6.5's cpu_overutilized has no sched_energy_enabled() test, but the flag it
+            // raises is read only with EAS on, so 6.12's (false without EAS) is the same.
+            if self.cpu_overutilized(i) {
+                c.sg_overutilized = true;
+            }
             if nr_running == 0 && self.idle_cpu(i) {
                 sgs.idle_cpus += 1;
                 // Idle CPUs cannot have a misfit task.
@@ -222,6 +226,7 @@ pub trait StatsV6_5: GroupStats {
         let mut sum_util = 0u64;
         let mut overload = false;
         let mut load_snapshot = false;
+        c.sg_overutilized = false;
         for &g in &self.topo().domain(sd).groups {
             let local_group = self.topo().group(g).span.test(env.dst_cpu);
             if local_group {
@@ -272,8 +277,13 @@ pub trait StatsV6_5: GroupStats {
         if let Some(b) = sds.busiest {
             sds.prefer_sibling = self.topo().group(b).flags.contains(SdFlags::PREFER_SIBLING);
         }
+        // At the root the statistics set or clear the overutilized state (the tipping
+        // point); below it they only set it.
         if self.topo().domain(sd).parent.is_none() {
             c.rd_overloaded = Some(overload);
+            c.rd_overutilized = Some(c.sg_overutilized);
+        } else if c.sg_overutilized {
+            c.rd_overutilized = Some(true);
         }
         // update_idle_cpu_scan's own early returns: newly idle balances, SIS_UTIL off, a
         // domain other than the LLC.
@@ -395,8 +405,13 @@ pub trait StatsV6_5: GroupStats {
             return None;
         };
         let busiest = sds.busiest_stat;
-        // Misfit tasks go regardless of load; sched_energy_enabled() is false without an
-        // energy model; asym packing and imbalanced groups bypass the load checks.
+        // Misfit tasks go regardless of load; otherwise, with EAS on, a root domain
+        // with perf domains that is not overutilized keeps EAS's placement. Asym
+        // packing and imbalanced groups bypass the load checks.
+        if busiest.group_type != GroupType::MisfitTask && self.rd_eas_balanced(env.dst_cpu) {
+            env.imbalance = 0;
+            return None;
+        }
         let force = matches!(
             busiest.group_type,
             GroupType::MisfitTask | GroupType::AsymPacking | GroupType::Imbalanced
