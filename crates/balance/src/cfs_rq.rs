@@ -82,6 +82,10 @@ pub struct CfsRq {
     pub h_nr_runnable: u32,
     /// `h_nr_delayed`.
     pub h_nr_delayed: u32,
+    /// `idle_h_nr_running`: queued SCHED_IDLE tasks (delayed ones included, as
+    /// `h_nr_queued` counts them). fairsim keeps no per-entity `idle_nr_running`, which
+    /// only `/proc/sched_debug` reads without task groups.
+    pub idle_h_nr_running: u32,
     /// `avg_vruntime`: sum of (v_i - zero_vruntime) * w_i over the tree.
     pub avg_vruntime: i64,
     /// `avg_load`: sum of w_i over the tree.
@@ -130,6 +134,7 @@ impl Default for CfsRq {
             h_nr_queued: 0,
             h_nr_runnable: 0,
             h_nr_delayed: 0,
+            idle_h_nr_running: 0,
             avg_vruntime: 0,
             avg_load: 0,
             zero_vruntime: INITIAL_ZERO_VRUNTIME,

@@ -50,5 +50,5 @@ pub use sched::{
     BOOT_CLOCK_OFFSET,
 };
 pub use stats::{CpuIdleType, RqSchedstat, SdSchedstat};
-pub use task::{OnRq, Task, TaskId, TaskState};
+pub use task::{OnRq, Policy, Task, TaskId, TaskState};
 pub use tunables::{Place as TunablePlace, TunableError, Tunables};

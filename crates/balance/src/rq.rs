@@ -105,10 +105,10 @@ impl Rq {
         self.curr.is_none() && self.nr_running == 0 && self.ttwu_pending == 0
     }
 
-    /// `sched_idle_rq(rq)`: every runnable task is SCHED_IDLE. fairsim has no SCHED_IDLE
-    /// tasks, so this holds only for an empty rq with tasks (never).
+    /// `sched_idle_rq(rq)`: the runqueue has tasks and every one of them is SCHED_IDLE
+    /// (only 6.12's enqueue counts them; on the eras this never holds).
     pub fn sched_idle_rq(&self) -> bool {
-        false
+        self.nr_running == self.cfs.idle_h_nr_running && self.nr_running != 0
     }
 
     /// `available_idle_cpu(cpu)`: idle and not preempted as a vCPU (never, here).

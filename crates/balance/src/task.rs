@@ -84,6 +84,32 @@ pub struct SchedInfo {
     pub last_queued: u64,
 }
 
+/// A fair task's scheduling policy (`p->policy`): `SCHED_NORMAL`, `SCHED_BATCH` or
+/// `SCHED_IDLE`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Policy {
+    /// `SCHED_NORMAL` (`SCHED_OTHER`).
+    #[default]
+    Normal,
+    /// `SCHED_BATCH`: weighted by nice like a normal task, but its wakeups never preempt.
+    Batch,
+    /// `SCHED_IDLE`: weight 3 whatever its nice; it never preempts on wakeup and any
+    /// other fair task's wakeup preempts it; a CPU running only such tasks counts as idle
+    /// to wakeup placement (`sched_idle_cpu`) and the periodic balance.
+    Idle,
+}
+
+impl Policy {
+    /// The name `chrt` and outputs use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Normal => "normal",
+            Policy::Batch => "batch",
+            Policy::Idle => "idle",
+        }
+    }
+}
+
 /// The scheduler's view of one task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Task {
@@ -93,6 +119,8 @@ pub struct Task {
     pub name: String,
     /// Nice level, -20..=19.
     pub nice: i32,
+    /// `p->policy` (the fair class's three).
+    pub policy: Policy,
     /// `p->__state`.
     pub state: TaskState,
     /// `p->on_rq`.

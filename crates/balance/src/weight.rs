@@ -10,6 +10,12 @@ const WMULT_CONST: u64 = 0xffff_ffff;
 /// `WMULT_SHIFT`.
 const WMULT_SHIFT: u32 = 32;
 
+/// `WEIGHT_IDLEPRIO` (kernel/sched/sched.h): a SCHED_IDLE task's weight, below nice 19's
+/// 15.
+pub const WEIGHT_IDLEPRIO: u64 = 3;
+/// `WMULT_IDLEPRIO`: its inverse.
+pub const WMULT_IDLEPRIO: u32 = 1_431_655_765;
+
 /// `sched_prio_to_weight[]`: each nice level is ~1.25 times the next.
 pub const SCHED_PRIO_TO_WEIGHT: [u64; 40] = [
     88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904,
@@ -59,6 +65,15 @@ impl LoadWeight {
         LoadWeight {
             weight: scale_load(SCHED_PRIO_TO_WEIGHT[idx]),
             inv_weight: SCHED_PRIO_TO_WMULT[idx],
+        }
+    }
+
+    /// The weight `set_load_weight` gives a SCHED_IDLE task, whatever its nice:
+    /// `scale_load(WEIGHT_IDLEPRIO)` (3) with `WMULT_IDLEPRIO` (1431655765, `2^32 / 3`).
+    pub fn idle_prio() -> LoadWeight {
+        LoadWeight {
+            weight: scale_load(WEIGHT_IDLEPRIO),
+            inv_weight: WMULT_IDLEPRIO,
         }
     }
 

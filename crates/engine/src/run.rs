@@ -242,6 +242,17 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
             kernel.release()
         )));
     }
+    if kernel != fairsim_balance::Kernel::V6_12
+        && bp
+            .tasks
+            .iter()
+            .any(|t| t.policy != fairsim_balance::Policy::Normal)
+    {
+        return Err(EngineError::Config(format!(
+            "policy: Linux {}'s SCHED_BATCH and SCHED_IDLE rules are not ported (fairsim models them for 6.12); allowed: --kernel 6.12, or no policy=, chrt or rt-app policy SCHED_IDLE",
+            kernel.release()
+        )));
+    }
     if spec.config.rtapp_log {
         for w in &mut bp.workloads {
             let threads = w.periodic.log.threads.len();
@@ -374,6 +385,7 @@ mod tests {
             mem: None,
             uclamp: None,
             nice: None,
+            policy: None,
         };
         let endless = r#"{"tasks": {"t": {"run": 1000, "sleep": 1000}}}"#;
         assert_eq!(

@@ -67,6 +67,7 @@ fn rtapp(text: &str) -> WorkloadSpec {
         mem: None,
         uclamp: None,
         nice: None,
+        policy: None,
     }
 }
 

@@ -554,6 +554,52 @@ fn nice_and_the_nice_key_set_every_tasks_nice_level() {
 }
 
 #[test]
+fn chrt_and_the_policy_key_set_every_tasks_policy() {
+    use fairsim_engine::balance::Policy;
+    same("chrt -i 0 hackbench -g 1", "hackbench:g=1,policy=idle");
+    same(
+        "chrt --batch 0 hackbench -g 1",
+        "hackbench:g=1,policy=batch",
+    );
+    same(
+        "taskset -c 0 chrt -o 0 hackbench",
+        "hackbench:cpus=0,policy=normal",
+    );
+    let w = spec("hackbench:policy=idle");
+    assert_eq!(w.policy, Some(Policy::Idle));
+    assert!(
+        w.canonical(4).ends_with(",policy=idle"),
+        "{}",
+        w.canonical(4)
+    );
+    assert_eq!(spec("hackbench").policy, None);
+    for (bad, want) in [
+        (
+            "hackbench:policy=fifo",
+            "hackbench: policy: invalid value 'fifo'; allowed: normal, batch or idle",
+        ),
+        (
+            "chrt -f 10 hackbench",
+            "chrt: '-f' is a real-time or deadline policy",
+        ),
+        (
+            "chrt -i 5 hackbench",
+            "chrt: priority '5': the policy takes only 0",
+        ),
+        ("chrt -i 0", "chrt: no command after the priority"),
+        ("chrt -p 0 1", "chrt: '-p' is not supported"),
+        (
+            "rtapp:t.json,policy=idle",
+            "rtapp: policy: not for an rt-app file",
+        ),
+    ] {
+        let e = error(bad);
+        assert!(e.contains(want), "{bad}: {e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+}
+
+#[test]
 fn an_rtapp_task_with_util_min_above_util_max_is_refused() {
     let f = std::env::temp_dir().join(format!("fairsim-uclamp-{}.json", std::process::id()));
     std::fs::write(

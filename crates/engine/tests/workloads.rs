@@ -293,3 +293,61 @@ fn nice_5_gets_335_of_1024_plus_335_of_a_shared_cpu() {
     let ratio = user[0] as f64 / user[1] as f64;
     assert!((ratio / (1024.0 / 335.0) - 1.0).abs() < 0.01, "{ratio}");
 }
+
+/// Each task's `(user_ns, wakeups, mean wakeup latency ns, max wakeup latency ns)` of a
+/// 2 s run of `workloads` on a four-core SMT machine, for tasks that ran.
+fn per_task(workloads: &[&str]) -> Vec<(u64, u64, u64, u64)> {
+    let s = common::spec("smt-mc-1s4c2t", workloads, 2000, 1);
+    let r = fairsim_engine::run::run(&s, &mut |_, _| {}).unwrap();
+    let j = fairsim_engine::output::to_json(&s, &r);
+    j["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let n = |k: &str| t[k].as_u64().unwrap();
+            (
+                n("user_ns"),
+                n("wakeups"),
+                n("wakeup_latency_mean_ns"),
+                n("wakeup_latency_max_ns"),
+            )
+        })
+        .filter(|t| t.0 > 0)
+        .collect()
+}
+
+#[test]
+fn a_sched_idle_task_weighs_3_never_preempts_and_is_always_preempted() {
+    // A SCHED_IDLE hog beside a normal one on cpu0 gets about 3 / (1024 + 3) of it
+    // (WEIGHT_IDLEPRIO); the first tick's worth before the normal hog's first slice
+    // ends is the error the bound allows.
+    let hogs = per_task(&[
+        "sysbench-cpu:threads=1,events=0,time=100s,cpus=0",
+        "taskset -c 0 chrt -i 0 sysbench cpu --threads=1 --events=0 --time=100 run",
+    ]);
+    assert_eq!(hogs.len(), 2, "{hogs:?}");
+    let share = hogs[1].0 as f64 / (hogs[0].0 + hogs[1].0) as f64;
+    assert!(share < 0.005 && share > 0.002, "idle share {share}");
+    // A normal task waking on a CPU that runs a SCHED_IDLE hog preempts it at once
+    // (check_preempt_wakeup_fair's idle rule); beside a normal hog, EEVDF makes it wait
+    // for the hog's slice now and then.
+    let sleeper = "nanosleep:n=1,cpus=0";
+    let beside_idle = per_task(&[
+        "sysbench-cpu:threads=1,events=0,time=100s,cpus=0,policy=idle",
+        sleeper,
+    ]);
+    let beside_normal = per_task(&["sysbench-cpu:threads=1,events=0,time=100s,cpus=0", sleeper]);
+    let lat = |v: &[(u64, u64, u64, u64)]| *v.iter().find(|t| t.1 > 100).unwrap();
+    assert!(lat(&beside_idle).3 < 10_000, "{beside_idle:?}");
+    assert!(lat(&beside_normal).3 > 1_000_000, "{beside_normal:?}");
+    // A SCHED_IDLE or SCHED_BATCH sleeper never preempts the normal hog: each of its
+    // wakeups waits for the next tick or the hog's slice, so it wakes ~100 times less.
+    for policy in ["idle", "batch"] {
+        let w = format!("{sleeper},policy={policy}");
+        let v = per_task(&["sysbench-cpu:threads=1,events=0,time=100s,cpus=0", &w]);
+        let t = v.iter().find(|t| t.1 > 0).unwrap();
+        assert!(t.1 * 20 < lat(&beside_normal).1, "{policy}: {v:?}");
+        assert!(t.2 > 1_000_000, "{policy}: {v:?}");
+    }
+}

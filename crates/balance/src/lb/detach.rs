@@ -64,6 +64,8 @@ pub trait MoveTasks {
     fn mv_task_util_est(&self, p: TaskId) -> u64;
     /// `task_fits_cpu(p, cpu)`.
     fn mv_task_fits_cpu(&self, p: TaskId, cpu: usize) -> bool;
+    /// `task_has_idle_policy(p)`: the task is SCHED_IDLE.
+    fn mv_task_idle_policy(&self, p: TaskId) -> bool;
     /// `detach_task`'s state change: `deactivate_task(src, p, DEQUEUE_NOCLOCK)` and
     /// `set_task_cpu(p, dst)`.
     fn detach_task_from(&mut self, p: TaskId, env: &LbEnv);
@@ -75,6 +77,10 @@ pub trait MoveTasks {
     /// `task_hot(p, env)`: the task ran on its CPU within `sysctl_sched_migration_cost`
     /// (or is the next buddy of a busy destination), so its cache is probably warm.
     fn task_hot(&self, p: TaskId, env: &LbEnv) -> bool {
+        // A SCHED_IDLE task's cache is never worth keeping it where it is.
+        if self.mv_task_idle_policy(p) {
+            return false;
+        }
         if self
             .mv_topo()
             .domain(env.sd)
@@ -304,6 +310,9 @@ impl MoveTasks for Sched {
     }
     fn mv_task_fits_cpu(&self, p: TaskId, cpu: usize) -> bool {
         self.task_fits_cpu(p, cpu)
+    }
+    fn mv_task_idle_policy(&self, p: TaskId) -> bool {
+        self.tasks[p].policy == crate::task::Policy::Idle
     }
     fn detach_task_from(&mut self, p: TaskId, env: &LbEnv) {
         self.deactivate_task(env.src_cpu, p, 0);

@@ -86,6 +86,7 @@ impl Sched {
             }
             rq.cfs.h_nr_queued += 1;
             rq.cfs.h_nr_delayed += h_nr_delayed;
+            rq.cfs.idle_h_nr_running += u32::from(self.tasks[p].policy == Policy::Idle);
         }
         // add_nr_running: a second runnable task makes the CPU's own root domain
         // overloaded.
@@ -155,6 +156,9 @@ impl Sched {
         let task_delayed = flags & qflags::DELAYED != 0;
         let h_nr_delayed =
             u32::from(!task_sleep && !task_delayed && self.tasks[p].se.sched_delayed);
+        let idle_h_nr_running = u32::from(self.tasks[p].policy == Policy::Idle);
+        let was_sched_idle = self.rqs[cpu].sched_idle_rq();
+        let jiffies = self.jiffies_now();
         let rq = &mut self.rqs[cpu];
         let (done, upd) = dequeue_entity(&mut rq.cfs, &mut self.tasks, p, flags, clocks, &fair);
         if upd.resched {
@@ -171,8 +175,14 @@ impl Sched {
         }
         rq.cfs.h_nr_queued -= 1;
         rq.cfs.h_nr_delayed -= h_nr_delayed;
+        rq.cfs.idle_h_nr_running -= idle_h_nr_running;
         // sub_nr_running
         rq.nr_running -= 1;
+        // A runqueue left with only SCHED_IDLE tasks balances at its next tick, as an
+        // idle one would.
+        if !was_sched_idle && rq.sched_idle_rq() {
+            rq.next_balance = jiffies;
+        }
         if task_delayed {
             // __block_task
             self.tasks[p].on_rq = OnRq::No;
@@ -201,9 +211,11 @@ impl Sched {
             return;
         }
         let feat = self.fair.features;
+        // set_next_buddy leaves an idle entity alone.
         if feat.has(Feature::NEXT_BUDDY)
             && wake_flags & wf::FORK == 0
             && !self.tasks[p].se.sched_delayed
+            && self.tasks[p].policy != Policy::Idle
         {
             self.rqs[cpu].cfs.next = Some(p);
         }
@@ -211,6 +223,21 @@ impl Sched {
             return;
         }
         if !feat.has(Feature::WAKEUP_PREEMPTION) {
+            return;
+        }
+        // An idle entity gives way to any other (losing its slice protection) and never
+        // preempts one; SCHED_BATCH and SCHED_IDLE wakees do not preempt at all.
+        let cse_is_idle = self.tasks[curr].policy == Policy::Idle;
+        let pse_is_idle = self.tasks[p].policy == Policy::Idle;
+        if cse_is_idle && !pse_is_idle {
+            cancel_protect_slice(&mut self.tasks[curr]);
+            self.resched_curr(cpu);
+            return;
+        }
+        if cse_is_idle != pse_is_idle {
+            return;
+        }
+        if self.tasks[p].policy != Policy::Normal {
             return;
         }
         let clocks = self.clocks(cpu);

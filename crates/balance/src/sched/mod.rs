@@ -26,7 +26,7 @@ use crate::cfs_rq::{
 use crate::features::{Feature, Features};
 use crate::rq::{Rq, SYSCTL_SCHED_MIGRATION_COST};
 use crate::stats::SdSchedstat;
-use crate::task::{OnRq, SchedEntity, SchedInfo, Task, TaskId, TaskState};
+use crate::task::{OnRq, Policy, SchedEntity, SchedInfo, Task, TaskId, TaskState};
 use crate::weight::{scale_load_down, LoadWeight};
 
 /// Offset added to the engine's time to make the kernel clocks: the emulated machine has
@@ -430,6 +430,7 @@ impl Sched {
             id,
             name: name.to_string(),
             nice,
+            policy: Policy::Normal,
             state: TaskState::New,
             on_rq: OnRq::No,
             on_cpu: false,
@@ -464,6 +465,21 @@ impl Sched {
             uclamp: crate::uclamp::TaskUclamp::default(),
         });
         id
+    }
+
+    /// Gives the new task `p` the policy it inherits from its launcher (`chrt -i 0` or
+    /// `chrt -b 0` before the command: `sched_fork` copies the parent's policy and
+    /// `set_load_weight` weighs a SCHED_IDLE task at `WEIGHT_IDLEPRIO`, so the task's
+    /// initial `load_avg` is that weight too, as `init_entity_runnable_average` sets it).
+    /// Called right after [`Sched::create_task`], before the task is forked. Only 6.12's
+    /// fair class reads the policy; the engine refuses it on the eras.
+    pub fn set_task_policy(&mut self, p: TaskId, policy: Policy) {
+        let t = &mut self.tasks[p];
+        t.policy = policy;
+        if policy == Policy::Idle {
+            t.se.load = LoadWeight::idle_prio();
+            t.se.avg = init_entity_runnable_average(true, scale_load_down(t.se.load.weight));
+        }
     }
 
     /// `sched_fork`'s class hook, `task_fork_fair(p)`, run on the parent's CPU at `now`

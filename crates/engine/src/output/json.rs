@@ -184,6 +184,10 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
                 "user_ns": m.user_ns,
                 "sys_ns": m.sys_ns,
             });
+            // A task that is not SCHED_NORMAL says which policy it ran under.
+            if w.tasks[x].policy != fairsim_balance::Policy::Normal {
+                v["policy"] = json!(w.tasks[x].policy.name());
+            }
             // With clamps in use, each task's effective util_min and util_max.
             if let (true, Some(sid)) = (w.sched.uclamp_used, w.tasks[x].sched_id) {
                 use fairsim_balance::uclamp::ClampId;

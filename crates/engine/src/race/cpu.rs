@@ -327,6 +327,10 @@ impl MoveTasks for CpuCtx<'_> {
     fn mv_task_fits_cpu(&self, _p: TaskId, _cpu: usize) -> bool {
         true
     }
+    fn mv_task_idle_policy(&self, _p: TaskId) -> bool {
+        // Race mode's tokens are all SCHED_NORMAL.
+        false
+    }
     fn detach_task_from(&mut self, p: TaskId, _env: &LbEnv) {
         let ue = self.w.util_est;
         if let Some(g) = self.locked.as_mut() {

@@ -1,6 +1,7 @@
 //! The per-task attribute keys every workload takes, as the launcher a user would start
 //! the tool under gives them to all its tasks: `uclamp=MIN..MAX` (`uclampset -m MIN -M
-//! MAX`; the scheduler side is `fairsim_balance::uclamp`) and `nice=N` (`nice -n N`).
+//! MAX`; the scheduler side is `fairsim_balance::uclamp`), `nice=N` (`nice -n N`) and
+//! `policy=normal|batch|idle` (`chrt -o|-b|-i 0`).
 
 use crate::error::EngineError;
 
@@ -52,6 +53,30 @@ pub(crate) fn split_uclamp(
         return Err(bad());
     }
     Ok((rest, Some((lo, hi))))
+}
+
+/// Takes `policy=normal|batch|idle` out of a workload's option list: the fair class's
+/// three policies, as `chrt -o 0`, `chrt -b 0` and `chrt -i 0` set them.
+pub(crate) fn split_policy(
+    tool: &str,
+    body: &str,
+) -> Result<(String, Option<fairsim_balance::Policy>), EngineError> {
+    use fairsim_balance::Policy;
+    let (rest, value) = take_key(tool, body, "policy", "policy=normal|batch|idle")?;
+    let Some(v) = value else {
+        return Ok((rest, None));
+    };
+    let p = match v.as_str() {
+        "normal" | "other" => Policy::Normal,
+        "batch" => Policy::Batch,
+        "idle" => Policy::Idle,
+        _ => {
+            return Err(EngineError::Workload(format!(
+                "{tool}: policy: invalid value '{v}'; allowed: normal, batch or idle (the fair class's SCHED_NORMAL, SCHED_BATCH and SCHED_IDLE)"
+            )))
+        }
+    };
+    Ok((rest, Some(p)))
 }
 
 /// Takes `nice=N` out of a workload's option list: -20 to 19, as `setpriority` takes it

@@ -103,6 +103,10 @@ pub struct WorkloadSpec {
     /// tool under `nice -n N` does; `None`: nice 0. rt-app workloads take their tasks'
     /// own `priority` key instead.
     pub nice: Option<i32>,
+    /// `policy=normal|batch|idle`: every task of the workload runs under this policy, as
+    /// starting the tool under `chrt -b 0` or `chrt -i 0` does; `None`: SCHED_NORMAL.
+    /// rt-app workloads take their tasks' own `policy` key instead.
+    pub policy: Option<fairsim_balance::Policy>,
 }
 
 /// A tool with its options.
@@ -299,6 +303,13 @@ impl WorkloadSpec {
                 "rtapp: nice: not for an rt-app file, whose tasks have their own; allowed: each task's \"priority\" key".into(),
             ));
         }
+        // ... and policy=normal|batch|idle.
+        let (body, policy) = attrs::split_policy(tool, &body)?;
+        if policy.is_some() && tool == "rtapp" {
+            return Err(EngineError::Workload(
+                "rtapp: policy: not for an rt-app file, whose tasks have their own; allowed: each task's \"policy\" key".into(),
+            ));
+        }
         let body = body.as_str();
         let workload = match tool {
             "schbench" => Workload::Schbench(Schbench::parse(body)?),
@@ -318,6 +329,7 @@ impl WorkloadSpec {
             mem,
             uclamp,
             nice,
+            policy,
         })
     }
 
@@ -380,8 +392,12 @@ impl WorkloadSpec {
             Some((min, max)) => format!("{tool},uclamp={min}..{max}"),
             None => tool,
         };
-        match self.nice {
+        let tool = match self.nice {
             Some(n) => format!("{tool},nice={n}"),
+            None => tool,
+        };
+        match self.policy {
+            Some(p) => format!("{tool},policy={}", p.name()),
             None => tool,
         }
     }
@@ -458,6 +474,11 @@ impl WorkloadSpec {
         if let Some(n) = self.nice {
             for t in &mut bp.tasks[first..] {
                 t.nice = n;
+            }
+        }
+        if let Some(p) = self.policy {
+            for t in &mut bp.tasks[first..] {
+                t.policy = p;
             }
         }
         if let Some(clamps) = self.uclamp {
@@ -539,6 +560,7 @@ pub(crate) fn new_task(
         thread: false,
         home_node: None,
         uclamp: None,
+        policy: fairsim_balance::Policy::Normal,
     }
 }
 

@@ -21,8 +21,8 @@
 //!   -1: forever; 0: nothing runs) repeats the phase list. Without `phases` the task
 //!   object is its one phase and its `loop` is the phase's, run once.
 //! - `delay` (us) sleeps before the first phase; `cpus` (array) sets `cpus_allowed`;
-//!   `policy` must be `SCHED_OTHER` (default `global.default_policy`) and `priority` is
-//!   its nice value (`_set_thread_cfs`); `util_min` and `util_max` (0..1024) are its
+//!   `policy` is `SCHED_OTHER` or `SCHED_IDLE` (default `global.default_policy`;
+//!   `SCHED_IDLE` on `--kernel 6.12` only) and `priority` is its nice value (`_set_thread_cfs`); `util_min` and `util_max` (0..1024) are its
 //!   utilization clamps (`_set_thread_uclamp`'s `sched_setattr`, `--kernel 6.12` only),
 //!   in effect from the thread's creation (rt-app sets them as the thread starts, before
 //!   its first phase).
@@ -110,6 +110,9 @@ pub struct RtTask {
     pub delay: u64,
     /// Nice value (`priority` under SCHED_OTHER).
     pub nice: i32,
+    /// `policy`: SCHED_OTHER or SCHED_IDLE (rt-app's `string_to_policy` has no
+    /// SCHED_BATCH).
+    pub policy: fairsim_balance::Policy,
     /// `util_min` and `util_max`: the clamps rt-app sets with `sched_setattr` (each
     /// defaulting to the kernel's, 0 and 1024, when only the other is given).
     pub uclamp: Option<(u32, u32)>,
@@ -327,6 +330,7 @@ impl Rtapp {
             instances: 1,
             delay: 0,
             nice: 0,
+            policy: fairsim_balance::Policy::Normal,
             uclamp: None,
             cpus: None,
             repeat: -1,
@@ -371,11 +375,15 @@ impl Rtapp {
             ),
             ));
         }
-        if policy != "SCHED_OTHER" {
-            return Err(c.err(&join(&path, "policy"), &format!(
-                "'{policy}' is not modelled; allowed: SCHED_OTHER (fairsim emulates the fair class's SCHED_NORMAL)"
-            )));
-        }
+        task.policy = match policy.as_str() {
+            "SCHED_OTHER" => fairsim_balance::Policy::Normal,
+            "SCHED_IDLE" => fairsim_balance::Policy::Idle,
+            _ => {
+                return Err(c.err(&join(&path, "policy"), &format!(
+                    "'{policy}' is not modelled; allowed: SCHED_OTHER or SCHED_IDLE (fairsim emulates the fair class)"
+                )))
+            }
+        };
         match phases {
             Some(list) => {
                 if let Some((k, _)) = obj.iter().find(|(k, _)| event_kind(k).is_some()) {
@@ -669,6 +677,7 @@ impl Rtapp {
                 };
                 let mut t = new_task(comm, prog, None, (me, me), w);
                 t.nice = task.nice;
+                t.policy = task.policy;
                 t.uclamp = task.uclamp;
                 t.cpus_allowed = task_mask.clone();
                 bp.tasks.push(t);

@@ -156,9 +156,10 @@ const COLUMNS: [(&str, usize); 11] = [
     ("wu_lat", 10),
 ];
 
-/// The text of thread `ind`'s log file (nice value `nice`) in rt-app v1.0's layout.
-pub fn log_text(ind: usize, nice: i32, log: &ThreadLog) -> String {
-    let mut out = format!("# Policy : SCHED_OTHER priority : {nice}\n");
+/// The text of thread `ind`'s log file (policy `policy` as rt-app's `policy_to_string`
+/// names it, nice value `nice`) in rt-app v1.0's layout.
+pub fn log_text(ind: usize, policy: &str, nice: i32, log: &ThreadLog) -> String {
+    let mut out = format!("# Policy : {policy} priority : {nice}\n");
     // thread_body's header: "%s %8s %8s %8s %15s %15s %15s %10s %10s %10s %10s".
     let header: Vec<String> = COLUMNS
         .iter()
@@ -244,7 +245,7 @@ mod tests {
             }],
             dropped: 0,
         };
-        let text = log_text(2, -5, &log);
+        let text = log_text(2, "SCHED_OTHER", -5, &log);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "# Policy : SCHED_OTHER priority : -5");
         assert_eq!(

@@ -31,7 +31,14 @@ impl Rtapp {
             .enumerate()
             .map(|(k, (name, task))| {
                 let t = log.threads.get(k).cloned().unwrap_or_default();
-                (format!("rt-app-{name}-{k}.log"), log_text(k, task.nice, &t))
+                let policy = match task.policy {
+                    fairsim_balance::Policy::Idle => "SCHED_IDLE",
+                    _ => "SCHED_OTHER",
+                };
+                (
+                    format!("rt-app-{name}-{k}.log"),
+                    log_text(k, policy, task.nice, &t),
+                )
             })
             .collect()
     }

@@ -339,6 +339,9 @@ pub struct TaskRt {
     /// Its `sched_setattr` utilization clamps (`util_min`, `util_max`), set when it is
     /// created; `None`: the defaults.
     pub uclamp: Option<(u32, u32)>,
+    /// Its scheduling policy, inherited from its launcher (`chrt`, `policy=`, rt-app's
+    /// `policy`).
+    pub policy: fairsim_balance::Policy,
 }
 
 /// A pipe or a stream socket with a bounded buffer.

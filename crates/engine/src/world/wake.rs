@@ -193,6 +193,9 @@ impl World {
             self.tasks[x].cpus_allowed.clone(),
             cpu,
         );
+        if self.tasks[x].policy != fairsim_balance::Policy::Normal {
+            self.sched.set_task_policy(sid, self.tasks[x].policy);
+        }
         if let Some((min, max)) = self.tasks[x].uclamp {
             // Every source of clamps (uclamp=, uclampset, rt-app's keys) is parsed with
             // uclamp_validate's rules, so the kernel's checks pass here.

@@ -7,8 +7,9 @@
 //! reads differently now (`hackbench :g=4` stays a key list).
 //!
 //! The line is split into words as a shell would (`words.rs`), an optional `sudo` and
-//! `taskset -c LIST` in front are read (the list becomes the workload's `cpus=LIST`, as
-//! the key form's), and the program (its path dropped: `./schbench`) picks the tool.
+//! the launchers in front are read, in any order (`taskset -c LIST`, `uclampset`,
+//! `nice` and `chrt -o|-b|-i 0`, which become the workload's `cpus=`, `uclamp=`, `nice=`
+//! and `policy=`, as the key form's), and the program (its path dropped: `./schbench`) picks the tool.
 //! Each tool's arguments are then read with that tool's own grammar and defaults, from
 //! its source (cited in each module), and turned into the `key=value` body the tool's
 //! existing parser reads, so that a command line and its key form give the same
@@ -85,6 +86,7 @@ fn parse_words(spec: &str) -> Result<WorkloadSpec, EngineError> {
     let mut cpus = None;
     let mut uclamp = None;
     let mut nice = None;
+    let mut policy = None;
     loop {
         match rest.first().map(|w| program_name(w)) {
             Some("taskset") if cpus.is_none() => {
@@ -100,6 +102,11 @@ fn parse_words(spec: &str) -> Result<WorkloadSpec, EngineError> {
             Some("nice") if nice.is_none() => {
                 let (n, after) = nice_cmd(&rest[1..])?;
                 nice = Some(n);
+                rest = after;
+            }
+            Some("chrt") if policy.is_none() => {
+                let (p, after) = chrt(&rest[1..])?;
+                policy = Some(p);
                 rest = after;
             }
             _ => break,
@@ -134,7 +141,42 @@ fn parse_words(spec: &str) -> Result<WorkloadSpec, EngineError> {
         mem: None,
         uclamp,
         nice,
+        policy,
     })
+}
+
+/// Reads util-linux `chrt [-o | -b | -i] 0 COMMAND` (short or long options): the fair
+/// class's policy for the command's tasks. Their static priority must be 0, as chrt
+/// requires for these policies; the real-time and deadline policies, `-R` and `-p` are
+/// refused (fairsim emulates the fair class only).
+fn chrt(args: &[String]) -> Result<(fairsim_balance::Policy, &[String]), EngineError> {
+    use fairsim_balance::Policy;
+    let bad = |what: String| {
+        err(format!(
+            "chrt: {what}; allowed: chrt -o|-b|-i 0 COMMAND (SCHED_OTHER, SCHED_BATCH or SCHED_IDLE)"
+        ))
+    };
+    let (policy, rest) = match args {
+        [flag, rest @ ..] => match flag.as_str() {
+            "-o" | "--other" => (Policy::Normal, rest),
+            "-b" | "--batch" => (Policy::Batch, rest),
+            "-i" | "--idle" => (Policy::Idle, rest),
+            "-f" | "--fifo" | "-r" | "--rr" | "-d" | "--deadline" => {
+                return Err(bad(format!(
+                    "'{flag}' is a real-time or deadline policy, which fairsim does not emulate"
+                )))
+            }
+            other => return Err(bad(format!("'{other}' is not supported"))),
+        },
+        [] => return Err(bad("no policy".into())),
+    };
+    match rest {
+        [prio, command @ ..] if prio == "0" && !command.is_empty() => Ok((policy, command)),
+        [prio, ..] if prio != "0" => {
+            Err(bad(format!("priority '{prio}': the policy takes only 0")))
+        }
+        _ => Err(bad("no command after the priority".into())),
+    }
 }
 
 /// Reads `taskset -c LIST` (util-linux: `-c`/`--cpu-list`, the list in the kernel's
