@@ -122,7 +122,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "METRIC:RULE")]
     until: Option<String>,
 
-    /// With --until, the seeds before the first look (2 to --seeds; default 5: fewer give
+    /// With --until, the seeds run before the rule is first checked (2 to --seeds; default 5: fewer give
     /// spreads that are often far too small by chance).
     #[arg(long, value_name = "N")]
     min_seeds: Option<u32>,
@@ -400,34 +400,7 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
         .as_deref()
         .map(compare_until::parse)
         .transpose()?;
-    let min_seeds = match (&until, args.min_seeds) {
-        (None, None) => 0,
-        (None, Some(_)) => {
-            return Err(CliError::msg(
-                "--min-seeds: only with --until; allowed: --until METRIC:RULE --min-seeds N",
-            ))
-        }
-        (Some(_), None) if args.seeds < compare_until::DEFAULT_MIN_SEEDS => {
-            return Err(CliError::msg(format!(
-                "--seeds: {} is below --until's default --min-seeds {}; allowed: --seeds {} or more, or --min-seeds 2 to {}",
-                args.seeds,
-                compare_until::DEFAULT_MIN_SEEDS,
-                compare_until::DEFAULT_MIN_SEEDS,
-                args.seeds
-            )))
-        }
-        (Some(_), m) => {
-            let m = m.unwrap_or(compare_until::DEFAULT_MIN_SEEDS);
-            if m < 2 || m > args.seeds {
-                return Err(invalid(
-                    "--min-seeds",
-                    m,
-                    &format!("2 to --seeds ({})", args.seeds),
-                ));
-            }
-            m as usize
-        }
-    };
+    let min_seeds = compare_until::min_seeds(until.as_ref(), args.min_seeds, args.seeds)?;
     let parse_kernel = |field: &str, text: &Option<String>| {
         text.as_ref()
             .map(|t| {
