@@ -8,8 +8,9 @@ dropped). Commands that start with `fairsim` run in order, in one scratch direct
 page (so that `fairsim schedstat show ss.txt` finds the file the line before wrote), with
 the repository's `examples/`, `experiments/`, `validation/` and `crates/` linked in.
 Virtual times are divided by the scale (`--duration 2s` runs 100 ms, `--warmup` and
-`--trace-window` shrink alike) and `compare`'s `--seeds` is capped at 2, which keeps the
-whole pass within a few minutes on 2 cores. Anything else (cargo, the experiments' own
+`--trace-window` shrink alike) and `compare`'s `--seeds` is capped at 2 (with `--until`,
+its `--min-seeds` too, given or not), which keeps the whole pass within a few minutes on
+2 cores. Anything else (cargo, the experiments' own
 scripts, which CI runs on their own, batch-job lines) is listed as not run, with why.
 docs/try-an-idea.md needs the build its diffs make, so `.ci/try-an-idea` runs it with
 `--page`.
@@ -94,8 +95,11 @@ def shorten(argv, scale):
                 ns = parse_ns(p) if p else None
                 parts.append(fmt_ns(ns // scale) if ns is not None else p)
             out[i + 1] = parts[0] + sep + parts[1]
-        elif w == "--seeds" and out[1] == "compare" and nxt.isdigit():
+        elif w in ("--seeds", "--min-seeds") and out[1] == "compare" and nxt.isdigit():
             out[i + 1] = str(min(int(nxt), 2))
+    # --until's default --min-seeds (5) is above the capped --seeds: give it the cap.
+    if len(out) > 1 and out[1] == "compare" and "--until" in out and "--min-seeds" not in out:
+        out += ["--min-seeds", "2"]
     return out
 
 

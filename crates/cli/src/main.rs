@@ -4,6 +4,7 @@
 mod cmd;
 mod compare_table;
 mod error;
+mod sequential;
 
 use std::io::Write;
 use std::process::ExitCode;

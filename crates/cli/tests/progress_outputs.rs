@@ -1,6 +1,7 @@
 //! End-to-end tests of the feedback while a command runs and of its outputs: output paths
 //! refused before the first event, `compare --json`/`--csv`, `--progress` on a pipe, and
-//! Ctrl-C or SIGTERM writing what has finished (exit status 130).
+//! Ctrl-C or SIGTERM writing what has finished (exit status 130), and `compare --until`
+//! stopping its seeds when the answer is known.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -160,6 +161,8 @@ fn compare_writes_its_table_as_json_and_csv() {
     assert_eq!(doc["seeds"], 2);
     assert_eq!(doc["seeds_in_table"], 2);
     assert_eq!(doc["interrupted"], false);
+    // Only --until adds its key.
+    assert!(doc.get("until").is_none(), "{doc}");
     assert_eq!(doc["new"]["features"], "NO_SIS_UTIL");
     let jrows = doc["rows"].as_array().expect("rows");
     assert_eq!(jrows.len(), rows.len());
@@ -371,4 +374,152 @@ fn sigterm_stops_a_compare_with_no_finished_seed() {
         "{stderr}"
     );
     assert!(out.stdout.is_empty());
+}
+
+/// A compare whose sides differ a lot in the groups newidle balance scans at the MC level
+/// (ILB_FAST stops the scan early): 29% fewer, with a spread of about 1%.
+const CLEAR: [&str; 6] = [
+    "-w",
+    "nanosleep:tasks=64,sleep=1us",
+    "--duration",
+    "50ms",
+    "--new",
+    "ILB_SNAPSHOT,ILB_FAST",
+];
+
+#[test]
+fn until_significant_stops_a_clear_difference_early_and_says_why() {
+    let dir = scratch("until");
+    let json = dir.join("u.json");
+    let mut args = vec!["compare"];
+    args.extend(CLEAR);
+    args.extend([
+        "--seeds",
+        "20",
+        "--until",
+        "d1-newidle-sg-scan/lb:significant",
+    ]);
+    args.extend(["--json", path(&json)]);
+    // One thread and three give the same bytes: the rule is checked in seed order and
+    // the seeds run past the stop point are discarded.
+    let one = fairsim_env(&args, &[("RAYON_NUM_THREADS", "1")]);
+    let json_one = std::fs::read(&json).expect("json");
+    let three = fairsim_env(&args, &[("RAYON_NUM_THREADS", "3")]);
+    assert!(one.status.success(), "{}", text(&one.stderr));
+    assert_eq!(text(&one.stdout), text(&three.stdout));
+    assert_eq!(json_one, std::fs::read(&json).expect("json"));
+
+    let table = text(&one.stdout);
+    let doc: serde_json::Value = serde_json::from_slice(&json_one).expect("JSON");
+    let until = &doc["until"];
+    let n = until["seeds_run"].as_u64().expect("seeds_run");
+    assert!((5..20).contains(&n), "{doc}");
+    assert_eq!(until["stopped_because"], "significant");
+    assert_eq!(until["metric"], "d1-newidle-sg-scan/lb");
+    assert_eq!(until["rule"], "significant");
+    assert_eq!(until["min_seeds"], 5);
+    assert_eq!(until["seed_cap"], 20);
+    assert_eq!(doc["seeds_in_table"], n);
+    assert_eq!(doc["interrupted"], false);
+    let first = table.lines().next().unwrap_or("");
+    assert!(
+        first.contains(&format!(", {n} of 20 seeds per side, ")),
+        "{table}"
+    );
+    let line = table.lines().nth(1).unwrap_or("");
+    assert!(
+        line.starts_with(&format!(
+            "until d1-newidle-sg-scan/lb:significant: stopped after {n} of 20 seeds: \
+             d1-newidle-sg-scan/lb difference significant (Welch t = "
+        )),
+        "{table}"
+    );
+    assert!(
+        line.contains("O'Brien-Fleming-type Lan-DeMets spending"),
+        "{line}"
+    );
+    assert_eq!(until["message"].as_str(), line.split(" seeds: ").nth(1));
+    // The table holds the seeds up to the stop point, on both sides.
+    for row in doc["rows"].as_array().expect("rows") {
+        assert!(row["base_samples"].as_u64() <= Some(n), "{row}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn until_runs_identical_sides_to_the_seed_cap() {
+    let mut args = vec!["compare"];
+    args.extend(CLEAR);
+    // The new side is the baseline: every seed gives both sides the same value.
+    args[6] = "";
+    args.extend(["--seeds", "6", "--until", "loops-per-s:significant<0.01"]);
+    let out = fairsim(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(table
+        .lines()
+        .next()
+        .unwrap_or("")
+        .contains(", 6 seeds per side, "));
+    assert!(
+        table.lines().nth(1).unwrap_or("").starts_with(
+            "until loops-per-s:significant<0.01: stopped after 6 of 6 seeds: seed cap reached \
+             (last look: Welch t = 0, "
+        ),
+        "{table}"
+    );
+}
+
+#[test]
+fn bad_until_inputs_get_one_line_errors() {
+    for (extra, start) in [
+        (
+            vec!["--until", "loops:significant"],
+            "--until: unknown metric 'loops'; allowed: loops-per-s, ",
+        ),
+        (
+            vec!["--until", "loops-per-s:sig"],
+            "--until: unknown rule 'sig' in 'loops-per-s:sig'; allowed: significant, ",
+        ),
+        (
+            vec!["--until", "loops-per-s"],
+            "--until: invalid value 'loops-per-s'; allowed: METRIC:RULE",
+        ),
+        (
+            vec!["--until", "loops-per-s:ci<0%"],
+            "--until: unknown rule 'ci<0%'",
+        ),
+        (
+            vec!["--until", "loops-per-s:significant<1"],
+            "--until: unknown rule 'significant<1'",
+        ),
+        (vec!["--min-seeds", "3"], "--min-seeds: only with --until"),
+        (
+            vec!["--until", "loops-per-s:significant", "--min-seeds", "1"],
+            "--min-seeds: invalid value '1'; allowed: 2 to --seeds (4)",
+        ),
+        (
+            vec!["--until", "loops-per-s:significant"],
+            "--seeds: 4 is below --until's default --min-seeds 5",
+        ),
+    ] {
+        let mut args = vec!["compare"];
+        args.extend(CLEAR);
+        // --seeds 4 is below --min-seeds' default, which the last case is about; the
+        // others give one that fits.
+        args.extend(["--seeds", "4"]);
+        if !extra.contains(&"--min-seeds") && start.starts_with("--until") {
+            args.extend(["--min-seeds", "2"]);
+        }
+        args.extend(extra);
+        let out = fairsim(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.starts_with(&format!("fairsim: error: {start}")),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(out.stdout.is_empty());
+    }
 }

@@ -13,6 +13,7 @@ use fairsim_engine::run::RunSpec;
 use fairsim_engine::world::Overhead;
 use rayon::prelude::*;
 
+use super::compare_until;
 use super::outputs::Outputs;
 use super::progress::{self, Batch, Mode};
 use super::run::{print_note, resolve_spec, RunArgs};
@@ -47,7 +48,19 @@ time left; --progress prints it as plain lines when stderr is piped. Ctrl-C or S
 the runs under way and prints the table of the seeds that finished on both sides (and its \
 --json, --csv and --plot), says 'interrupted: table from N of M seeds' on stderr and exits \
 with status 130; a second Ctrl-C exits at once. Every output path is checked before the \
-first run.",
+first run.
+
+--until METRIC:RULE stops adding seeds once the answer is known, --seeds being the cap: \
+METRIC is a row of the table (e.g. Wakeup-99.0th-us, d1-newidle-sg-scan/lb) and RULE is \
+'significant' (or 'significant<ALPHA'; default alpha 0.05): the difference of the means is \
+significant under a group-sequential Welch t-test, valid although it is checked after every \
+seed (Lan-DeMets alpha spending of the O'Brien-Fleming type over the seed cap, each look \
+spending what the function grew by since the last), or 'ci<N%' ('ci<N'): the 95% confidence \
+interval of the difference is within +/-N% of the base mean (+/-N in the metric's units). \
+The rule is checked from --min-seeds seeds on, after each seed in seed order, while the \
+seeds run on every core; seeds started past the stop point are discarded, so the stop point \
+and every byte of output are the same on any number of cores. The header and --json say \
+how many seeds ran and why it stopped.",
     mut_arg("json", |a| a
         .help("Write the comparison table as JSON to FILE (one row per metric; see the columns above)")
         .long_help("Write the comparison table as JSON to FILE: one row per metric, with the \
@@ -103,6 +116,17 @@ pub struct CompareArgs {
     #[arg(long, value_name = "N")]
     cpu: Option<usize>,
 
+    /// Stop adding seeds once METRIC's difference is significant (`METRIC:significant`,
+    /// `METRIC:significant<0.01`) or its 95% CI is narrow enough (`METRIC:ci<5%` of the
+    /// base mean, `METRIC:ci<0.5` in its units); --seeds is the cap.
+    #[arg(long, value_name = "METRIC:RULE")]
+    until: Option<String>,
+
+    /// With --until, the seeds run before the rule is first checked (2 to --seeds; default 5: fewer give
+    /// spreads that are often far too small by chance).
+    #[arg(long, value_name = "N")]
+    min_seeds: Option<u32>,
+
     /// Write the comparison table as CSV to FILE: a header line, then one line per metric
     /// (columns: see above).
     #[arg(long, value_name = "FILE")]
@@ -147,7 +171,12 @@ fn side_tunables(
 pub(crate) type RunMetrics = Vec<(String, bool, f64)>;
 
 /// The workload's own metrics from its JSON report.
-fn workload_metrics(name: &str, json: &serde_json::Value, out: &mut RunMetrics, secs: f64) {
+pub(crate) fn workload_metrics(
+    name: &str,
+    json: &serde_json::Value,
+    out: &mut RunMetrics,
+    secs: f64,
+) {
     let num = |k: &str| json.get(k).and_then(serde_json::Value::as_f64);
     match name {
         "schbench" => {
@@ -366,6 +395,12 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if args.seeds == 0 || args.seeds > 1000 {
         return Err(invalid("--seeds", args.seeds, "1 to 1000"));
     }
+    let until = args
+        .until
+        .as_deref()
+        .map(compare_until::parse)
+        .transpose()?;
+    let min_seeds = compare_until::min_seeds(until.as_ref(), args.min_seeds, args.seeds)?;
     let parse_kernel = |field: &str, text: &Option<String>| {
         text.as_ref()
             .map(|t| {
@@ -406,6 +441,11 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 &format!("0 to {}", spec.machine.nr_cpus() - 1),
             ));
         }
+    }
+    if let Some(u) = &until {
+        let depth = super::plots::level_names(&spec).len();
+        let names = compare_until::metric_names(spec.workloads.iter().map(|w| w.name()), depth);
+        compare_until::check_metric(u, &names)?;
     }
     let sides = [("base", &args.base, &spec), ("new", &args.new, &new_spec)];
     let mut jobs: Vec<(usize, RunSpec)> = Vec::new();
@@ -453,38 +493,59 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
     );
     // Runs finished per seed (both sides make 2), and the seeds finished on both sides.
     let finished: Mutex<(Vec<u8>, usize)> = Mutex::new((vec![0; seeds], 0));
-    // Each run is single-threaded and deterministic; runs go in parallel and their results
-    // are put back in job order, so the table does not depend on thread timing.
-    let results: Vec<Result<Option<RunOutcome>, CliError>> = jobs
-        .par_iter()
-        .enumerate()
-        .map(|(job, (side, s))| {
-            let r = run_one(s, args.cpu, job, &batch);
-            if let Ok(Some(_)) = &r {
-                let k = job % seeds;
-                batch.finished(job, &format!("{} seed {}", SIDES[*side], s.config.seed));
-                if let Ok(mut f) = finished.lock() {
-                    f.0[k] += 1;
-                    if f.0[k] == 2 {
-                        f.1 += 1;
-                        progress::maybe_interrupt(hook, f.1);
-                    }
+    let run_job = |job: usize| -> Result<Option<RunOutcome>, CliError> {
+        let (side, s) = &jobs[job];
+        let r = run_one(s, args.cpu, job, &batch);
+        if let Ok(Some(_)) = &r {
+            let k = job % seeds;
+            batch.finished(job, &format!("{} seed {}", SIDES[*side], s.config.seed));
+            if let Ok(mut f) = finished.lock() {
+                f.0[k] += 1;
+                if f.0[k] == 2 {
+                    f.1 += 1;
+                    progress::maybe_interrupt(hook, f.1);
                 }
             }
-            r
-        })
-        .collect();
+        }
+        r
+    };
+    // Each run is single-threaded and deterministic; runs go in parallel and their results
+    // are put back in job order, so the table does not depend on thread timing. With
+    // --until they go seed by seed on as many threads, and the rule is checked in seed
+    // order, so the stop point does not depend on it either.
+    let (results, stop): (Vec<Result<Option<RunOutcome>, CliError>>, _) = match &until {
+        None => (
+            jobs.par_iter()
+                .enumerate()
+                .map(|(job, _)| run_job(job))
+                .collect(),
+            None,
+        ),
+        Some(u) => {
+            let value = |o: &RunOutcome| {
+                o.0.iter()
+                    .find(|(name, _, _)| *name == u.metric)
+                    .map(|(_, _, v)| *v)
+            };
+            let threads = rayon::current_num_threads();
+            let (r, stop) =
+                compare_until::run_until(u, seeds, min_seeds, threads, &run_job, &value);
+            (r, Some(stop))
+        }
+    };
     batch.finish();
     let mut outcomes: Vec<Option<RunOutcome>> = Vec::with_capacity(results.len());
     for r in results {
         outcomes.push(r?);
     }
-    // A seed is in the table when both its runs finished; an interrupt leaves the rest out.
+    // A seed is in the table when both its runs finished; an interrupt leaves the rest out,
+    // and so does --until's stop point.
+    let table_seeds = stop.as_ref().map_or(seeds, |s| s.seeds_run);
     let complete: Vec<bool> = (0..seeds)
-        .map(|k| outcomes[k].is_some() && outcomes[seeds + k].is_some())
+        .map(|k| k < table_seeds && outcomes[k].is_some() && outcomes[seeds + k].is_some())
         .collect();
     let used = complete.iter().filter(|&&c| c).count();
-    let interrupted = outcomes.iter().any(Option::is_none);
+    let interrupted = used < table_seeds;
     if used == 0 {
         progress::exit_interrupted(
             out,
@@ -527,6 +588,8 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
     // An interrupted compare says in its header how many seeds its table holds.
     let seeds_text = if interrupted {
         format!("{used} of {seeds} seeds per side (interrupted)")
+    } else if used < seeds {
+        format!("{used} of {seeds} seeds per side")
     } else {
         format!("{seeds} seeds per side")
     };
@@ -541,6 +604,13 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
             .collect::<Vec<_>>()
             .join(" + ")
     )?;
+    if let (Some(u), Some(stop)) = (&until, &stop) {
+        writeln!(
+            out,
+            "until {}:{}: stopped after {used} of {seeds} seeds: {}",
+            u.metric, u.rule_text, stop.message
+        )?;
+    }
     // The kernels are named when a side runs another than 6.12; both 6.12 reads as it
     // always has.
     let named = kernels.iter().any(|&k| k != Kernel::V6_12);
@@ -628,7 +698,7 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
         if let Some(path) = &args.run.json {
             let side =
                 |feats: &str, k: Kernel| serde_json::json!({"features": feats, "kernel": k.name()});
-            let doc = serde_json::json!({
+            let mut doc = serde_json::json!({
                 "machine": spec.machine.name,
                 "cpus": spec.machine.nr_cpus(),
                 "workloads": spec
@@ -643,6 +713,21 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 "interrupted": interrupted,
                 "rows": rows_json(&rows),
             });
+            // Only --until adds its key, so that a compare without it writes what it did.
+            if let (Some(u), Some(stop), Some(map)) = (&until, &stop, doc.as_object_mut()) {
+                map.insert(
+                    "until".into(),
+                    serde_json::json!({
+                        "metric": u.metric,
+                        "rule": u.rule_text,
+                        "min_seeds": min_seeds,
+                        "seed_cap": seeds,
+                        "seeds_run": used,
+                        "stopped_because": stop.reason.key(),
+                        "message": stop.message,
+                    }),
+                );
+            }
             super::run::write_file(
                 path,
                 "--json",

@@ -1,6 +1,7 @@
 //! One module per subcommand: its clap arguments and its `run` function.
 
 pub mod compare;
+pub(crate) mod compare_until;
 pub(crate) mod costs;
 pub mod features;
 pub mod machine_args;
