@@ -335,6 +335,36 @@ impl Sched {
         }
     }
 
+    /// Whether the calls since the last [`Sched::take_work`] did any work the cost model
+    /// charges. Most calls do none; the engine asks this first so that those cost it no
+    /// copy of the counters.
+    #[inline]
+    pub fn has_work(&self) -> bool {
+        let w = &self.work;
+        self.visits.get() != (0, 0)
+            || w.cpus_visited != 0
+            || w.cpus_visited_remote_llc != 0
+            || w.cpus_visited_remote_node != 0
+            || w.groups_visited != 0
+            || w.tasks_examined != 0
+            || w.tasks_moved != 0
+            || !w.rq_locks.is_empty()
+            || w.pelt_se_updates != 0
+            || w.pelt_cfs_rq_updates != 0
+            || w.util_est_enqueues != 0
+            || w.util_est_dequeues != 0
+            || w.util_est_updates != 0
+    }
+
+    /// Hands back the lock list of a [`SchedWork`] the engine has finished with, so that
+    /// the next balance that takes a lock reuses its buffer instead of allocating one.
+    pub fn recycle_work(&mut self, mut w: SchedWork) {
+        if self.work.rq_locks.capacity() == 0 {
+            w.rq_locks.clear();
+            self.work.rq_locks = w.rq_locks;
+        }
+    }
+
     /// Returns the work counters accumulated since the last call and resets them.
     pub fn take_work(&mut self) -> SchedWork {
         let (cpus, groups) = self.visits.take();

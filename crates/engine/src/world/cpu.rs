@@ -1,6 +1,6 @@
 //! CPUs: run segments, charging kernel work, the scheduler tick and `schedule()`.
 
-use fairsim_balance::{PickOutcome, SchedWork};
+use fairsim_balance::PickOutcome;
 
 use crate::event::{Event, Tid};
 use crate::profile::{Ctx, Leaf, Site};
@@ -377,8 +377,12 @@ impl World {
     /// Charges `cost` ns (the cost table's mean) of kernel work at `site` to `cpu` at
     /// `now`: the CPU does it after any kernel work already queued, and the running
     /// segment (if any) makes no progress meanwhile.
+    #[inline]
     pub(crate) fn charge(&mut self, cpu: usize, now: u64, cost: u64, site: Site) {
-        self.charge_parts(cpu, now, &[(cost, site)]);
+        // Many callers charge nothing (a price of 0, or no work done): they skip the call.
+        if cost != 0 {
+            self.charge_parts(cpu, now, &[(cost, site)]);
+        }
     }
 
     /// Charges several pieces of work done back to back as one stretch of kernel time,
@@ -424,11 +428,11 @@ impl World {
     /// Turns the work the scheduler reports for its last call, made in context `ctx`,
     /// into CPU time on `cpu`.
     pub(crate) fn charge_sched_work(&mut self, cpu: usize, now: u64, ctx: Ctx) {
-        let w = self.sched.take_work();
-        if w == SchedWork::default() {
+        if !self.sched.has_work() {
             // Most scheduler calls do no scanning or moving: nothing to charge.
             return;
         }
+        let w = self.sched.take_work();
         // Every price is read before the first charge, by reference: the cost table is a
         // few hundred bytes, and copying it on every call cost about 0.5% of a run's
         // instructions.
@@ -473,8 +477,11 @@ impl World {
                 w.util_est_updates * c.util_est_update,
                 Site::new(ctx, Leaf::UtilEstUpdate),
             ),
+            // The moves follow the scan in the same stretch of kernel time: charged in
+            // one call, their noise is drawn after the scan's, as it was when they were
+            // charged on their own right after it.
+            (w.tasks_moved * c.migration, Site::new(ctx, Leaf::Move)),
         ];
-        let moved = w.tasks_moved * c.migration;
         // The detach work happened under each lock the balance took; a lock the engine
         // already took for this CPU before the act (a newidle step waiting its turn) is
         // only extended.
@@ -482,7 +489,6 @@ impl World {
             c.remote_rq_lock + w.tasks_examined * c.task_examine + w.tasks_moved * c.rq_enqueue;
         let locks = w.rq_locks.len() as u64 * c.remote_rq_lock;
         self.charge_parts(cpu, now, &parts);
-        self.charge(cpu, now, moved, Site::new(ctx, Leaf::Move));
         for &rq in &w.rq_locks {
             if self.cpus[cpu].act_lock == Some(rq) {
                 self.extend_rq_lock(rq, hold);
@@ -493,6 +499,7 @@ impl World {
         self.charge(cpu, now, locks, Site::new(ctx, Leaf::Lock));
         self.metrics.cpus_visited += w.cpus_visited;
         self.metrics.groups_visited += w.groups_visited;
+        self.sched.recycle_work(w);
     }
 
     /// Whether the CPU sits in the idle loop (no task, no kernel work in progress).
