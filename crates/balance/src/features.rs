@@ -150,6 +150,13 @@ pub enum FeatureError {
     },
 }
 
+impl Kernel {
+    /// The kernel's default `sched_features`.
+    pub fn features(self) -> Features {
+        Features::for_kernel(self)
+    }
+}
+
 impl Features {
     /// `kernel`'s default features.
     pub fn for_kernel(kernel: Kernel) -> Features {
@@ -510,5 +517,24 @@ mod tests {
         assert!(l.contains("\nSIS_PROP                 on "), "{l}");
         let l = listing(Kernel::V3_9);
         assert!(l.contains("\nNONTASK_POWER "), "{l}");
+    }
+
+    #[test]
+    fn defaults_select_the_era_functions() {
+        let k = |k: Kernel, f| k.features().has(f);
+        assert!(k(Kernel::V3_9, Feature::LEGACY_LB) && k(Kernel::V3_9, Feature::LEGACY_SIS));
+        assert!(k(Kernel::V4_5, Feature::LEGACY_SIS) && !k(Kernel::V4_5, Feature::LEGACY_LB));
+        assert!(k(Kernel::V4_15, Feature::LEGACY_FIND_IDLEST));
+        assert!(!k(Kernel::V4_15, Feature::FIND_IDLEST_NUMA));
+        assert!(k(Kernel::V6_5, Feature::UTIL_EST_FASTUP));
+        assert!(!k(Kernel::V6_5, Feature::NI_RANDOM));
+        assert!(!k(Kernel::V4_5, Feature::UTIL_EST));
+        assert!(!k(Kernel::V4_16, Feature::UTIL_EST));
+        // 6.12 code the old eras still run keeps its defaults.
+        assert!(k(Kernel::V4_5, Feature::WA_IDLE) && k(Kernel::V4_5, Feature::SIS_UTIL));
+        assert_eq!(Kernel::V6_12.features(), Features::default());
+        // schedutil was merged in 4.7.
+        let su: Vec<bool> = Kernel::ALL.iter().map(|k| k.has_schedutil()).collect();
+        assert_eq!(su, [true, true, true, true, false, false]);
     }
 }

@@ -48,7 +48,7 @@ use std::fmt;
 
 use fairsim_pelt::UtilEstMode;
 
-use crate::features::{Feature, Features};
+use crate::features::Feature;
 
 /// A kernel fairsim can emulate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -204,11 +204,6 @@ impl Kernel {
             }
         }
         bits
-    }
-
-    /// The kernel's default `sched_features`.
-    pub fn features(self) -> Features {
-        Features::for_kernel(self)
     }
 
     /// Whether the kernel had energy-aware scheduling (merged in 5.0; misfit tasks came in
@@ -537,24 +532,5 @@ mod tests {
                 assert!(!k.has_feature(f), "{k}: {f:?}");
             }
         }
-    }
-
-    #[test]
-    fn defaults_select_the_era_functions() {
-        let k = |k: Kernel, f| k.features().has(f);
-        assert!(k(Kernel::V3_9, Feature::LEGACY_LB) && k(Kernel::V3_9, Feature::LEGACY_SIS));
-        assert!(k(Kernel::V4_5, Feature::LEGACY_SIS) && !k(Kernel::V4_5, Feature::LEGACY_LB));
-        assert!(k(Kernel::V4_15, Feature::LEGACY_FIND_IDLEST));
-        assert!(!k(Kernel::V4_15, Feature::FIND_IDLEST_NUMA));
-        assert!(k(Kernel::V6_5, Feature::UTIL_EST_FASTUP));
-        assert!(!k(Kernel::V6_5, Feature::NI_RANDOM));
-        assert!(!k(Kernel::V4_5, Feature::UTIL_EST));
-        assert!(!k(Kernel::V4_16, Feature::UTIL_EST));
-        // 6.12 code the old eras still run keeps its defaults.
-        assert!(k(Kernel::V4_5, Feature::WA_IDLE) && k(Kernel::V4_5, Feature::SIS_UTIL));
-        assert_eq!(Kernel::V6_12.features(), Features::default());
-        // schedutil was merged in 4.7.
-        let su: Vec<bool> = Kernel::ALL.iter().map(|k| k.has_schedutil()).collect();
-        assert_eq!(su, [true, true, true, true, false, false]);
     }
 }

@@ -4,6 +4,7 @@
 mod cmd;
 mod compare_table;
 mod error;
+mod hyphen_values;
 mod sequential;
 
 use std::io::Write;
@@ -12,6 +13,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::error::CliError;
+use crate::hyphen_values::hyphen_values;
 
 /// `fairsim --version`: the package version and the kernel whose fair class it emulates.
 const VERSION: &str = concat!(
@@ -62,20 +64,6 @@ enum Command {
     Sweep(Box<cmd::sweep::SweepArgs>),
     /// perf sched's latency, timehist and map reports of a trace (ftrace text).
     Report(cmd::report::ReportArgs),
-}
-
-/// Lets every option value start with `-`, in every subcommand, so that `--seed -1` or
-/// `--duration -5ms` reaches the option's own check and is refused with its name and
-/// what is allowed, rather than read as an unknown flag.
-fn hyphen_values(cmd: clap::Command) -> clap::Command {
-    cmd.mut_args(|a| {
-        if a.get_action().takes_values() && !a.is_positional() {
-            a.allow_hyphen_values(true)
-        } else {
-            a
-        }
-    })
-    .mut_subcommands(hyphen_values)
 }
 
 fn main() -> ExitCode {

@@ -10,21 +10,24 @@
 //!   the governor, the entry/exit statistics of `cpuidle_enter_state`, reflect, and
 //!   `cpuidle_poll_time`. Its module documentation is the engine's integration guide.
 //! - [`governor`]: the menu, teo and haltpoll governors of 6.12.117.
+//! - [`governor_api`]: what the device and the governors exchange (the select inputs and
+//!   answer, the device fields a governor reads, the shared constants), below both.
 //!
 //! The crate is pure: the engine says when a CPU goes idle, how far away its next timer
 //! is and when it woke up; the governors answer with a state and a tick decision.
 
 pub mod device;
 pub mod governor;
+pub mod governor_api;
 pub mod parse;
 pub mod states;
 pub mod tables;
 
-pub use device::{
-    tick_nsec, CpuidleDevice, GovernorKind, IdleCtx, Selection, StateUsage, KTIME_MAX,
-    PM_QOS_DEFAULT_LATENCY_REQ_NS,
-};
+pub use device::{CpuidleDevice, StateUsage};
 pub use governor::{HaltpollParams, MenuDevice, TeoBin, TeoCpu};
+pub use governor_api::{
+    tick_nsec, GovernorKind, IdleCtx, Selection, KTIME_MAX, PM_QOS_DEFAULT_LATENCY_REQ_NS,
+};
 pub use parse::{parse_idle_states, parse_idle_states_with, IdleSpecError};
 pub use states::{IdleState, IdleStates, IdleTable};
 pub use tables::{flat, machine_default, preset, FLAT_DEFAULT_EXIT_NS, PRESETS};

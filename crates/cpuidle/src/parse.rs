@@ -26,10 +26,8 @@
 //! residency below its exit latency. Every error is one line naming `--idle-states`, the
 //! offending token and what is allowed.
 
-use crate::states::{IdleState, IdleStates, IdleTable};
-use crate::tables::{
-    canonical, flat, poll_state, preset, ALIASES, FLAT_DEFAULT_EXIT_NS, PRESETS, TC2_CPUS,
-};
+use crate::states::{poll_state, IdleState, IdleStates, IdleTable};
+use crate::tables::{canonical, flat, preset, ALIASES, FLAT_DEFAULT_EXIT_NS, PRESETS, TC2_CPUS};
 
 /// The entry form, repeated in error messages so each says what is allowed.
 const ENTRY_FORM: &str = "NAME:EXIT:TARGET[:timer-stop] entries (durations in ns/us/ms, bare numbers us), then no-NAME to disable a state";
@@ -705,6 +703,20 @@ mod tests {
     }
 
     #[test]
+    fn every_preset_builds_and_is_ordered() {
+        for &(name, desc) in PRESETS {
+            assert!(!desc.is_empty());
+            let n = if name == "big_little" { TC2_CPUS } else { 8 };
+            let m = preset(name, n).unwrap_or_else(|| panic!("{name} builds"));
+            assert_eq!(m.cpu_table.len(), n, "{name}");
+            for t in &m.tables {
+                check_table(&t.states).unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert!(!t.source.is_empty() && !t.driver.is_empty());
+            }
+        }
+    }
+
+    #[test]
     fn presets_pass_the_list_checks() {
         for (name, _) in PRESETS {
             let n = if *name == "big_little" { TC2_CPUS } else { 2 };
@@ -713,7 +725,7 @@ mod tests {
                 assert_eq!(check_table(&t.states), Ok(()), "{name}");
             }
         }
-        let bad = [poll_state(), crate::tables::state_us("C1", 3, 2, false)];
+        let bad = [poll_state(), crate::states::state_us("C1", 3, 2, false)];
         assert!(matches!(
             check_table(&bad),
             Err(IdleSpecError::ResidencyBelowLatency { .. })

@@ -37,6 +37,34 @@ impl IdleState {
     }
 }
 
+/// Nanoseconds per microsecond, the kernel's `NSEC_PER_USEC`.
+pub(crate) const NSEC_PER_USEC: u64 = 1_000;
+
+/// The `POLL` state `cpuidle_poll_state_init` puts in state 0 (drivers/cpuidle/
+/// poll_state.c): exit latency and target residency 0, `CPUIDLE_FLAG_POLLING`.
+pub(crate) fn poll_state() -> IdleState {
+    IdleState {
+        name: "POLL".to_string(),
+        exit_latency_ns: 0,
+        target_residency_ns: 0,
+        polling: true,
+        timer_stop: false,
+        disabled: false,
+    }
+}
+
+/// A non-polling, enabled state from a driver's microsecond values.
+pub(crate) fn state_us(name: &str, exit_us: u64, target_us: u64, timer_stop: bool) -> IdleState {
+    IdleState {
+        name: name.to_string(),
+        exit_latency_ns: exit_us * NSEC_PER_USEC,
+        target_residency_ns: target_us * NSEC_PER_USEC,
+        polling: false,
+        timer_stop,
+        disabled: false,
+    }
+}
+
 /// The state table of one cpuidle driver (`struct cpuidle_driver`): state 0 first, the
 /// deepest last, exit latencies and residencies non-decreasing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -29,7 +29,7 @@
 //! `sugov_hold_freq`), the deferred update and `sugov_work` are 6.12's code. fairsim has
 //! no RT, deadline or IRQ utilization (0), so `ignore_dl_rate_limit` never fires.
 
-use super::schedutil::map_util_perf;
+use super::sugov_state::map_util_perf;
 use super::Cpufreq;
 use crate::sched::Sched;
 use crate::task::TaskId;

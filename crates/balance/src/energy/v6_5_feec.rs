@@ -32,7 +32,7 @@
 use super::feec::EnergyEnv;
 use super::PerfDomain;
 use crate::cpu_util::{UCLAMP_MAX_DEFAULT, UCLAMP_MIN_DEFAULT};
-use crate::cpufreq::schedutil::{map_util_freq, map_util_perf};
+use crate::cpufreq::sugov_state::{map_util_freq, map_util_perf};
 use crate::cpufreq::{CpuUtilType, EmPerfState};
 use crate::sched::Sched;
 use crate::task::TaskId;

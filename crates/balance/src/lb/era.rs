@@ -161,4 +161,13 @@ impl Sched {
             self.update_cpu_load_active_v3_9(cpu);
         }
     }
+
+    /// `update_misfit_status(p, rq)` of the run's kernel: 6.12's, or Linux 6.5's (which
+    /// also flags a task on the biggest CPU it may use).
+    pub fn update_misfit_status(&mut self, p: Option<TaskId>, cpu: usize) {
+        match self.balancer() {
+            Balancer::V6_5 => self.update_misfit_status_v6_5(p, cpu),
+            _ => self.update_misfit_status_v6_12(p, cpu),
+        }
+    }
 }

@@ -13,6 +13,7 @@ pub mod env;
 pub mod era;
 pub mod find;
 pub mod host;
+pub mod jiffies;
 pub mod newidle;
 pub mod nohz;
 pub mod periodic;
@@ -26,6 +27,7 @@ pub mod v6_5;
 pub mod view;
 
 pub use env::{LbEnv, MigrationType};
+pub use jiffies::msecs_to_jiffies;
 pub use newidle::{NewidleBalance, NewidleStep};
 pub use rng::PrandomState;
 pub use view::{CfsSignals, LbRead, ScanCounters};
@@ -223,9 +225,4 @@ impl LbState {
             *flag = status;
         }
     }
-}
-
-/// `msecs_to_jiffies(ms)` for `hz`: rounds up, as the kernel does for HZ dividing 1000.
-pub fn msecs_to_jiffies(ms: u64, hz: u64) -> u64 {
-    (ms * hz).div_ceil(1000)
 }

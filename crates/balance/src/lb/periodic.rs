@@ -85,18 +85,9 @@ impl Sched {
         self.work.cpus_visited += 1;
     }
 
-    /// `update_misfit_status(p, rq)` of the run's kernel: 6.12's, or Linux 6.5's (which
-    /// also flags a task on the biggest CPU it may use).
-    pub fn update_misfit_status(&mut self, p: Option<TaskId>, cpu: usize) {
-        match self.balancer() {
-            crate::lb::era::Balancer::V6_5 => self.update_misfit_status_v6_5(p, cpu),
-            _ => self.update_misfit_status_v6_12(p, cpu),
-        }
-    }
-
     /// `update_misfit_status(p, rq)` of 6.12: on asymmetric machines, note the load of a
     /// running task that does not fit its CPU.
-    fn update_misfit_status_v6_12(&mut self, p: Option<TaskId>, cpu: usize) {
+    pub(crate) fn update_misfit_status_v6_12(&mut self, p: Option<TaskId>, cpu: usize) {
         if !self.topo.asym_cpucapacity {
             return;
         }

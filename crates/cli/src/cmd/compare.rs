@@ -752,3 +752,58 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
 
 /// The sides' names in progress lines, by job side.
 const SIDES: [&str; 2] = ["base", "new"];
+
+#[cfg(test)]
+mod tests {
+    // Here rather than in compare_until.rs, which compare.rs imports: the check reads both.
+    use super::compare_until;
+
+    #[test]
+    fn the_predicted_names_are_the_workloads_own() {
+        // Every key any workload reads, so that each workload names all its metrics.
+        let keys = [
+            "wakeup_latency_pct50.0",
+            "wakeup_latency_pct90.0",
+            "wakeup_latency_pct99.0",
+            "wakeup_latency_pct99.9",
+            "time_ns",
+            "total_time_ns",
+            "loops",
+            "elapsed_ns",
+            "user_ns",
+            "sys_ns",
+            "hmean",
+            "sum",
+            "send_hmean",
+            "recv_hmean",
+            "send_sum",
+            "recv_sum",
+            "mb_per_s",
+            "max_latency_ms",
+            "latency_min_us",
+            "latency_avg_us",
+            "latency_max_us",
+        ];
+        let json: serde_json::Map<String, serde_json::Value> =
+            keys.iter().map(|k| (k.to_string(), 1.0.into())).collect();
+        let json = serde_json::Value::Object(json);
+        for w in [
+            "schbench",
+            "hackbench",
+            "sysbench-cpu",
+            "nanosleep",
+            "forkbench",
+            "netperf",
+            "tbench",
+            "cyclictest",
+        ] {
+            let mut out = Vec::new();
+            super::workload_metrics(w, &json, &mut out, 1.0);
+            let got: Vec<&str> = out.iter().map(|(n, _, _)| n.as_str()).collect();
+            assert_eq!(got, compare_until::workload_metric_names(w), "{w}");
+        }
+        let names = compare_until::metric_names(["nanosleep"].into_iter(), 2);
+        assert_eq!(names[0], "loops-per-s");
+        assert_eq!(names.last().map(String::as_str), Some("d1-newidle-lb/s"));
+    }
+}

@@ -1,6 +1,7 @@
 //! Output paths checked before anything runs: a typo in `--json` or `--plot` must not cost
 //! a run that took an hour. `run`, `compare` and `sweep` list their outputs here and call
-//! [`Outputs::check`] once their arguments are resolved and before the first event.
+//! [`Outputs::check`] once their arguments are resolved and before the first event; the
+//! commands then write their files with [`write_file`].
 //!
 //! The check leaves nothing behind. A file that does not exist yet is created and removed
 //! again (a probe that sees what the real write will see: a missing directory, a missing
@@ -169,6 +170,13 @@ pub(crate) fn check_dir(flag: &str, path: &Path) -> Result<(), CliError> {
         Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(()),
         Err(e) => Err(refuse(flag, path, &reason(&e))),
     }
+}
+
+/// Writes `text` to the output file `path`, which option `what` named; a failure is an
+/// output error (exit 4) that names both.
+pub(crate) fn write_file(path: &Path, what: &str, text: &str) -> Result<(), CliError> {
+    std::fs::write(path, text)
+        .map_err(|e| CliError::output(format!("{what} {}: {e}", path.display())))
 }
 
 #[cfg(test)]

@@ -318,7 +318,7 @@ pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
                     path.clone()
                 };
                 let text = report.schedstat(version, args.schedstat_sg_scan);
-                super::run::write_file(&path, "--schedstat", &text)?;
+                super::outputs::write_file(&path, "--schedstat", &text)?;
                 writeln!(out, "schedstat: {}", path.display())?;
             }
             writeln!(out)?;
@@ -332,7 +332,7 @@ pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if let Some(path) = &args.json {
         let doc = serde_json::Value::Array(reports.iter().map(RaceReport::to_json).collect());
         let text = serde_json::to_string_pretty(&doc)? + "\n";
-        super::run::write_file(path, "--json", &text)?;
+        super::outputs::write_file(path, "--json", &text)?;
     }
     if reports
         .iter()

@@ -5,7 +5,7 @@
 //! `dev->poll_limit_ns`, then halt. The window grows when halts were short enough that
 //! polling a bit longer would have caught the wakeup, and shrinks when halts were long.
 
-use crate::device::{DevState, IdleCtx, Selection};
+use crate::governor_api::{DevState, IdleCtx, Selection};
 use serde::Serialize;
 
 /// haltpoll.c's module parameters (`/sys/module/haltpoll/parameters/`), with their

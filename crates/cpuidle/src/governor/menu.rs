@@ -17,8 +17,9 @@
 //! `tick_nohz_tick_stopped()` sleep-length query, and "Avoid discarding useful information"
 //! together with its revert.
 
-use super::RESIDENCY_THRESHOLD_NS;
-use crate::device::{DevState, IdleCtx, Selection, KTIME_MAX, NSEC_PER_USEC};
+use crate::governor_api::{
+    DevState, IdleCtx, Selection, KTIME_MAX, NSEC_PER_USEC, RESIDENCY_THRESHOLD_NS,
+};
 use crate::states::IdleState;
 
 /// `BUCKETS`: correction factors, one per decade of the time till the next timer.
@@ -407,7 +408,7 @@ mod tests {
     //! idle periods reaches only slowly. HZ=250: TICK_NSEC = 4 ms.
 
     use super::*;
-    use crate::device::tick_nsec;
+    use crate::governor_api::tick_nsec;
 
     const TICK: u64 = tick_nsec(250);
 

@@ -13,12 +13,7 @@ pub use haltpoll::HaltpollParams;
 pub use menu::MenuDevice;
 pub use teo::{TeoBin, TeoCpu};
 
-use crate::device::{DevState, GovernorKind, IdleCtx, Selection, NSEC_PER_USEC};
-
-/// `RESIDENCY_THRESHOLD_NS` (drivers/cpuidle/governors/gov.h): below this predicted idle
-/// duration (or target residency, for teo) the governors do without the sleep length,
-/// whose computation is costly.
-pub const RESIDENCY_THRESHOLD_NS: u64 = 15 * NSEC_PER_USEC;
+use crate::governor_api::{DevState, GovernorKind, IdleCtx, Selection};
 
 /// The running governor and its per-CPU data (`cpuidle_curr_governor` and the per-CPU
 /// variables of its file).

@@ -11,8 +11,9 @@
 //! enabled state rather than the one fitting the sleep length, the sleep length is queried
 //! last, the tick-period "hits" bin `tick_hits`), not 6.12.0's.
 
-use super::RESIDENCY_THRESHOLD_NS;
-use crate::device::{DevState, IdleCtx, Selection, CPUIDLE_STATE_MAX, KTIME_MAX};
+use crate::governor_api::{
+    DevState, IdleCtx, Selection, CPUIDLE_STATE_MAX, KTIME_MAX, RESIDENCY_THRESHOLD_NS,
+};
 use crate::states::IdleState;
 
 /// `PULSE`: what one event adds to a metric.
@@ -356,7 +357,7 @@ mod tests {
     //! tick. HZ=250: TICK_NSEC = 4 ms.
 
     use super::*;
-    use crate::device::tick_nsec;
+    use crate::governor_api::tick_nsec;
 
     fn st(name: &str, exit_latency_ns: u64, target_residency_ns: u64, polling: bool) -> IdleState {
         IdleState {

@@ -22,8 +22,7 @@
 //! The real board runs a 32-bit ARM kernel (MCPM); fairsim's `tc2` machine is described
 //! as arm64, but its idle states are this board's.
 
-use super::state_us;
-use crate::states::{IdleState, IdleStates, IdleTable};
+use crate::states::{state_us, IdleState, IdleStates, IdleTable};
 
 /// The number of CPUs of fairsim's `tc2` machine: 0-1 big (A15), 2-4 LITTLE (A7).
 pub const TC2_CPUS: usize = 5;

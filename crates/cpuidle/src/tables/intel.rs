@@ -23,8 +23,7 @@
 //! `disable_promotion_to_c1e`, so the driver clears the hardware's C1 -> C1E promotion and
 //! C1 and C1E stay two separate states, both enabled.
 
-use super::{poll_state, NSEC_PER_USEC};
-use crate::states::{IdleState, IdleTable};
+use crate::states::{poll_state, IdleState, IdleTable, NSEC_PER_USEC};
 
 /// One row of an intel_idle `struct cpuidle_state` table: the fields that decide what the
 /// driver registers, latencies in microseconds as the driver writes them.

@@ -27,10 +27,7 @@ mod virt;
 
 pub use arm::{big_little, TC2_CPUS};
 
-use crate::states::{IdleState, IdleStates, IdleTable};
-
-/// Nanoseconds per microsecond, the kernel's `NSEC_PER_USEC`.
-pub(crate) const NSEC_PER_USEC: u64 = 1_000;
+use crate::states::{poll_state, IdleState, IdleStates, IdleTable};
 
 /// The exit latency (and target residency) of `flat`'s C1 when no cost is given: the
 /// engine's default `idle_exit` cost, 1 us.
@@ -94,31 +91,6 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("tc2-2big3little", "big_little"),
     ("tc2-2a15", "big_idle"),
 ];
-
-/// The `POLL` state `cpuidle_poll_state_init` puts in state 0 (drivers/cpuidle/
-/// poll_state.c): exit latency and target residency 0, `CPUIDLE_FLAG_POLLING`.
-pub(crate) fn poll_state() -> IdleState {
-    IdleState {
-        name: "POLL".to_string(),
-        exit_latency_ns: 0,
-        target_residency_ns: 0,
-        polling: true,
-        timer_stop: false,
-        disabled: false,
-    }
-}
-
-/// A non-polling, enabled state from a driver's microsecond values.
-pub(crate) fn state_us(name: &str, exit_us: u64, target_us: u64, timer_stop: bool) -> IdleState {
-    IdleState {
-        name: name.to_string(),
-        exit_latency_ns: exit_us * NSEC_PER_USEC,
-        target_residency_ns: target_us * NSEC_PER_USEC,
-        polling: false,
-        timer_stop,
-        disabled: false,
-    }
-}
 
 /// The canonical preset name for `name` (a preset or an alias, ASCII case ignored).
 pub fn canonical(name: &str) -> Option<&'static str> {
@@ -198,21 +170,6 @@ pub fn machine_default(machine: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::check_table;
-
-    #[test]
-    fn every_preset_builds_and_is_ordered() {
-        for &(name, desc) in PRESETS {
-            assert!(!desc.is_empty());
-            let n = if name == "big_little" { TC2_CPUS } else { 8 };
-            let m = preset(name, n).unwrap_or_else(|| panic!("{name} builds"));
-            assert_eq!(m.cpu_table.len(), n, "{name}");
-            for t in &m.tables {
-                check_table(&t.states).unwrap_or_else(|e| panic!("{name}: {e}"));
-                assert!(!t.source.is_empty() && !t.driver.is_empty());
-            }
-        }
-    }
 
     #[test]
     fn aliases_resolve_to_presets() {

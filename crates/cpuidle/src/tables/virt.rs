@@ -8,8 +8,7 @@
 //! advertises `KVM_HINTS_REALTIME` or with `cpuidle_haltpoll.force=1`; the build host of
 //! validation/host runs exactly this table.
 
-use super::{poll_state, state_us};
-use crate::states::IdleTable;
+use crate::states::{poll_state, state_us, IdleTable};
 
 /// The `haltpoll` driver's table: POLL and `haltpoll idle` (1/1 us).
 pub(super) fn haltpoll() -> IdleTable {

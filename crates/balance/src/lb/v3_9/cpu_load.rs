@@ -139,17 +139,6 @@ impl Sched {
         self.weighted_cpuload_v3_9(cpu) / nr
     }
 
-    /// `__update_cpu_load` of `cpu` (3.9, 4.5), or 4.15's `cpu_load_update`.
-    pub(crate) fn update_cpu_load_v3_9(&mut self, cpu: usize, this_load: u64, pending: u64) {
-        let v4_15 = self.balancer() == Balancer::V4_15;
-        let cpu_load = &mut self.legacy_mut().cpu_load[cpu];
-        if v4_15 {
-            crate::lb::v4_15::cpu_load::cpu_load_update_array(cpu_load, this_load, pending);
-        } else {
-            update_cpu_load_array(cpu_load, this_load, pending);
-        }
-    }
-
     /// `update_cpu_load_active(this_rq)` from the tick: one update with the load now (4.15's
     /// `cpu_load_update_active` takes its periodic branch, as a tick that fires has not
     /// been stopped).

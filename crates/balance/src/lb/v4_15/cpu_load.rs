@@ -10,7 +10,8 @@
 //! missed ticks, and feeds the load found at the restart as the new sample (the
 //! "tickless load" of NO_HZ_FULL, used for idle periods too since 4.6).
 
-use crate::lb::v3_9::cpu_load::decay_load_missed;
+use crate::lb::era::Balancer;
+use crate::lb::v3_9::cpu_load::{decay_load_missed, update_cpu_load_array};
 use crate::lb::v3_9::CPU_LOAD_IDX_MAX;
 use crate::sched::Sched;
 
@@ -65,6 +66,17 @@ impl Sched {
         self.update_rq_clock(cpu, now);
         self.legacy_mut().last_load_update_tick[cpu] = curr;
         self.update_cpu_load_v3_9(cpu, load, curr - last);
+    }
+
+    /// `__update_cpu_load` of `cpu` (3.9, 4.5), or 4.15's `cpu_load_update`.
+    pub(crate) fn update_cpu_load_v3_9(&mut self, cpu: usize, this_load: u64, pending: u64) {
+        let v4_15 = self.balancer() == Balancer::V4_15;
+        let cpu_load = &mut self.legacy_mut().cpu_load[cpu];
+        if v4_15 {
+            cpu_load_update_array(cpu_load, this_load, pending);
+        } else {
+            update_cpu_load_array(cpu_load, this_load, pending);
+        }
     }
 }
 

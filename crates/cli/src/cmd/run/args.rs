@@ -276,7 +276,7 @@ pub struct RunArgs {
 /// with it, so that a point means what the same `fairsim run` command line means.
 pub(crate) fn run_args_command() -> clap::Command {
     use clap::Args;
-    crate::hyphen_values(RunArgs::augment_args(
+    crate::hyphen_values::hyphen_values(RunArgs::augment_args(
         clap::Command::new("fairsim run").no_binary_name(true),
     ))
 }

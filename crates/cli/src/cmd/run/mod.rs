@@ -23,6 +23,9 @@ use fairsim_topology::{parse_cpusets, BuildOptions};
 
 mod args;
 
+/// Output files are written through `outputs`, so that `rtapp_log` and `race` need not
+/// reach back into `run`; `compare` still names the function here.
+pub(crate) use super::outputs::write_file;
 use crate::error::{invalid, CliError};
 pub use args::RunArgs;
 pub(crate) use args::{parse_run_args, run_args_command};
@@ -545,11 +548,6 @@ fn resolve_for(
         },
         builtin,
     ))
-}
-
-pub(crate) fn write_file(path: &Path, what: &str, text: &str) -> Result<(), CliError> {
-    std::fs::write(path, text)
-        .map_err(|e| CliError::output(format!("{what} {}: {e}", path.display())))
 }
 
 /// Refuses `--json` (or `--check-determinism`, which renders the JSON of two runs and
