@@ -64,10 +64,10 @@ kernel_crates=(topology pelt balance cpuidle)
 engine_crates=(engine cli plot)
 # Functions of fairsim's cost model and charging, by the last segment of their name: every
 # instruction compiled into them counts as the engine's, even where its source lies in a
-# kernel crate (charge_sched_work inlines the balance crate's `Sched::take_work`), and so
-# do they where a kernel crate holds them and they stay functions of their own. Counters
-# that kernel functions bump for the cost model inline into those functions and stay the
-# kernel's: a few instructions per call.
+# kernel crate (charge_sched_work inlines the balance crate's `Sched::take_work`); one that a
+# kernel crate holds counts as the engine's too wherever it stays a function of its own.
+# The counters that kernel functions bump for the cost model are inlined into those
+# functions and stay the kernel's: a few instructions per call.
 engine_functions=(charge_parts charge_sched_work charge_migration take_work)
 
 usage() {
