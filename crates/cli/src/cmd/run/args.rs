@@ -32,9 +32,11 @@ pub struct RunArgs {
     /// 5000 -p -t'`, `'sysbench --test=cpu --num-threads=2 --max-requests=1000 run'`,
     /// `'sysbench cpu --threads=2 --events=1000 run'`, `'cyclictest -a -t 2 -n -D 10'`,
     /// `'netperf -t TCP_RR -l 30 -- -r 64,1024'`, `'rt-app FILE.json'`, `'tbench -t 30 4'`,
-    /// optionally after `taskset -c LIST`. A specification is a command line when a space
-    /// comes before any `:` (and a bare `schbench@2016`); options fairsim does not model
-    /// are refused by name.
+    /// optionally after `taskset -c LIST`, `uclampset -m MIN -M MAX`, `nice -n N` and
+    /// `chrt -b|-i 0` (the keys `cpus=`, `uclamp=MIN..MAX`, `nice=N` and
+    /// `policy=batch|idle` in the key form). A specification is a command line when a
+    /// space comes before any `:` (and a bare `schbench@2016`); options fairsim does not
+    /// model are refused by name.
     #[arg(long = "workload", short = 'w', value_name = "SPEC")]
     pub(crate) workloads: Vec<String>,
 
