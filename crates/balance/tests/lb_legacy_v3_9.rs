@@ -94,7 +94,7 @@ fn group_capacity_counts_the_a15_pair_as_three_and_the_a7_trio_as_two() {
     let mut s = tc2("LEGACY_LB");
     let sd = pkg(&s, 0);
     let e = env(&s, sd, 0, CpuIdleType::NewlyIdle, 0);
-    let groups = s.topo.domain(sd).groups.clone();
+    let groups = s.topo.domain(sd).groups.to_vec();
     let local = s.update_sg_lb_stats_v3_9(&e, groups[0], 0, true).unwrap();
     let remote = s.update_sg_lb_stats_v3_9(&e, groups[1], 0, false).unwrap();
     assert_eq!((local.group_capacity, local.group_weight), (3, 2));

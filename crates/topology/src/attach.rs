@@ -1,12 +1,15 @@
 //! The second half of `build_sched_domains`: `cpu_attach_domain` for every CPU (removing
 //! degenerate domains), `update_top_cache_domain`, and packing the surviving objects.
 
+use std::collections::BTreeMap;
+
 use crate::build::Builder;
 use crate::cpumask::CpuMask;
 use crate::domain::{BuildOptions, CpuDomains, SchedDomains, SdId};
 use crate::error::TopologyError;
 use crate::flags::{SdFlags, SDF_SHARED_CHILD, SD_FLAG_TABLE};
 use crate::machine::Machine;
+use crate::ring::GroupRing;
 
 /// Builds and attaches the sched domains of `m` as Linux 6.12.117's
 /// `build_sched_domains` does for a root domain spanning every CPU.
@@ -245,18 +248,22 @@ fn pack(mut b: Builder<'_>, base: Vec<Option<SdId>>, cluster_active: bool) -> Sc
             c
         })
         .collect();
+    // A shared ring is renumbered once and shared again by the domains that shared it. The
+    // map keeps each source ring alive beside its renumbered copy, so that no source ring's
+    // key (its address) can be reused by a later allocation while the map is in use.
+    let mut renumbered: BTreeMap<usize, (GroupRing, GroupRing)> = BTreeMap::new();
     let domains = order
         .iter()
         .map(|&sd| {
             let src = &mut b.doms[sd];
             let span = std::mem::replace(&mut src.span, CpuMask::new(0));
-            let mut groups = std::mem::take(&mut src.groups);
+            let groups = std::mem::take(&mut src.groups);
             let mut d = src.clone();
-            for g in &mut groups {
-                *g = group_map[*g];
-            }
+            let (_, ring) = renumbered
+                .entry(groups.list_key())
+                .or_insert_with(|| (groups.clone(), groups.mapped(|g| group_map[g])));
             d.span = span;
-            d.groups = groups;
+            d.groups = ring.with_start_of(&groups);
             d.parent = remap(d.parent);
             d.child = remap(d.child);
             d.shared = d.shared.map(|s| shared_map[s]);

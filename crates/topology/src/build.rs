@@ -22,6 +22,7 @@ use crate::error::TopologyError;
 use crate::flags::SdFlags;
 use crate::levels::{LevelTable, RECLAIM_DISTANCE};
 use crate::machine::{Machine, SCHED_CAPACITY_SCALE};
+use crate::ring::GroupRing;
 
 /// Working state of one build: arenas plus the kernel's per-level, per-CPU tables.
 pub(crate) struct Builder<'m> {
@@ -51,6 +52,9 @@ pub(crate) struct Builder<'m> {
     /// equal, so the overlap code compares spans in constant time (filled once every
     /// domain exists; spans never change afterwards).
     pub(crate) span_id: Vec<u32>,
+    /// Per level and span id, the group ring of the first CPU that built it
+    /// ([`GroupRing`]), which the span's other CPUs share.
+    rings: BTreeMap<(usize, u32), GroupRing>,
     /// Per domain, the words of its span that hold CPUs ([`CpuMask::word_range`]).
     pub(crate) span_words: Vec<Range<usize>>,
     /// Per CPU, the words of its SMT siblings mask ([`CpuMask::word_range`]).
@@ -96,6 +100,7 @@ impl<'m> Builder<'m> {
             has_asym: false,
             warnings: Vec::new(),
             span_id: Vec::new(),
+            rings: BTreeMap::new(),
             span_words: Vec::new(),
             span_first: Vec::new(),
             child_span: Vec::new(),
@@ -277,7 +282,7 @@ impl<'m> Builder<'m> {
             flags,
             parent: None,
             child,
-            groups: Vec::new(),
+            groups: GroupRing::default(),
             min_interval: sd_weight,
             max_interval: 2 * sd_weight,
             busy_factor: 16,
@@ -404,10 +409,19 @@ impl<'m> Builder<'m> {
             covered.or_with_words(&self.groups[g].span, lo as usize..hi as usize);
             list.push(g);
         }
-        // The list is kept for the life of the hierarchy, one per domain: without the
-        // doubling slack of its pushes it stays within what estimate_build_memory counts.
-        list.shrink_to_fit();
-        self.doms[sd].groups = list;
+        // Every CPU of a span walks the level's groups in the same cyclic order, from its
+        // own group: the first CPU's list is the ring the others share (the kernel's
+        // `sg->next` links), each checked to be a rotation of it before it shares.
+        let key = (self.doms[sd].tl, self.span_id[sd]);
+        let shared = self.rings.get(&key).and_then(|r| r.rotation_for(&list));
+        self.doms[sd].groups = match shared {
+            Some(ring) => ring,
+            None => {
+                let ring = GroupRing::from_list(list);
+                self.rings.entry(key).or_insert_with(|| ring.clone());
+                ring
+            }
+        };
     }
 
     /// Mirrors `build_overlap_sched_groups`: one private group per sibling domain's child,
@@ -453,10 +467,8 @@ impl<'m> Builder<'m> {
             );
             list.push(g);
         }
-        // The list is kept for the life of the hierarchy, one per domain: without the
-        // doubling slack of its pushes it stays within what estimate_build_memory counts.
-        list.shrink_to_fit();
-        self.doms[sd].groups = list;
+        // Overlapping groups are each CPU's own, so the list is a ring of its own.
+        self.doms[sd].groups = GroupRing::from_list(list);
     }
 
     /// Mirrors `find_descended_sibling`: go down until the child fits in `sd`, then past

@@ -44,8 +44,9 @@ pub struct SchedDomain {
     pub parent: Option<SdId>,
     /// `sd->child`.
     pub child: Option<SdId>,
-    /// The circular group list, starting at `sd->groups` (the group holding `cpu`).
-    pub groups: Vec<GroupId>,
+    /// The circular group list, starting at `sd->groups` (the group holding `cpu`),
+    /// shared with the other CPUs whose domains walk the same ring.
+    pub groups: crate::ring::GroupRing,
     /// `sd->min_interval`, in milliseconds.
     pub min_interval: u64,
     /// `sd->max_interval`, in milliseconds.

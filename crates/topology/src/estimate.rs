@@ -54,8 +54,10 @@ const PUSH_SLACK: u64 = 3;
 /// Small allocations the count leaves out (names, level descriptions, per-domain scratch
 /// masks, the validation's masks, the list of CPU sets `build_root_domains` is given),
 /// bounded generously: the measured peak of the smallest machines, a few hundred KiB of
-/// allocator and resident-page granularity, sits within a page of it.
-const FIXED: u64 = 264 << 10;
+/// allocator and resident-page granularity (and the builder's code pages, which the
+/// resident set counts: the shared group rings' code added about 64 KiB to a 6-CPU
+/// build's; the allocator grows the heap in 64 KiB steps, which a run may or may not take), sits within a page of it.
+const FIXED: u64 = 392 << 10;
 
 /// Bytes one warning line of the builder takes, for the ones without CPU lists
 /// ("BUG: arch topology borken: ...", "CPU capacity asymmetry not supported on SMT").
@@ -126,8 +128,9 @@ pub fn estimate_build_memory(m: &Machine, opts: BuildOptions) -> u64 {
     // build_balance_mask's memo: a key, the capacity id and a mask per distinct group.
     let memo = c.memo * (96 + cm + mask);
     // Span ids, word ranges and first CPUs per domain, the ordered map that numbers the
-    // spans, and the per-span caches of weights and preferred CPUs.
-    let spans = c.doms * (4 + 16 + 16 + 64 + 12 + 16) + 6 * block(8);
+    // spans, the per-span caches of weights and preferred CPUs, and the map of shared
+    // group rings (at most an entry per domain).
+    let spans = c.doms * (4 + 16 + 16 + 64 + 12 + 16 + 64) + 6 * block(8);
     // sd_of, sg_of, sgc_of, sds_of of [level][cpu] Option<usize>, child_span of u32,
     // rq capacities, the asymmetric capacity list.
     let tables = nr_levels * (4 * (24 + block(16 * n64)) + 24 + block(4 * n64))
@@ -145,7 +148,11 @@ pub fn estimate_build_memory(m: &Machine, opts: BuildOptions) -> u64 {
     let sanity = arch.len() as u64 * n64 * 112;
     // cpu_attach_domain and the packing: the base pointers, the id maps, the orders, the
     // per-CPU pointers and the result's arenas (exact sizes).
+    // The packing renumbers each group ring once into a new one while the builder's
+    // rings live (a map entry per ring keeps both).
     let attach = block(16 * n64)
+        + c.list_bytes
+        + c.doms * 96
         + 8 * (c.doms + c.groups + sgcs + c.shared)
         + PUSH_SLACK * 8 * (c.doms + c.groups + sgcs + c.shared)
         + n64 * size::<CpuDomains>()
@@ -259,10 +266,8 @@ fn count_non_numa(
             *slot = Some(span);
         }
         let lists = level_lists(&prev, &cur, level == 0);
-        for len in lists.lens.iter().flatten() {
-            c.doms += 1;
-            c.list_bytes += block(8 * len);
-        }
+        c.doms += lists.lens.iter().flatten().count() as u64;
+        c.list_bytes += lists.list_bytes;
         c.groups += lists.groups;
         c.sgcs += lists.groups;
         let wants_shared = if opts.shared_all_non_numa {
@@ -283,10 +288,19 @@ fn count_non_numa(
     (node_spans, alive)
 }
 
+/// The heap block of a group ring of `len` groups: an `Arc<[GroupId]>`, its two counts
+/// before the ids.
+fn ring_bytes(len: u64) -> u64 {
+    block(16 + 8 * len)
+}
+
 /// The groups of one non-NUMA level.
 struct LevelLists {
     /// The group list length of each CPU's domain, `None` where it has none.
     lens: Vec<Option<u64>>,
+    /// Bytes of the level's group rings: one per span whose CPUs all walk the same
+    /// cyclic order (they share it), one per domain elsewhere.
+    list_bytes: u64,
     /// The group objects the level creates (shared by every domain that lists them).
     groups: u64,
     /// The distinct spans of the level's domains.
@@ -309,8 +323,17 @@ fn level_lists(prev: &[Option<CpuMask>], cur: &[Option<CpuMask>], bottom: bool) 
             .map(|s| s.as_ref().map(|s| s.weight() as u64))
             .collect();
         let entries: u64 = lens.iter().flatten().sum();
+        // The lowest level's groups are its CPUs, each once: every walk of a span is a
+        // rotation of the sorted one, so each span's CPUs share one ring. Above a child
+        // level that is no partition, count a ring per domain.
+        let list_bytes = if bottom {
+            distinct.keys().map(|s| ring_bytes(s.weight() as u64)).sum()
+        } else {
+            lens.iter().flatten().map(|&l| ring_bytes(l)).sum()
+        };
         return LevelLists {
             lens,
+            list_bytes,
             groups: entries.min(n),
             distinct_spans,
         };
@@ -326,6 +349,9 @@ fn level_lists(prev: &[Option<CpuMask>], cur: &[Option<CpuMask>], bottom: bool) 
     let mut level_seen = vec![false; prev.len()];
     let mut groups = 0;
     let mut lens = Vec::with_capacity(cur.len());
+    let mut list_bytes = 0;
+    // Per distinct span, whether its CPUs share one ring.
+    let mut shares: BTreeMap<&CpuMask, bool> = BTreeMap::new();
     for (i, s) in cur.iter().enumerate() {
         let Some(s) = s else {
             lens.push(None);
@@ -334,6 +360,9 @@ fn level_lists(prev: &[Option<CpuMask>], cur: &[Option<CpuMask>], bottom: bool) 
         let known = distinct.get(s).copied().unwrap_or(0);
         if known > 0 {
             lens.push(Some(known));
+            if !shares[s] {
+                list_bytes += ring_bytes(known);
+            }
             continue;
         }
         let mut len = 0;
@@ -356,12 +385,58 @@ fn level_lists(prev: &[Option<CpuMask>], cur: &[Option<CpuMask>], bottom: bool) 
         }
         distinct.insert(s, len);
         lens.push(Some(len));
+        list_bytes += ring_bytes(len);
+        shares.insert(s, walks_are_rotations(s, &key));
     }
     LevelLists {
         lens,
+        list_bytes,
         groups: groups.min(n),
         distinct_spans,
     }
+}
+
+/// Whether every walk of span `s` from one of its CPUs (`for_each_cpu_wrap`, a group at
+/// its first uncovered CPU; `key` names each CPU's group) meets the groups in a rotation
+/// of the order the walk from the span's first CPU meets them: then the builder shares
+/// one ring among the span's CPUs ([`crate::ring::GroupRing`]). The check walks from
+/// every CPU of the span, as the build itself does.
+fn walks_are_rotations(s: &CpuMask, key: &[Option<usize>]) -> bool {
+    let cpus: Vec<usize> = s.iter().collect();
+    // A CPU without a child has a group of its own: its own number is its key.
+    let group = |j: usize| key[j].unwrap_or(j);
+    let mut order: Vec<usize> = Vec::new();
+    let mut pos_in_order: BTreeMap<usize, usize> = BTreeMap::new();
+    for &j in &cpus {
+        let g = group(j);
+        if let std::collections::btree_map::Entry::Vacant(e) = pos_in_order.entry(g) {
+            e.insert(order.len());
+            order.push(g);
+        }
+    }
+    let len = order.len();
+    let slot: Vec<usize> = cpus.iter().map(|&j| pos_in_order[&group(j)]).collect();
+    let mut seen = vec![usize::MAX; len];
+    for p in 0..cpus.len() {
+        let start = slot[p];
+        let mut k = 0;
+        for q in (p..cpus.len()).chain(0..p) {
+            let g = slot[q];
+            if seen[g] == p {
+                continue;
+            }
+            seen[g] = p;
+            let want = start + k;
+            if g != if want >= len { want - len } else { want } {
+                return false;
+            }
+            k += 1;
+            if k == len {
+                break;
+            }
+        }
+    }
+    true
 }
 
 /// Whether the spans present hold their own CPU and are pairwise equal or disjoint.
@@ -436,7 +511,7 @@ fn count_numa(m: &Machine, distances: &[u32], node_spans: &[u64], alive: &[bool]
                 None => span,
             };
             c.doms += 1;
-            c.list_bytes += block(8 * groups);
+            c.list_bytes += ring_bytes(groups);
             c.groups += groups;
             overlap_groups += groups;
             if !regular {
@@ -571,5 +646,19 @@ mod tests {
         assert_eq!(block(24), 32);
         assert_eq!(block(25), 48);
         assert_eq!(block(1024), 1040);
+    }
+
+    #[test]
+    fn walks_share_a_ring_only_when_every_start_gives_a_rotation() {
+        // x86's numbering: SMT siblings k and k + 4 in an 8-CPU MC span. From CPU 2 the
+        // walk meets {2,6}, {3,7}, {0,4}, {1,5}: a rotation of the walk from CPU 0.
+        let span = CpuMask::full(8);
+        let smt: Vec<Option<usize>> = (0..8).map(|c| Some(c % 4)).collect();
+        assert!(walks_are_rotations(&span, &smt));
+        // Siblings {0,5}, {1,4}, {2,3}: from CPU 0 the walk meets A, B, C; from CPU 2,
+        // C, B, A, which no rotation of A, B, C gives, so each CPU keeps its own list.
+        let span = CpuMask::full(6);
+        let odd = [0, 1, 2, 2, 1, 0].map(Some).to_vec();
+        assert!(!walks_are_rotations(&span, &odd));
     }
 }

@@ -19,6 +19,7 @@ pub mod machine;
 pub mod opp;
 pub mod partition;
 pub mod render;
+pub mod ring;
 pub mod source;
 mod spans;
 pub mod speed;
@@ -42,4 +43,5 @@ pub use opp::{FreqDomain, Opp};
 pub use partition::{
     check_cpusets, generate_sched_domains, parse_cpusets, partition_sched_domains,
 };
+pub use ring::GroupRing;
 pub use speed::SpeedTable;

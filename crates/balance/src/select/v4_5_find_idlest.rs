@@ -97,7 +97,7 @@ impl Sched {
     /// own CPU.
     pub(crate) fn groups_in_v4_5_order(&self, sd: SdId) -> Vec<GroupId> {
         let groups = &self.topo.domain(sd).groups;
-        let mut list = groups.clone();
+        let mut list = groups.to_vec();
         list.sort_by_key(|&g| self.topo.group(g).span.first());
         if let Some(pos) = groups
             .first()

@@ -239,7 +239,7 @@ impl Sched {
     /// numberings but not on every one, hence the re-sort.
     fn v4_5_group_list(&self, sd: SdId) -> Vec<GroupId> {
         let groups = &self.topo.domain(sd).groups;
-        let mut list = groups.clone();
+        let mut list = groups.to_vec();
         list.sort_by_key(|&g| self.topo.group(g).span.first());
         if let Some(pos) = groups
             .first()

@@ -251,7 +251,7 @@ impl Sched {
         let mut sds = SdLbStatsV3_9::default();
         let d = self.topo.domain(env.sd);
         let prefer_sibling = d.child.is_some_and(|c| self.legacy().sd[c].prefer_sibling);
-        let groups = d.groups.clone();
+        let groups = d.groups.to_vec();
         let load_idx = self.get_sd_load_idx_v3_9(env.sd, env.idle);
         for sg in groups {
             let local_group = self.topo.group(sg).span.test(env.dst_cpu);

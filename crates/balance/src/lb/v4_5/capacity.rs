@@ -128,7 +128,7 @@ impl Sched {
                 .map(|low| self.topo.domain(low).groups[0])
                 .collect()
         } else {
-            self.topo.domain(child).groups.clone()
+            self.topo.domain(child).groups.to_vec()
         };
         let capacity: u64 = parts.iter().map(|&g| self.group_capacity_v4_5(g)).sum();
         self.legacy_mut().sgp_power[sgc] = capacity;

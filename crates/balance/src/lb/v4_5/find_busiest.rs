@@ -241,7 +241,7 @@ impl Sched {
         let mut sds = SdLbStatsV4_5::default();
         let d = self.topo.domain(env.sd);
         let prefer_sibling = d.child.is_some_and(|c| self.legacy().sd[c].prefer_sibling);
-        let groups = d.groups.clone();
+        let groups = d.groups.to_vec();
         let top = d.parent.is_none();
         let load_idx = self.get_sd_load_idx_v3_9(env.sd, env.idle);
         let pct = self.legacy().sd[env.sd].imbalance_pct;
