@@ -1,6 +1,6 @@
 //! Properties over random machines and workloads: after every event, every task is
 //! running on one CPU, queued on exactly one runqueue, or blocked; `nr_running` and
-//! `h_nr_queued` match the queues; affinity is honoured (all checked by
+//! `h_nr_queued` (and `idle_h_nr_running`, for SCHED_IDLE tasks) match the queues; affinity is honoured (all checked by
 //! `World::check_invariants` through `check_invariants = true`); time is monotone.
 
 mod common;
@@ -23,12 +23,25 @@ fn workload() -> impl Strategy<Value = String> {
             "hackbench:g={g},l={l},f={f}{}",
             if p { ",pipe" } else { "" }
         )),
-        (1u32..40, 0u32..200, 0u32..3000, any::<bool>()).prop_map(|(n, s, r, pin)| format!(
-            "nanosleep:tasks={n},sleep={s}us,run={r}ns{}",
-            if pin { ",pin" } else { "" }
+        (1u32..40, 0u32..200, 0u32..3000, any::<bool>(), policy()).prop_map(
+            |(n, s, r, pin, policy)| format!(
+                "nanosleep:tasks={n},sleep={s}us,run={r}ns{}{policy}",
+                if pin { ",pin" } else { "" }
+            )
+        ),
+        (1u32..8, 1u32..20, policy()).prop_map(|(t, e, policy)| format!(
+            "sysbench-cpu:threads={t},events={e},event=200us{policy}"
         )),
-        (1u32..8, 1u32..20)
-            .prop_map(|(t, e)| format!("sysbench-cpu:threads={t},events={e},event=200us")),
+    ]
+}
+
+/// Mostly SCHED_NORMAL, sometimes SCHED_BATCH or SCHED_IDLE (whose counts the invariants
+/// check too).
+fn policy() -> impl Strategy<Value = &'static str> {
+    prop_oneof![
+        4 => Just(""),
+        1 => Just(",policy=batch"),
+        1 => Just(",policy=idle"),
     ]
 }
 

@@ -11,10 +11,12 @@ impl Sched {
         for rq in &self.rqs {
             let mut queued = 0u32;
             let mut delayed = 0u32;
+            let mut idle = 0u32;
             for &p in rq.cfs.timeline.values() {
                 seen[p] += 1;
                 queued += 1;
                 delayed += u32::from(self.tasks[p].se.sched_delayed);
+                idle += u32::from(self.tasks[p].policy == Policy::Idle);
                 if self.tasks[p].cpu != rq.cpu {
                     return Err(format!(
                         "task {p} queued on cpu{} but task_cpu is {}",
@@ -27,6 +29,7 @@ impl Sched {
                     seen[c] += 1;
                     queued += 1;
                     delayed += u32::from(self.tasks[c].se.sched_delayed);
+                    idle += u32::from(self.tasks[c].policy == Policy::Idle);
                 }
             }
             if let Some(c) = rq.curr {
@@ -48,6 +51,13 @@ impl Sched {
             }
             if delayed != rq.cfs.h_nr_delayed || queued - delayed != rq.cfs.h_nr_runnable {
                 return Err(format!("cpu{}: delayed/runnable counts off", rq.cpu));
+            }
+            // Only 6.12's enqueue counts SCHED_IDLE tasks; the eras run none.
+            if idle != rq.cfs.idle_h_nr_running {
+                return Err(format!(
+                    "cpu{}: {idle} SCHED_IDLE tasks queued but idle_h_nr_running {}",
+                    rq.cpu, rq.cfs.idle_h_nr_running
+                ));
             }
             if rq.cfs_tasks.len() as u32 != queued {
                 return Err(format!(
