@@ -1,15 +1,15 @@
 //! The statistics of `compare --until`: the two-sided tails of the normal and of Student's
-//! t (any real degrees of freedom, as Welch's test gives), their inverses, Welch's
-//! statistic, and the Lan-DeMets alpha-spending function of the O'Brien-Fleming type
+//! t (any real degrees of freedom, as Welch's test gives), their inverses, and the
+//! Lan-DeMets alpha-spending function of the O'Brien-Fleming type
 //! (K. K. G. Lan and D. L. DeMets, "Discrete sequential boundaries for clinical trials",
 //! Biometrika 70(3), 659-663, 1983) with the nominal level of each look. Pure Rust, so
 //! that the tool needs no statistics crate; each function is checked against closed forms
 //! and hand-computed values below.
 //!
 //! Statistics on results are reporting, not scheduling decisions, so they use floating
-//! point.
-
-use crate::compare_table::summarise;
+//! point. The module imports nothing else of the crate (the table's marks read its t
+//! quantile); Welch's statistic, which reads compare's summaries, is in
+//! `cmd::compare_until`.
 
 /// The two-sided upper tail of the standard normal, `2 (1 - Phi(z))` for `z >= 0`,
 /// through `erfc` (Numerical Recipes' Chebyshev fit, fractional error below 1.2e-7
@@ -164,21 +164,6 @@ pub fn look_alpha(alpha: f64, n: usize, min_seeds: usize, cap: usize) -> f64 {
     obf_spent(alpha, frac(n)) - before
 }
 
-/// Welch's statistic for new minus base: (difference of the means, its standard error,
-/// the Welch-Satterthwaite degrees of freedom).
-pub fn welch(base: &[f64], new: &[f64]) -> (f64, f64, f64) {
-    let (a, b) = (summarise(base), summarise(new));
-    let va = a.stddev.powi(2) / a.n as f64;
-    let vb = b.stddev.powi(2) / b.n as f64;
-    let den = va.powi(2) / (a.n - 1) as f64 + vb.powi(2) / (b.n - 1) as f64;
-    let df = if den > 0.0 {
-        (va + vb).powi(2) / den
-    } else {
-        (a.n + b.n - 2) as f64
-    };
-    (b.amean - a.amean, (va + vb).sqrt(), df)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,13 +208,5 @@ mod tests {
         ));
         // A cap equal to the minimum is the fixed-sample test.
         assert_eq!(look_alpha(0.05, 5, 5, 5), 0.05);
-    }
-
-    #[test]
-    fn welch_matches_hand_values() {
-        // Means 10.05 and 12.05, both variances of the mean 0.0041667: t = 21.9089, df 6.
-        let (d, se, df) = welch(&[10.0, 10.2, 9.9, 10.1], &[12.0, 12.1, 11.9, 12.2]);
-        assert!(close(d / se, 21.908_902_300_206_723, 1e-9));
-        assert!(close(df, 6.0, 1e-9));
     }
 }
