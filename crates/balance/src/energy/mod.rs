@@ -187,10 +187,6 @@ impl Sched {
             self.eas.present = false;
             return;
         }
-        if kernel == crate::kernel::Kernel::V6_5 {
-            self.build_perf_domains_v6_5();
-            return;
-        }
         if self.sysctl_energy_aware() == 0 {
             self.eas.not_possible = Some("kernel.sched_energy_aware=0".into());
             self.eas.present = false;
@@ -198,7 +194,13 @@ impl Sched {
         }
         for rd in 0..nr_rds {
             let map = self.topo.root_domains[rd].clone();
-            match self.perf_domains_of(&map) {
+            // The era's checks for one root domain; the walk and sched_energy_set are
+            // the same in both.
+            let pds = match kernel {
+                crate::kernel::Kernel::V6_5 => self.perf_domains_of_v6_5(&map),
+                _ => self.perf_domains_of(&map),
+            };
+            match pds {
                 Ok(pds) => self.eas.rd_pd[rd] = pds,
                 Err(why) => {
                     if self.eas.not_possible.is_none() {

@@ -64,34 +64,8 @@ impl Cpufreq {
 }
 
 impl Sched {
-    /// `build_perf_domains(cpu_map)` of Linux 6.5 for every root domain, then
-    /// `sched_energy_set`. A failed check leaves that root domain without perf domains;
-    /// the first reason is kept for the run's header.
-    pub(super) fn build_perf_domains_v6_5(&mut self) {
-        if self.sysctl_energy_aware() == 0 {
-            self.eas.not_possible = Some("kernel.sched_energy_aware=0".into());
-            self.eas.present = false;
-            return;
-        }
-        for rd in 0..self.topo.root_domains.len() {
-            let map = self.topo.root_domains[rd].clone();
-            match self.perf_domains_of_v6_5(&map) {
-                Ok(pds) => self.eas.rd_pd[rd] = pds,
-                Err(why) => {
-                    if self.eas.not_possible.is_none() {
-                        self.eas.not_possible = Some(why);
-                    }
-                }
-            }
-        }
-        self.eas.present = self.eas.rd_pd.iter().any(|pds| !pds.is_empty());
-        if self.eas.present {
-            self.eas.not_possible = None;
-        }
-    }
-
     /// One root domain's list as 6.5's `build_perf_domains` makes it, or its message.
-    fn perf_domains_of_v6_5(&self, map: &CpuMask) -> Result<Vec<PerfDomain>, String> {
+    pub(super) fn perf_domains_of_v6_5(&self, map: &CpuMask) -> Result<Vec<PerfDomain>, String> {
         let Some(cpu) = map.iter().next() else {
             return Err("empty root domain".into());
         };
