@@ -15,7 +15,8 @@ use fairsim_pelt::{
 };
 
 use crate::features::{Feature, Features};
-use crate::task::{Task, TaskId};
+use crate::entities::Entities;
+use crate::task::{SchedEntity, TaskId};
 use crate::weight::{calc_delta_fair, scale_load_down, LoadWeight};
 
 /// The initial `zero_vruntime` (`init_cfs_rq`): just below wrap-around, so that every
@@ -63,7 +64,7 @@ pub struct RqClocks {
     pub clock_pelt: u64,
 }
 
-/// `struct cfs_rq` (the root one; fairsim has no task groups).
+/// `struct cfs_rq`: a CPU's own (`rq->cfs`) or a task group's on that CPU.
 ///
 /// Laid out in declaration order: `h_nr_queued` and the PELT averages come first, right
 /// after the fields of [`crate::rq::Rq`] that a load balance reads of every CPU it scans.
@@ -114,6 +115,16 @@ pub struct CfsRq {
     pub last: Option<TaskId>,
     /// CFS: the `skip` buddy (the task that yielded).
     pub skip: Option<TaskId>,
+    /// `cfs_rq->tg`: the task group whose runqueue this is (0, the root, for `rq->cfs`).
+    pub tg: crate::group::GroupId,
+    /// `tg_load_avg_contrib`: the `load_avg` last added to the group's `load_avg`.
+    pub tg_load_avg_contrib: u64,
+    /// `last_update_tg_load_avg`: when (`sched_clock_cpu`) that contribution last moved.
+    pub last_update_tg_load_avg: u64,
+    /// `h_load`: the runqueue's share of its CPU's root load (`update_cfs_rq_h_load`).
+    pub h_load: u64,
+    /// `last_h_load_update`: the jiffy `h_load` was last computed in.
+    pub last_h_load_update: u64,
 }
 
 /// What `update_load_avg` computed, for the cost model: each call updates the cfs_rq's
@@ -148,6 +159,11 @@ impl Default for CfsRq {
             min_vruntime: INITIAL_ZERO_VRUNTIME,
             last: None,
             skip: None,
+            tg: 0,
+            tg_load_avg_contrib: 0,
+            last_update_tg_load_avg: 0,
+            h_load: 0,
+            last_h_load_update: 0,
         }
     }
 }
@@ -159,8 +175,8 @@ pub(crate) fn deadline_key(deadline: u64) -> i64 {
 }
 
 /// `entity_before(a, b)`.
-pub fn entity_before(a: &Task, b: &Task) -> bool {
-    (a.se.deadline.wrapping_sub(b.se.deadline) as i64) < 0
+pub fn entity_before(a: &SchedEntity, b: &SchedEntity) -> bool {
+    (a.deadline.wrapping_sub(b.deadline) as i64) < 0
 }
 
 impl CfsRq {
@@ -170,25 +186,25 @@ impl CfsRq {
     }
 
     /// The current entity if it is still queued (`curr && curr->on_rq`).
-    fn curr_on_rq(&self, tasks: &[Task]) -> Option<TaskId> {
-        self.curr.filter(|&c| tasks[c].se.on_rq)
+    fn curr_on_rq<E: Entities + ?Sized>(&self, ents: &E) -> Option<TaskId> {
+        self.curr.filter(|&c| ents.se(c).on_rq)
     }
 
     /// `avg_vruntime_add`.
-    fn avg_vruntime_add(&mut self, t: &Task) {
-        let w = scale_load_down(t.se.load.weight);
+    fn avg_vruntime_add(&mut self, se: &SchedEntity) {
+        let w = scale_load_down(se.load.weight);
         self.avg_vruntime = self
             .avg_vruntime
-            .wrapping_add(self.entity_key(t.se.vruntime).wrapping_mul(w as i64));
+            .wrapping_add(self.entity_key(se.vruntime).wrapping_mul(w as i64));
         self.avg_load += w;
     }
 
     /// `avg_vruntime_sub`.
-    fn avg_vruntime_sub(&mut self, t: &Task) {
-        let w = scale_load_down(t.se.load.weight);
+    fn avg_vruntime_sub(&mut self, se: &SchedEntity) {
+        let w = scale_load_down(se.load.weight);
         self.avg_vruntime = self
             .avg_vruntime
-            .wrapping_sub(self.entity_key(t.se.vruntime).wrapping_mul(w as i64));
+            .wrapping_sub(self.entity_key(se.vruntime).wrapping_mul(w as i64));
         self.avg_load -= w;
     }
 
@@ -202,16 +218,16 @@ impl CfsRq {
 
     /// `avg_vruntime(cfs_rq)`: the weighted average vruntime V (floored), which also moves
     /// `zero_vruntime` to it as the 6.12.117 kernel does.
-    pub fn avg_vruntime(&mut self, tasks: &[Task]) -> u64 {
-        let curr = self.curr_on_rq(tasks);
+    pub fn avg_vruntime<E: Entities + ?Sized>(&mut self, ents: &E) -> u64 {
+        let curr = self.curr_on_rq(ents);
         let mut weight = self.avg_load as i64;
         let mut delta = 0i64;
         if weight != 0 {
             let mut runtime = self.avg_vruntime;
             if let Some(c) = curr {
-                let w = scale_load_down(tasks[c].se.load.weight) as i64;
+                let w = scale_load_down(ents.se(c).load.weight) as i64;
                 runtime =
-                    runtime.wrapping_add(self.entity_key(tasks[c].se.vruntime).wrapping_mul(w));
+                    runtime.wrapping_add(self.entity_key(ents.se(c).vruntime).wrapping_mul(w));
                 weight += w;
             }
             // A negative sum needs flooring, not truncation towards zero.
@@ -220,44 +236,44 @@ impl CfsRq {
             }
             delta = runtime / weight;
         } else if let Some(c) = curr {
-            delta = tasks[c].se.vruntime.wrapping_sub(self.zero_vruntime) as i64;
+            delta = ents.se(c).vruntime.wrapping_sub(self.zero_vruntime) as i64;
         }
         self.update_zero_vruntime(delta);
         self.zero_vruntime
     }
 
     /// `vruntime_eligible(cfs_rq, vruntime)`: lag >= 0 without a division.
-    pub fn vruntime_eligible(&self, tasks: &[Task], vruntime: u64) -> bool {
+    pub fn vruntime_eligible<E: Entities + ?Sized>(&self, ents: &E, vruntime: u64) -> bool {
         let mut avg = self.avg_vruntime;
         let mut load = self.avg_load as i64;
-        if let Some(c) = self.curr_on_rq(tasks) {
-            let w = scale_load_down(tasks[c].se.load.weight) as i64;
-            avg = avg.wrapping_add(self.entity_key(tasks[c].se.vruntime).wrapping_mul(w));
+        if let Some(c) = self.curr_on_rq(ents) {
+            let w = scale_load_down(ents.se(c).load.weight) as i64;
+            avg = avg.wrapping_add(self.entity_key(ents.se(c).vruntime).wrapping_mul(w));
             load += w;
         }
         avg >= self.entity_key(vruntime).wrapping_mul(load)
     }
 
     /// `entity_eligible(cfs_rq, se)`.
-    pub fn entity_eligible(&self, tasks: &[Task], p: TaskId) -> bool {
-        self.vruntime_eligible(tasks, tasks[p].se.vruntime)
+    pub fn entity_eligible<E: Entities + ?Sized>(&self, ents: &E, p: TaskId) -> bool {
+        self.vruntime_eligible(ents, ents.se(p).vruntime)
     }
 
     /// `__enqueue_entity`: into the tree and the average.
-    pub(crate) fn enqueue_tree(&mut self, tasks: &mut [Task], p: TaskId) {
-        self.avg_vruntime_add(&tasks[p]);
-        let key = (deadline_key(tasks[p].se.deadline), self.next_seq);
+    pub(crate) fn enqueue_tree<E: Entities + ?Sized>(&mut self, ents: &mut E, p: TaskId) {
+        self.avg_vruntime_add(ents.se(p));
+        let key = (deadline_key(ents.se(p).deadline), self.next_seq);
         self.next_seq += 1;
         self.timeline.insert(key, p);
-        tasks[p].se.run_node = Some(key);
+        ents.se_mut(p).run_node = Some(key);
     }
 
     /// `__dequeue_entity`: out of the tree and the average.
-    pub(crate) fn dequeue_tree(&mut self, tasks: &mut [Task], p: TaskId) {
-        if let Some(key) = tasks[p].se.run_node.take() {
+    pub(crate) fn dequeue_tree<E: Entities + ?Sized>(&mut self, ents: &mut E, p: TaskId) {
+        if let Some(key) = ents.se_mut(p).run_node.take() {
             self.timeline.remove(&key);
         }
-        self.avg_vruntime_sub(&tasks[p]);
+        self.avg_vruntime_sub(ents.se(p));
     }
 
     /// `__pick_first_entity`: the earliest deadline in the tree.
@@ -267,23 +283,23 @@ impl CfsRq {
 
     /// `pick_eevdf(cfs_rq)`: the eligible entity with the earliest virtual deadline, with
     /// `RUN_TO_PARITY` keeping a protected current entity.
-    pub fn pick_eevdf(&self, tasks: &[Task], feat: Features) -> Option<TaskId> {
+    pub fn pick_eevdf<E: Entities + ?Sized>(&self, ents: &E, feat: Features) -> Option<TaskId> {
         let first = self.pick_first();
         let mut curr = self.curr;
         if self.nr_running == 1 {
             return match curr {
-                Some(c) if tasks[c].se.on_rq => Some(c),
+                Some(c) if ents.se(c).on_rq => Some(c),
                 _ => first,
             };
         }
         if let Some(c) = curr {
-            if !tasks[c].se.on_rq || !self.entity_eligible(tasks, c) {
+            if !ents.se(c).on_rq || !self.entity_eligible(ents, c) {
                 curr = None;
             }
         }
         if feat.has(Feature::RUN_TO_PARITY) {
             if let Some(c) = curr {
-                if protect_slice(&tasks[c]) {
+                if protect_slice(ents.se(c)) {
                     return Some(c);
                 }
             }
@@ -294,50 +310,50 @@ impl CfsRq {
             .timeline
             .values()
             .copied()
-            .find(|&p| self.entity_eligible(tasks, p));
+            .find(|&p| self.entity_eligible(ents, p));
         match (best, curr) {
             (None, c) => c,
-            (Some(b), Some(c)) if entity_before(&tasks[c], &tasks[b]) => Some(c),
+            (Some(b), Some(c)) if entity_before(ents.se(c), ents.se(b)) => Some(c),
             (b, _) => b,
         }
     }
 }
 
 /// `set_protect_slice`: stash the deadline in vlag while the entity runs.
-pub(crate) fn set_protect_slice(t: &mut Task) {
-    t.se.vlag = t.se.deadline as i64;
+pub(crate) fn set_protect_slice(se: &mut SchedEntity) {
+    se.vlag = se.deadline as i64;
 }
 
 /// `protect_slice`.
-pub(crate) fn protect_slice(t: &Task) -> bool {
-    t.se.vlag == t.se.deadline as i64
+pub(crate) fn protect_slice(se: &SchedEntity) -> bool {
+    se.vlag == se.deadline as i64
 }
 
 /// `cancel_protect_slice`.
-pub(crate) fn cancel_protect_slice(t: &mut Task) {
-    if protect_slice(t) {
-        t.se.vlag = t.se.deadline.wrapping_add(1) as i64;
+pub(crate) fn cancel_protect_slice(se: &mut SchedEntity) {
+    if protect_slice(se) {
+        se.vlag = se.deadline.wrapping_add(1) as i64;
     }
 }
 
 /// `entity_lag(avruntime, se)`: V - v, clamped to the lag bound
 /// `calc_delta_fair(max(2 * slice, TICK_NSEC))`.
-fn entity_lag(avruntime: u64, t: &mut Task, tick_nsec: u64) -> i64 {
-    let vlag = avruntime.wrapping_sub(t.se.vruntime) as i64;
-    let limit = calc_delta_fair((2 * t.se.slice).max(tick_nsec), &mut t.se.load) as i64;
+fn entity_lag(avruntime: u64, se: &mut SchedEntity, tick_nsec: u64) -> i64 {
+    let vlag = avruntime.wrapping_sub(se.vruntime) as i64;
+    let limit = calc_delta_fair((2 * se.slice).max(tick_nsec), &mut se.load) as i64;
     vlag.clamp(-limit, limit)
 }
 
 /// `update_entity_lag(cfs_rq, se)`.
-pub(crate) fn update_entity_lag(cfs: &mut CfsRq, tasks: &mut [Task], p: TaskId, tick_nsec: u64) {
-    let v = cfs.avg_vruntime(tasks);
-    tasks[p].se.vlag = entity_lag(v, &mut tasks[p], tick_nsec);
+pub(crate) fn update_entity_lag<E: Entities + ?Sized>(cfs: &mut CfsRq, ents: &mut E, p: TaskId, tick_nsec: u64) {
+    let v = cfs.avg_vruntime(ents);
+    ents.se_mut(p).vlag = entity_lag(v, ents.se_mut(p), tick_nsec);
 }
 
 /// `update_deadline(cfs_rq, se)`: once the request is consumed, a new slice and deadline.
 /// Returns whether the current task should be rescheduled.
-fn update_deadline(cfs: &mut CfsRq, tasks: &mut [Task], p: TaskId, params: &FairParams) -> bool {
-    let se = &mut tasks[p].se;
+fn update_deadline<E: Entities + ?Sized>(cfs: &mut CfsRq, ents: &mut E, p: TaskId, params: &FairParams) -> bool {
+    let se = ents.se_mut(p);
     if (se.vruntime.wrapping_sub(se.deadline) as i64) < 0 {
         return false;
     }
@@ -346,26 +362,26 @@ fn update_deadline(cfs: &mut CfsRq, tasks: &mut [Task], p: TaskId, params: &Fair
     }
     let vslice = calc_delta_fair(se.slice, &mut se.load);
     se.deadline = se.vruntime.wrapping_add(vslice);
-    cfs.avg_vruntime(tasks);
+    cfs.avg_vruntime(ents);
     true
 }
 
 /// `did_preempt_short`.
-fn did_preempt_short(cfs: &CfsRq, tasks: &[Task], curr: TaskId, feat: Features) -> bool {
+fn did_preempt_short<E: Entities + ?Sized>(cfs: &CfsRq, ents: &E, curr: TaskId, feat: Features) -> bool {
     if !feat.has(Feature::PREEMPT_SHORT) {
         return false;
     }
-    if protect_slice(&tasks[curr]) {
+    if protect_slice(ents.se(curr)) {
         return false;
     }
-    !cfs.entity_eligible(tasks, curr)
+    !cfs.entity_eligible(ents, curr)
 }
 
 /// `do_preempt_short(cfs_rq, pse, se)`: a wakee with a shorter slice may cut the current
 /// entity's protection.
-pub(crate) fn do_preempt_short(
+pub(crate) fn do_preempt_short<E: Entities + ?Sized>(
     cfs: &CfsRq,
-    tasks: &[Task],
+    ents: &E,
     pse: TaskId,
     se: TaskId,
     feat: Features,
@@ -373,16 +389,16 @@ pub(crate) fn do_preempt_short(
     if !feat.has(Feature::PREEMPT_SHORT) {
         return false;
     }
-    if tasks[pse].se.slice >= tasks[se].se.slice {
+    if ents.se(pse).slice >= ents.se(se).slice {
         return false;
     }
-    if !cfs.entity_eligible(tasks, pse) {
+    if !cfs.entity_eligible(ents, pse) {
         return false;
     }
-    if entity_before(&tasks[pse], &tasks[se]) {
+    if entity_before(ents.se(pse), ents.se(se)) {
         return true;
     }
-    !cfs.entity_eligible(tasks, se)
+    !cfs.entity_eligible(ents, se)
 }
 
 /// Result of [`update_curr`].
@@ -396,16 +412,16 @@ pub struct CurrUpdate {
 
 /// `update_curr(cfs_rq)`: charge the running entity for the time since `exec_start`, move
 /// its vruntime, and ask for a reschedule when its request is consumed.
-pub fn update_curr(
+pub fn update_curr<E: Entities + ?Sized>(
     cfs: &mut CfsRq,
-    tasks: &mut [Task],
+    ents: &mut E,
     clocks: RqClocks,
     params: &FairParams,
 ) -> CurrUpdate {
     let Some(curr) = cfs.curr else {
         return CurrUpdate::default();
     };
-    let se = &mut tasks[curr].se;
+    let se = ents.se_mut(curr);
     let delta = clocks.clock_task.wrapping_sub(se.exec_start) as i64;
     if delta <= 0 {
         return CurrUpdate::default();
@@ -415,16 +431,16 @@ pub fn update_curr(
     se.sum_exec_runtime += delta_exec;
     let dv = calc_delta_fair(delta_exec, &mut se.load);
     se.vruntime = se.vruntime.wrapping_add(dv);
-    let resched = update_deadline(cfs, tasks, curr, params);
+    let resched = update_deadline(cfs, ents, curr, params);
     if cfs.nr_running == 1 {
         return CurrUpdate {
             delta_exec,
             resched: false,
         };
     }
-    let resched = resched || did_preempt_short(cfs, tasks, curr, params.features);
+    let resched = resched || did_preempt_short(cfs, ents, curr, params.features);
     if resched {
-        clear_buddies(cfs, curr);
+        clear_buddies(cfs, ents, curr);
     }
     CurrUpdate {
         delta_exec,
@@ -433,27 +449,32 @@ pub fn update_curr(
 }
 
 /// `clear_buddies(cfs_rq, se)`.
-pub(crate) fn clear_buddies(cfs: &mut CfsRq, p: TaskId) {
+pub(crate) fn clear_buddies<E: Entities + ?Sized>(cfs: &mut CfsRq, ents: &mut E, p: TaskId) {
     if cfs.next == Some(p) {
         cfs.next = None;
+        // __clear_buddies_next goes on up the hierarchy while each parent is its own
+        // runqueue's buddy: the store remembers the entity for the class to finish.
+        if E::GROUPS {
+            ents.next_cleared(p);
+        }
     }
 }
 
 /// `place_entity(cfs_rq, se, flags)`: vruntime from V and the preserved (inflated) lag,
 /// then the deadline (half a slice for new tasks with `PLACE_DEADLINE_INITIAL`).
-pub fn place_entity(
+pub fn place_entity<E: Entities + ?Sized>(
     cfs: &mut CfsRq,
-    tasks: &mut [Task],
+    ents: &mut E,
     p: TaskId,
     flags: u32,
     params: &FairParams,
 ) {
-    let vruntime = cfs.avg_vruntime(tasks);
+    let vruntime = cfs.avg_vruntime(ents);
     let curr_w = cfs
-        .curr_on_rq(tasks)
-        .map(|c| scale_load_down(tasks[c].se.load.weight))
+        .curr_on_rq(ents)
+        .map(|c| scale_load_down(ents.se(c).load.weight))
         .unwrap_or(0);
-    let se = &mut tasks[p].se;
+    let se = ents.se_mut(p);
     if !se.custom_slice {
         se.slice = params.base_slice;
     }
@@ -481,21 +502,25 @@ pub fn place_entity(
     se.deadline = se.vruntime.wrapping_add(vslice);
 }
 
-/// `update_load_avg(cfs_rq, se, flags)` for a task entity of the root cfs_rq.
-pub fn update_load_avg(
+/// `update_load_avg(cfs_rq, se, flags)`.
+pub fn update_load_avg<E: Entities + ?Sized>(
     cfs: &mut CfsRq,
-    tasks: &mut [Task],
+    ents: &mut E,
     p: TaskId,
     clocks: RqClocks,
     flags: UpdateFlags,
     params: &FairParams,
 ) {
+    if E::GROUPS {
+        update_load_avg_hier(cfs, ents, p, clocks, flags, params);
+        return;
+    }
     let cfs_inp = CfsRqInputs {
         load: scale_load_down(cfs.load.weight),
         runnable: u64::from(cfs.h_nr_queued - cfs.h_nr_delayed),
         running: cfs.curr.is_some(),
     };
-    let se = &mut tasks[p].se;
+    let se = ents.se_mut(p);
     // update_load_avg ages the entity only if it was ever attached and the caller did not
     // ask to skip it; the cfs_rq is always brought up to date.
     if se.avg.last_update_time != 0 && !flags.skip_age_load {
@@ -522,18 +547,165 @@ pub fn update_load_avg(
     }
 }
 
-/// `set_delayed(se)`.
-fn set_delayed(cfs: &mut CfsRq, t: &mut Task) {
-    t.se.sched_delayed = true;
-    cfs.h_nr_runnable -= 1;
-    cfs.h_nr_delayed += 1;
+/// `update_load_avg(cfs_rq, se, flags)` with task groups: as the flat form, with the
+/// group entity's propagation (`propagate_entity_load_avg`) after the runqueue's own
+/// update, and the group's `tg->load_avg` kept up (`update_tg_load_avg`). Only the CPU's
+/// root runqueue calls the cpufreq hook (`cfs_rq_util_change` checks `&rq->cfs`).
+fn update_load_avg_hier<E: Entities + ?Sized>(
+    cfs: &mut CfsRq,
+    ents: &mut E,
+    p: TaskId,
+    clocks: RqClocks,
+    flags: UpdateFlags,
+    params: &FairParams,
+) {
+    use fairsim_pelt::{
+        attach_entity_load_avg, detach_entity_load_avg, update_cfs_rq_load_avg,
+        update_load_avg_se,
+    };
+    let now = clocks.clock_pelt;
+    let se_inp = {
+        let se = ents.se(p);
+        SeInputs {
+            weight: scale_load_down(se.load.weight),
+            on_rq: se.on_rq,
+            runnable: ents.se_runnable(p),
+            running: cfs.curr == Some(p),
+        }
+    };
+    let util_est = params.util_est.enabled() && ents.is_task(p);
+    let se = ents.se_mut(p);
+    if se.avg.last_update_time != 0 && !flags.skip_age_load {
+        cfs.pelt_calls.se += 1;
+        update_load_avg_se(now, &mut se.avg, se_inp, util_est);
+    }
+    cfs.pelt_calls.cfs_rq += 1;
+    let cfs_inp = CfsRqInputs {
+        load: scale_load_down(cfs.load.weight),
+        runnable: u64::from(cfs.h_nr_runnable),
+        running: cfs.curr.is_some(),
+    };
+    let mut decayed = update_cfs_rq_load_avg(now, &mut cfs.avg, cfs_inp);
+    decayed |= ents.propagate(p, &mut cfs.avg);
+    let se = ents.se_mut(p);
+    let root = cfs.tg == crate::group::ROOT_GROUP;
+    if se.avg.last_update_time == 0 && flags.do_attach {
+        attach_entity_load_avg(&mut cfs.avg, &mut se.avg, se_inp.weight);
+        cfs.util_changed |= root;
+        ents.update_tg_load_avg(cfs);
+    } else if flags.do_detach {
+        detach_entity_load_avg(&mut cfs.avg, &se.avg, se_inp.weight);
+        cfs.util_changed |= root;
+        ents.update_tg_load_avg(cfs);
+    } else if decayed {
+        cfs.util_changed |= root;
+        if flags.update_tg {
+            ents.update_tg_load_avg(cfs);
+        }
+    }
 }
 
-/// `clear_delayed(se)`.
-pub(crate) fn clear_delayed(cfs: &mut CfsRq, t: &mut Task) {
-    t.se.sched_delayed = false;
-    cfs.h_nr_runnable += 1;
-    cfs.h_nr_delayed -= 1;
+/// `set_delayed(se)` on the entity's own runqueue: a task's counts move from runnable to
+/// delayed (its ancestors' are the hierarchy walk's); a group entity's do not move.
+fn set_delayed<E: Entities + ?Sized>(cfs: &mut CfsRq, ents: &mut E, p: TaskId) {
+    ents.se_mut(p).sched_delayed = true;
+    if ents.is_task(p) {
+        cfs.h_nr_runnable -= 1;
+        cfs.h_nr_delayed += 1;
+    }
+}
+
+/// `clear_delayed(se)` on the entity's own runqueue, as [`set_delayed`].
+pub(crate) fn clear_delayed<E: Entities + ?Sized>(cfs: &mut CfsRq, ents: &mut E, p: TaskId) {
+    ents.se_mut(p).sched_delayed = false;
+    if ents.is_task(p) {
+        cfs.h_nr_runnable += 1;
+        cfs.h_nr_delayed -= 1;
+    }
+}
+
+/// `update_cfs_group(se)`: a group entity takes the weight `calc_group_shares` gives it
+/// (nothing for a task, or a group whose runqueue is empty). Returns whether the reweight's
+/// `update_curr` asked for a reschedule.
+pub(crate) fn update_cfs_group<E: Entities + ?Sized>(
+    cfs: &mut CfsRq,
+    ents: &mut E,
+    p: TaskId,
+    clocks: RqClocks,
+    params: &FairParams,
+) -> bool {
+    if !E::GROUPS {
+        return false;
+    }
+    match ents.group_shares(p) {
+        Some(shares) if ents.se(p).load.weight != shares => {
+            reweight_entity(cfs, ents, p, shares, clocks, params)
+        }
+        _ => false,
+    }
+}
+
+/// `reweight_entity(cfs_rq, se, weight)` of 6.12.117 with `reweight_eevdf`: a queued
+/// entity leaves the tree and the runqueue's weight, keeps its lag and relative deadline
+/// scaled by old/new weight, and comes back; a sleeping one scales its stored `vlag`.
+/// The PELT load follows the new weight at once. Returns whether `update_curr` asked for a
+/// reschedule.
+pub(crate) fn reweight_entity<E: Entities + ?Sized>(
+    cfs: &mut CfsRq,
+    ents: &mut E,
+    p: TaskId,
+    weight: u64,
+    clocks: RqClocks,
+    params: &FairParams,
+) -> bool {
+    use fairsim_pelt::entity::{dequeue_load_avg, enqueue_load_avg};
+    use fairsim_pelt::get_pelt_divider;
+    let curr = cfs.curr == Some(p);
+    let on_rq = ents.se(p).on_rq;
+    let mut resched = false;
+    let mut avruntime = 0;
+    if on_rq {
+        resched = update_curr(cfs, ents, clocks, params).resched;
+        avruntime = cfs.avg_vruntime(ents);
+        if !curr {
+            cfs.dequeue_tree(ents, p);
+        }
+        cfs.load.sub(ents.se(p).load.weight);
+    }
+    let old_w = scale_load_down(ents.se(p).load.weight);
+    dequeue_load_avg(&mut cfs.avg, &ents.se(p).avg, old_w);
+    let tick = params.tick_nsec;
+    let se = ents.se_mut(p);
+    let old_weight = se.load.weight;
+    if on_rq {
+        // reweight_eevdf: v' = V - (V - v) * w / w', d' = V + (d - V) * w / w'.
+        if avruntime != se.vruntime {
+            let vlag = entity_lag(avruntime, se, tick);
+            let vlag = vlag.wrapping_mul(old_weight as i64) / weight as i64;
+            se.vruntime = avruntime.wrapping_sub(vlag as u64);
+        }
+        let vslice = se.deadline.wrapping_sub(avruntime) as i64;
+        let vslice = vslice.wrapping_mul(old_weight as i64) / weight as i64;
+        se.deadline = avruntime.wrapping_add(vslice as u64);
+    } else {
+        se.vlag = se.vlag.wrapping_mul(old_weight as i64) / weight as i64;
+    }
+    // update_load_set
+    se.load = LoadWeight {
+        weight,
+        inv_weight: 0,
+    };
+    let new_w = scale_load_down(weight);
+    let divider = u64::from(get_pelt_divider(&se.avg));
+    se.avg.load_avg = new_w.wrapping_mul(se.avg.load_sum) / divider;
+    enqueue_load_avg(&mut cfs.avg, &ents.se(p).avg, new_w);
+    if on_rq {
+        cfs.load.add(weight);
+        if !curr {
+            cfs.enqueue_tree(ents, p);
+        }
+    }
+    resched
 }
 
 pub(crate) const TG: UpdateFlags = UpdateFlags {
@@ -551,9 +723,9 @@ pub(crate) const NONE: UpdateFlags = UpdateFlags {
 };
 
 /// `enqueue_entity(cfs_rq, se, flags)`.
-pub fn enqueue_entity(
+pub fn enqueue_entity<E: Entities + ?Sized>(
     cfs: &mut CfsRq,
-    tasks: &mut [Task],
+    ents: &mut E,
     p: TaskId,
     flags: u32,
     clocks: RqClocks,
@@ -562,153 +734,163 @@ pub fn enqueue_entity(
     let is_curr = cfs.curr == Some(p);
     // The current entity is renormalised before update_curr().
     if is_curr {
-        place_entity(cfs, tasks, p, flags, params);
+        place_entity(cfs, ents, p, flags, params);
     }
-    let upd = update_curr(cfs, tasks, clocks, params);
+    let mut upd = update_curr(cfs, ents, clocks, params);
     let attach = UpdateFlags {
         do_attach: true,
         ..TG
     };
-    update_load_avg(cfs, tasks, p, clocks, attach, params);
+    update_load_avg(cfs, ents, p, clocks, attach, params);
+    if E::GROUPS {
+        ents.se_update_runnable(p);
+        upd.resched |= update_cfs_group(cfs, ents, p, clocks, params);
+    }
     if !is_curr {
-        place_entity(cfs, tasks, p, flags, params);
+        place_entity(cfs, ents, p, flags, params);
     }
     // account_entity_enqueue
-    cfs.load.add(tasks[p].se.load.weight);
+    cfs.load.add(ents.se(p).load.weight);
     cfs.nr_running += 1;
     if flags & qflags::MIGRATED != 0 {
-        tasks[p].se.exec_start = 0;
+        ents.se_mut(p).exec_start = 0;
     }
     if !is_curr {
-        cfs.enqueue_tree(tasks, p);
+        cfs.enqueue_tree(ents, p);
     }
-    tasks[p].se.on_rq = true;
+    ents.se_mut(p).on_rq = true;
     upd
 }
 
 /// `dequeue_entity(cfs_rq, se, flags)`: false when the dequeue is delayed instead.
-pub fn dequeue_entity(
+pub fn dequeue_entity<E: Entities + ?Sized>(
     cfs: &mut CfsRq,
-    tasks: &mut [Task],
+    ents: &mut E,
     p: TaskId,
     flags: u32,
     clocks: RqClocks,
     params: &FairParams,
 ) -> (bool, CurrUpdate) {
     let sleep = flags & qflags::SLEEP_WAKEUP != 0;
-    let upd = update_curr(cfs, tasks, clocks, params);
-    clear_buddies(cfs, p);
+    let mut upd = update_curr(cfs, ents, clocks, params);
+    clear_buddies(cfs, ents, p);
     if flags & qflags::DELAYED == 0 {
         let delay = sleep && flags & qflags::SPECIAL == 0;
-        if params.features.has(Feature::DELAY_DEQUEUE) && delay && !cfs.entity_eligible(tasks, p) {
-            update_load_avg(cfs, tasks, p, clocks, NONE, params);
-            set_delayed(cfs, &mut tasks[p]);
+        if params.features.has(Feature::DELAY_DEQUEUE) && delay && !cfs.entity_eligible(ents, p) {
+            update_load_avg(cfs, ents, p, clocks, NONE, params);
+            set_delayed(cfs, ents, p);
             return (false, upd);
         }
     }
     let action = UpdateFlags {
-        do_detach: tasks[p].on_rq_migrating(),
+        do_detach: ents.migrating(p),
         ..TG
     };
-    update_load_avg(cfs, tasks, p, clocks, action, params);
-    update_entity_lag(cfs, tasks, p, params.tick_nsec);
+    update_load_avg(cfs, ents, p, clocks, action, params);
+    if E::GROUPS {
+        ents.se_update_runnable(p);
+    }
+    update_entity_lag(cfs, ents, p, params.tick_nsec);
     if params.features.has(Feature::PLACE_REL_DEADLINE) && !sleep {
-        let se = &mut tasks[p].se;
+        let se = ents.se_mut(p);
         se.deadline = se.deadline.wrapping_sub(se.vruntime);
         se.rel_deadline = true;
     }
     if cfs.curr != Some(p) {
-        cfs.dequeue_tree(tasks, p);
+        cfs.dequeue_tree(ents, p);
     }
-    tasks[p].se.on_rq = false;
+    ents.se_mut(p).on_rq = false;
     // account_entity_dequeue
-    cfs.load.sub(tasks[p].se.load.weight);
+    cfs.load.sub(ents.se(p).load.weight);
     cfs.nr_running -= 1;
+    if E::GROUPS {
+        upd.resched |= update_cfs_group(cfs, ents, p, clocks, params);
+    }
     if flags & qflags::DELAYED != 0 {
         // finish_delayed_dequeue_entity
-        clear_delayed(cfs, &mut tasks[p]);
-        if params.features.has(Feature::DELAY_ZERO) && tasks[p].se.vlag > 0 {
-            tasks[p].se.vlag = 0;
+        clear_delayed(cfs, ents, p);
+        if params.features.has(Feature::DELAY_ZERO) && ents.se(p).vlag > 0 {
+            ents.se_mut(p).vlag = 0;
         }
     }
     (true, upd)
 }
 
 /// `requeue_delayed_entity(se)`: a delayed entity is woken before it was picked.
-pub fn requeue_delayed_entity(
+pub fn requeue_delayed_entity<E: Entities + ?Sized>(
     cfs: &mut CfsRq,
-    tasks: &mut [Task],
+    ents: &mut E,
     p: TaskId,
     clocks: RqClocks,
     params: &FairParams,
 ) {
     if params.features.has(Feature::DELAY_ZERO) {
-        update_entity_lag(cfs, tasks, p, params.tick_nsec);
-        if tasks[p].se.vlag > 0 {
+        update_entity_lag(cfs, ents, p, params.tick_nsec);
+        if ents.se(p).vlag > 0 {
             cfs.nr_running -= 1;
             let in_tree = cfs.curr != Some(p);
             if in_tree {
-                cfs.dequeue_tree(tasks, p);
+                cfs.dequeue_tree(ents, p);
             }
-            tasks[p].se.vlag = 0;
-            place_entity(cfs, tasks, p, 0, params);
+            ents.se_mut(p).vlag = 0;
+            place_entity(cfs, ents, p, 0, params);
             if in_tree {
-                cfs.enqueue_tree(tasks, p);
+                cfs.enqueue_tree(ents, p);
             }
             cfs.nr_running += 1;
         }
     }
-    update_load_avg(cfs, tasks, p, clocks, NONE, params);
-    clear_delayed(cfs, &mut tasks[p]);
+    update_load_avg(cfs, ents, p, clocks, NONE, params);
+    clear_delayed(cfs, ents, p);
 }
 
 /// `set_next_entity(cfs_rq, se)`: the entity leaves the tree to become current.
-pub fn set_next_entity(
+pub fn set_next_entity<E: Entities + ?Sized>(
     cfs: &mut CfsRq,
-    tasks: &mut [Task],
+    ents: &mut E,
     p: TaskId,
     clocks: RqClocks,
     params: &FairParams,
 ) {
-    clear_buddies(cfs, p);
-    if tasks[p].se.on_rq {
-        cfs.dequeue_tree(tasks, p);
-        update_load_avg(cfs, tasks, p, clocks, TG, params);
-        set_protect_slice(&mut tasks[p]);
+    clear_buddies(cfs, ents, p);
+    if ents.se(p).on_rq {
+        cfs.dequeue_tree(ents, p);
+        update_load_avg(cfs, ents, p, clocks, TG, params);
+        set_protect_slice(ents.se_mut(p));
     }
     // update_stats_curr_start
-    tasks[p].se.exec_start = clocks.clock_task;
+    ents.se_mut(p).exec_start = clocks.clock_task;
     cfs.curr = Some(p);
-    tasks[p].se.prev_sum_exec_runtime = tasks[p].se.sum_exec_runtime;
+    ents.se_mut(p).prev_sum_exec_runtime = ents.se(p).sum_exec_runtime;
 }
 
 /// `put_prev_entity(cfs_rq, prev)`: a still-queued previous entity goes back in the tree.
-pub fn put_prev_entity(
+pub fn put_prev_entity<E: Entities + ?Sized>(
     cfs: &mut CfsRq,
-    tasks: &mut [Task],
+    ents: &mut E,
     p: TaskId,
     clocks: RqClocks,
     params: &FairParams,
 ) -> CurrUpdate {
     let mut upd = CurrUpdate::default();
-    if tasks[p].se.on_rq {
-        upd = update_curr(cfs, tasks, clocks, params);
-        cfs.enqueue_tree(tasks, p);
-        update_load_avg(cfs, tasks, p, clocks, NONE, params);
+    if ents.se(p).on_rq {
+        upd = update_curr(cfs, ents, clocks, params);
+        cfs.enqueue_tree(ents, p);
+        update_load_avg(cfs, ents, p, clocks, NONE, params);
     }
     cfs.curr = None;
     upd
 }
 
 /// `entity_tick(cfs_rq, curr, 0)`.
-pub fn entity_tick(
+pub fn entity_tick<E: Entities + ?Sized>(
     cfs: &mut CfsRq,
-    tasks: &mut [Task],
+    ents: &mut E,
     p: TaskId,
     clocks: RqClocks,
     params: &FairParams,
 ) -> CurrUpdate {
-    let upd = update_curr(cfs, tasks, clocks, params);
-    update_load_avg(cfs, tasks, p, clocks, TG, params);
+    let upd = update_curr(cfs, ents, clocks, params);
+    update_load_avg(cfs, ents, p, clocks, TG, params);
     upd
 }

@@ -71,6 +71,30 @@ pub struct SchedEntity {
     pub(crate) run_node: Option<(i64, u64)>,
 }
 
+impl SchedEntity {
+    /// A new entity of weight `load` with request `slice`, never queued, with the given
+    /// PELT start.
+    pub fn new(load: LoadWeight, slice: u64, avg: SchedAvg) -> SchedEntity {
+        SchedEntity {
+            load,
+            deadline: 0,
+            vruntime: 0,
+            vlag: 0,
+            slice,
+            on_rq: false,
+            sched_delayed: false,
+            rel_deadline: false,
+            custom_slice: false,
+            exec_start: 0,
+            sum_exec_runtime: 0,
+            prev_sum_exec_runtime: 0,
+            nr_migrations: 0,
+            avg,
+            run_node: None,
+        }
+    }
+}
+
 /// `struct sched_info`: run-delay accounting (`CONFIG_SCHED_INFO`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SchedInfo {

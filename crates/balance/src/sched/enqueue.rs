@@ -230,7 +230,7 @@ impl Sched {
         let cse_is_idle = self.tasks[curr].policy == Policy::Idle;
         let pse_is_idle = self.tasks[p].policy == Policy::Idle;
         if cse_is_idle && !pse_is_idle {
-            cancel_protect_slice(&mut self.tasks[curr]);
+            cancel_protect_slice(&mut self.tasks[curr].se);
             self.resched_curr(cpu);
             return;
         }
@@ -248,7 +248,7 @@ impl Sched {
             rq.need_resched = true;
         }
         if do_preempt_short(&rq.cfs, &self.tasks, p, curr, feat) {
-            cancel_protect_slice(&mut self.tasks[curr]);
+            cancel_protect_slice(&mut self.tasks[curr].se);
         }
         if rq.cfs.pick_eevdf(&self.tasks, feat) == Some(p) {
             self.resched_curr(cpu);

@@ -182,6 +182,8 @@ pub struct Sched {
     pub rqs: Vec<Rq>,
     /// Every task ever created, by id.
     pub tasks: Vec<Task>,
+    /// Task groups (the root alone unless cgroups are declared).
+    pub groups: crate::group::TaskGroups,
     /// schedstat counters of each domain, indexed like `topo.domains`.
     pub sd_stats: Vec<SdSchedstat>,
     /// `TICK_NSEC`.
@@ -280,6 +282,7 @@ impl Sched {
             fair,
             rqs,
             tasks: Vec::new(),
+            groups: crate::group::TaskGroups::new(n),
             sd_stats,
             tick_nsec,
             work: SchedWork::default(),
@@ -472,23 +475,7 @@ impl Sched {
             last_wakee: None,
             wakee_flips: 0,
             wakee_flip_decay_ts: 0,
-            se: SchedEntity {
-                load,
-                deadline: 0,
-                vruntime: 0,
-                vlag: 0,
-                slice: self.fair.base_slice,
-                on_rq: false,
-                sched_delayed: false,
-                rel_deadline: false,
-                custom_slice: false,
-                exec_start: 0,
-                sum_exec_runtime: 0,
-                prev_sum_exec_runtime: 0,
-                nr_migrations: 0,
-                avg,
-                run_node: None,
-            },
+            se: SchedEntity::new(load, self.fair.base_slice, avg),
             sched_info: SchedInfo::default(),
             max_allowed_capacity,
             in_iowait: false,

@@ -272,7 +272,7 @@ impl Sched {
         let clocks = self.clocks(cpu);
         let fair = self.fair;
         let rq = &mut self.rqs[cpu];
-        crate::cfs_rq::clear_buddies(&mut rq.cfs, curr);
+        crate::cfs_rq::clear_buddies(&mut rq.cfs, &mut self.tasks, curr);
         let upd = update_curr(&mut rq.cfs, &mut self.tasks, clocks, &fair);
         if upd.resched {
             rq.need_resched = true;

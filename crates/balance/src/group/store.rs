@@ -1,0 +1,124 @@
+//! The entity store of a machine with task groups: tasks' entities and the groups'
+//! per-CPU entities behind one id space (a group entity's id has [`GROUP_SE_BIT`] set).
+
+use fairsim_pelt::CfsRqAvg;
+
+use super::{GroupId, TaskGroups, GROUP_SE_BIT, ROOT_GROUP};
+use crate::cfs_rq::CfsRq;
+use crate::entities::Entities;
+use crate::task::{SchedEntity, Task};
+use crate::weight::scale_load_down;
+
+/// Which runqueue: a CPU's root (`rq->cfs`) or a group's on some CPU (an index into
+/// [`TaskGroups`]' per-CPU arrays).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CfsRef {
+    /// `&cpu_rq(cpu)->cfs`.
+    Root(usize),
+    /// `tg->cfs_rq[cpu]` at this index.
+    Group(usize),
+}
+
+impl CfsRef {
+    /// Group `g`'s runqueue on `cpu` (the CPU's own for the root group).
+    pub(crate) fn of_group(groups: &TaskGroups, g: GroupId, cpu: usize) -> CfsRef {
+        if g == ROOT_GROUP {
+            CfsRef::Root(cpu)
+        } else {
+            CfsRef::Group(groups.idx(g, cpu))
+        }
+    }
+}
+
+/// Tasks and task groups as one entity store, with what the group hooks read: the
+/// clock `update_tg_load_avg` rate-limits by (`sched_clock_cpu`, here the runqueue's
+/// clock) and the entities whose `next` buddy marks were cleared.
+pub(crate) struct Hier<'a> {
+    pub(crate) tasks: &'a mut [Task],
+    pub(crate) g: &'a mut TaskGroups,
+    pub(crate) clock: u64,
+    pub(crate) cleared_next: &'a mut Vec<usize>,
+}
+
+impl Entities for Hier<'_> {
+    const GROUPS: bool = true;
+
+    #[inline]
+    fn se(&self, id: usize) -> &SchedEntity {
+        if id & GROUP_SE_BIT != 0 {
+            &self.g.se[id & !GROUP_SE_BIT]
+        } else {
+            &self.tasks[id].se
+        }
+    }
+
+    #[inline]
+    fn se_mut(&mut self, id: usize) -> &mut SchedEntity {
+        if id & GROUP_SE_BIT != 0 {
+            &mut self.g.se[id & !GROUP_SE_BIT]
+        } else {
+            &mut self.tasks[id].se
+        }
+    }
+
+    fn migrating(&self, id: usize) -> bool {
+        id & GROUP_SE_BIT == 0 && self.tasks[id].on_rq_migrating()
+    }
+
+    fn se_runnable(&self, id: usize) -> u64 {
+        if id & GROUP_SE_BIT != 0 {
+            self.g.meta[id & !GROUP_SE_BIT].runnable_weight
+        } else {
+            let se = &self.tasks[id].se;
+            u64::from(se.on_rq && !se.sched_delayed)
+        }
+    }
+
+    fn is_task(&self, id: usize) -> bool {
+        id & GROUP_SE_BIT == 0
+    }
+
+    fn propagate(&mut self, id: usize, cfs: &mut CfsRqAvg) -> bool {
+        if id & GROUP_SE_BIT == 0 {
+            return false;
+        }
+        let i = id & !GROUP_SE_BIT;
+        let gcfs = &mut self.g.cfs[i];
+        let se = &mut self.g.se[i];
+        let gcfs_load = scale_load_down(gcfs.load.weight);
+        fairsim_pelt::propagate_entity_load_avg(
+            cfs,
+            &mut se.avg,
+            scale_load_down(se.load.weight),
+            &mut gcfs.avg,
+            gcfs_load,
+        )
+    }
+
+    fn se_update_runnable(&mut self, id: usize) {
+        if id & GROUP_SE_BIT != 0 {
+            let i = id & !GROUP_SE_BIT;
+            self.g.meta[i].runnable_weight = u64::from(self.g.cfs[i].h_nr_runnable);
+        }
+    }
+
+    fn update_tg_load_avg(&mut self, cfs: &mut CfsRq) {
+        super::shares::update_tg_load_avg(&mut self.g.tgs[cfs.tg], cfs, self.clock);
+    }
+
+    fn next_cleared(&mut self, id: usize) {
+        self.cleared_next.push(id);
+    }
+
+    fn group_shares(&self, id: usize) -> Option<u64> {
+        if id & GROUP_SE_BIT == 0 {
+            return None;
+        }
+        let i = id & !GROUP_SE_BIT;
+        let gcfs = &self.g.cfs[i];
+        if gcfs.load.weight == 0 {
+            return None;
+        }
+        Some(super::shares::calc_group_shares(&self.g.tgs[gcfs.tg], gcfs))
+    }
+}
