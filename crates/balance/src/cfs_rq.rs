@@ -14,8 +14,8 @@ use fairsim_pelt::{
     update_load_avg_task, CfsRqAvg, CfsRqInputs, SeInputs, UpdateFlags, UtilEstMode,
 };
 
-use crate::features::{Feature, Features};
 use crate::entities::Entities;
+use crate::features::{Feature, Features};
 use crate::task::{SchedEntity, TaskId};
 use crate::weight::{calc_delta_fair, scale_load_down, LoadWeight};
 
@@ -121,10 +121,11 @@ pub struct CfsRq {
     pub tg_load_avg_contrib: u64,
     /// `last_update_tg_load_avg`: when (`sched_clock_cpu`) that contribution last moved.
     pub last_update_tg_load_avg: u64,
-    /// `h_load`: the runqueue's share of its CPU's root load (`update_cfs_rq_h_load`).
-    pub h_load: u64,
+    /// `h_load`: the runqueue's share of its CPU's root load (`update_cfs_rq_h_load`),
+    /// a cache the balancer's readers refresh once a jiffy.
+    pub h_load: std::cell::Cell<u64>,
     /// `last_h_load_update`: the jiffy `h_load` was last computed in.
-    pub last_h_load_update: u64,
+    pub last_h_load_update: std::cell::Cell<u64>,
 }
 
 /// What `update_load_avg` computed, for the cost model: each call updates the cfs_rq's
@@ -162,8 +163,9 @@ impl Default for CfsRq {
             tg: 0,
             tg_load_avg_contrib: 0,
             last_update_tg_load_avg: 0,
-            h_load: 0,
-            last_h_load_update: 0,
+            h_load: std::cell::Cell::new(0),
+            // No jiffy has computed it yet (jiffy 0 is long before the emulation).
+            last_h_load_update: std::cell::Cell::new(u64::MAX),
         }
     }
 }
@@ -345,14 +347,24 @@ fn entity_lag(avruntime: u64, se: &mut SchedEntity, tick_nsec: u64) -> i64 {
 }
 
 /// `update_entity_lag(cfs_rq, se)`.
-pub(crate) fn update_entity_lag<E: Entities + ?Sized>(cfs: &mut CfsRq, ents: &mut E, p: TaskId, tick_nsec: u64) {
+pub(crate) fn update_entity_lag<E: Entities + ?Sized>(
+    cfs: &mut CfsRq,
+    ents: &mut E,
+    p: TaskId,
+    tick_nsec: u64,
+) {
     let v = cfs.avg_vruntime(ents);
     ents.se_mut(p).vlag = entity_lag(v, ents.se_mut(p), tick_nsec);
 }
 
 /// `update_deadline(cfs_rq, se)`: once the request is consumed, a new slice and deadline.
 /// Returns whether the current task should be rescheduled.
-fn update_deadline<E: Entities + ?Sized>(cfs: &mut CfsRq, ents: &mut E, p: TaskId, params: &FairParams) -> bool {
+fn update_deadline<E: Entities + ?Sized>(
+    cfs: &mut CfsRq,
+    ents: &mut E,
+    p: TaskId,
+    params: &FairParams,
+) -> bool {
     let se = ents.se_mut(p);
     if (se.vruntime.wrapping_sub(se.deadline) as i64) < 0 {
         return false;
@@ -367,7 +379,12 @@ fn update_deadline<E: Entities + ?Sized>(cfs: &mut CfsRq, ents: &mut E, p: TaskI
 }
 
 /// `did_preempt_short`.
-fn did_preempt_short<E: Entities + ?Sized>(cfs: &CfsRq, ents: &E, curr: TaskId, feat: Features) -> bool {
+fn did_preempt_short<E: Entities + ?Sized>(
+    cfs: &CfsRq,
+    ents: &E,
+    curr: TaskId,
+    feat: Features,
+) -> bool {
     if !feat.has(Feature::PREEMPT_SHORT) {
         return false;
     }
@@ -560,8 +577,7 @@ fn update_load_avg_hier<E: Entities + ?Sized>(
     params: &FairParams,
 ) {
     use fairsim_pelt::{
-        attach_entity_load_avg, detach_entity_load_avg, update_cfs_rq_load_avg,
-        update_load_avg_se,
+        attach_entity_load_avg, detach_entity_load_avg, update_cfs_rq_load_avg, update_load_avg_se,
     };
     let now = clocks.clock_pelt;
     let se_inp = {
@@ -890,7 +906,10 @@ pub fn entity_tick<E: Entities + ?Sized>(
     clocks: RqClocks,
     params: &FairParams,
 ) -> CurrUpdate {
-    let upd = update_curr(cfs, ents, clocks, params);
+    let mut upd = update_curr(cfs, ents, clocks, params);
     update_load_avg(cfs, ents, p, clocks, TG, params);
+    if E::GROUPS {
+        upd.resched |= update_cfs_group(cfs, ents, p, clocks, params);
+    }
     upd
 }

@@ -102,6 +102,9 @@ impl Sched {
     /// (`update_cfs_rq_h_load`), taken here as current; the kernel refreshes it at most
     /// once a jiffy, which fairsim does not model (the root cfs_rq keeps no `h_load`).
     pub fn task_h_load(&self, p: TaskId) -> u64 {
+        if self.groups.active() {
+            return self.task_h_load_hier(p);
+        }
         let t = &self.tasks[p];
         let cfs_load = self.rqs[t.cpu].cfs.avg.avg.load_avg;
         let h_load = cfs_load;
@@ -230,7 +233,10 @@ impl Sched {
     pub fn sync_entity_load_avg(&mut self, p: TaskId) {
         let cpu = self.tasks[p].cpu;
         let weight = scale_load_down(self.tasks[p].se.load.weight);
-        let cfs = &self.rqs[cpu].cfs.avg;
+        let cfs = match self.h_cfs_of(p, cpu) {
+            crate::group::CfsRef::Root(cpu) => &self.rqs[cpu].cfs.avg,
+            crate::group::CfsRef::Group(i) => &self.groups.cfs[i].avg,
+        };
         fairsim_pelt::sync_entity_load_avg(cfs, &mut self.tasks[p].se.avg, weight);
     }
 }

@@ -26,6 +26,7 @@ use crate::Sched;
 mod blocked;
 mod class;
 mod h_load;
+mod invariants;
 mod shares;
 mod store;
 
@@ -139,18 +140,6 @@ pub fn cpu_weight_nice_from_shares(shares: u64) -> i64 {
     best as i64 - 20
 }
 
-/// What the kernel accounts per group that fairsim reports (`cpu.stat`'s time fields and
-/// the run-delay sum of its tasks).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct GroupTimes {
-    /// `usage_usec` in ns: CPU time of the group's tasks and its descendants' (cpuacct's
-    /// `cpuusage`, charged by `update_curr`'s `cgroup_account_cputime`).
-    pub usage_ns: u64,
-    /// Time the group's tasks and its descendants' waited on a runqueue (their
-    /// `sched_info.run_delay`).
-    pub wait_ns: u64,
-}
-
 /// One `struct task_group`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskGroup {
@@ -166,8 +155,6 @@ pub struct TaskGroup {
     pub load_avg: i64,
     /// `se->depth` of the group's entities (0 for a child of the root).
     pub depth: u32,
-    /// Accumulated times, this group and its descendants.
-    pub times: GroupTimes,
 }
 
 /// Per-CPU data of a group entity that only group entities have.
@@ -193,6 +180,8 @@ pub struct TaskGroups {
     pub(crate) meta: Vec<GroupSeMeta>,
     /// The group of each task, by [`TaskId`] (tasks past the end are in the root).
     pub(crate) task_group: Vec<GroupId>,
+    /// Scratch list of the entities whose `next` buddy mark an operation cleared.
+    pub(crate) cleared_next: Vec<usize>,
 }
 
 impl TaskGroups {
@@ -206,7 +195,6 @@ impl TaskGroups {
                 idle: false,
                 load_avg: 0,
                 depth: 0,
-                times: GroupTimes::default(),
             }],
             ncpus,
             ..TaskGroups::default()
@@ -250,6 +238,17 @@ impl TaskGroups {
         std::iter::successors(Some(g), move |&x| self.tgs[x].parent).filter(|&x| x != ROOT_GROUP)
     }
 
+    /// Group `g`'s runqueue on `cpu` (`tg->cfs_rq[cpu]`); `g` must not be the root,
+    /// whose runqueues are the CPUs' own.
+    pub fn cfs_rq(&self, g: GroupId, cpu: usize) -> &CfsRq {
+        &self.cfs[self.idx(g, cpu)]
+    }
+
+    /// Group `g`'s entity on `cpu` (`tg->se[cpu]`); `g` must not be the root.
+    pub fn entity(&self, g: GroupId, cpu: usize) -> &SchedEntity {
+        &self.se[self.idx(g, cpu)]
+    }
+
     /// The group with this path, if it exists.
     pub fn find(&self, path: &str) -> Option<GroupId> {
         self.tgs.iter().position(|t| t.path == path)
@@ -261,7 +260,11 @@ impl Sched {
     /// `init_tg_cfs_entry`): a new group under `parent` with the default weight
     /// (`cpu.weight` 100, shares 1024), a runqueue and an entity of weight `NICE_0_LOAD`
     /// on every CPU, nothing queued. `path` names it in outputs.
-    pub fn create_task_group(&mut self, parent: GroupId, path: &str) -> Result<GroupId, GroupError> {
+    pub fn create_task_group(
+        &mut self,
+        parent: GroupId,
+        path: &str,
+    ) -> Result<GroupId, GroupError> {
         if parent >= self.groups.tgs.len() {
             return Err(GroupError::NoGroup(parent));
         }
@@ -278,7 +281,6 @@ impl Sched {
             idle: false,
             load_avg: 0,
             depth,
-            times: GroupTimes::default(),
         });
         for _cpu in 0..self.groups.ncpus {
             let cfs = CfsRq {
@@ -304,7 +306,12 @@ impl Sched {
     /// [`shares_from_cpu_weight`] or [`shares_from_cpu_weight_nice`]): clamped to
     /// `MIN_SHARES..=MAX_SHARES`, then every CPU's group entity and its ancestors are
     /// brought up to date and reweighted.
-    pub fn set_group_shares(&mut self, g: GroupId, shares: u64, now: u64) -> Result<(), GroupError> {
+    pub fn set_group_shares(
+        &mut self,
+        g: GroupId,
+        shares: u64,
+        now: u64,
+    ) -> Result<(), GroupError> {
         if g >= self.groups.tgs.len() {
             return Err(GroupError::NoGroup(g));
         }

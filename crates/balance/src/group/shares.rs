@@ -3,7 +3,7 @@
 
 use super::{TaskGroup, ROOT_GROUP};
 use crate::cfs_rq::CfsRq;
-use crate::weight::{scale_load, scale_load_down};
+use crate::weight::scale_load_down;
 
 /// `NSEC_PER_MSEC`: `update_tg_load_avg` moves a runqueue's contribution at most once a
 /// millisecond.
@@ -47,7 +47,77 @@ pub(crate) fn calc_group_shares(tg: &TaskGroup, cfs: &CfsRq) -> u64 {
     shares.clamp(super::MIN_SHARES as i64, tg_shares) as u64
 }
 
-/// The default shares of a new group, scaled (`cpu.weight` 100).
-pub(crate) fn default_shares() -> u64 {
-    scale_load(1024)
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::weight::scale_load;
+
+    fn tg(shares: u64, load_avg: i64) -> TaskGroup {
+        TaskGroup {
+            path: "/t".into(),
+            parent: Some(ROOT_GROUP),
+            shares: scale_load(shares),
+            idle: false,
+            load_avg,
+            depth: 0,
+        }
+    }
+
+    fn cfs(weight: u64, load_avg: u64, contrib: u64) -> CfsRq {
+        let mut c = CfsRq {
+            tg: 1,
+            tg_load_avg_contrib: contrib,
+            ..CfsRq::default()
+        };
+        c.load.weight = weight;
+        c.avg.avg.load_avg = load_avg;
+        c
+    }
+
+    #[test]
+    fn shares_follow_this_cpus_part_of_the_group_load() {
+        // load = max(1024, 500) = 1024; tg_weight = 1500 - 500 + 1024 = 2024;
+        // 1048576 * 1024 / 2024 = 530504.
+        assert_eq!(
+            calc_group_shares(&tg(1024, 1500), &cfs(scale_load(1024), 500, 500)),
+            530_504
+        );
+        // The group runs here alone: its whole weight.
+        assert_eq!(
+            calc_group_shares(&tg(1024, 0), &cfs(scale_load(1024), 0, 0)),
+            scale_load(1024)
+        );
+        // The average above the queued weight counts: load = 3000, tg_weight = 3000 + 1000.
+        assert_eq!(
+            calc_group_shares(&tg(2048, 1000), &cfs(scale_load(1024), 3000, 0)),
+            2048 * 1024 * 3000 / 4000
+        );
+        // Nothing queued and no load: the unscaled MIN_SHARES floor.
+        assert_eq!(calc_group_shares(&tg(1024, 0), &cfs(0, 0, 0)), 2);
+        // A tiny share of a small group stays above the floor (the kernel's 8-CPU
+        // example: shares 15 over 8 equally loaded CPUs is 1920).
+        assert_eq!(
+            calc_group_shares(&tg(15, 8 * 1024), &cfs(scale_load(1024), 1024, 1024)),
+            1920
+        );
+    }
+
+    #[test]
+    fn group_load_moves_by_more_than_a_64th_at_most_once_a_millisecond() {
+        let mut g = tg(1024, 0);
+        let mut c = cfs(0, 640, 0);
+        update_tg_load_avg(&mut g, &mut c, 5_000_000);
+        assert_eq!((g.load_avg, c.tg_load_avg_contrib), (640, 640));
+        // Within the millisecond: nothing.
+        c.avg.avg.load_avg = 1000;
+        update_tg_load_avg(&mut g, &mut c, 5_500_000);
+        assert_eq!(g.load_avg, 640);
+        // A change of 10 is not more than 640 / 64.
+        c.avg.avg.load_avg = 650;
+        update_tg_load_avg(&mut g, &mut c, 6_000_000);
+        assert_eq!(g.load_avg, 640);
+        c.avg.avg.load_avg = 651;
+        update_tg_load_avg(&mut g, &mut c, 6_000_000);
+        assert_eq!((g.load_avg, c.tg_load_avg_contrib), (651, 651));
+    }
 }

@@ -43,8 +43,9 @@ pub trait MoveTasks {
     fn src_tasks_rotate_tail(&mut self, src: usize);
     /// `rq_clock_task(src)`.
     fn src_clock_task(&self, src: usize) -> u64;
-    /// `cfs_rq->next` of the source.
-    fn src_cfs_next(&self, src: usize) -> Option<TaskId>;
+    /// `cfs_rq_of(&p->se)->next` on the source: the next buddy of the runqueue task `p`
+    /// is queued on (the source CPU's own without task groups).
+    fn src_cfs_next(&self, src: usize, p: TaskId) -> Option<TaskId>;
     /// `cfs_rq->last` of the source: the CFS kernels' last buddy (Linux 6.5's `task_hot`
     /// reads it); EEVDF has none.
     fn src_cfs_last(&self, _src: usize) -> Option<TaskId> {
@@ -91,7 +92,7 @@ pub trait MoveTasks {
         }
         if self.mv_features().has(Feature::CACHE_HOT_BUDDY)
             && self.dst_nr_running(env.dst_cpu) != 0
-            && self.src_cfs_next(env.src_cpu) == Some(p)
+            && self.src_cfs_next(env.src_cpu, p) == Some(p)
         {
             return true;
         }
@@ -284,7 +285,10 @@ impl MoveTasks for Sched {
     fn src_clock_task(&self, src: usize) -> u64 {
         self.rqs[src].clock_task()
     }
-    fn src_cfs_next(&self, src: usize) -> Option<TaskId> {
+    fn src_cfs_next(&self, src: usize, p: TaskId) -> Option<TaskId> {
+        if self.groups.active() {
+            return self.h_cfs(self.h_cfs_of(p, src)).next;
+        }
         self.rqs[src].cfs.next
     }
     fn src_cfs_last(&self, src: usize) -> Option<TaskId> {

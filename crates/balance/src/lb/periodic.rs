@@ -68,6 +68,7 @@ impl Sched {
         self.set_now(now);
         self.lb.rq[cpu].last_blocked_load_update_tick = self.jiffies_now();
         self.update_rq_clock(cpu, now);
+        let groups_blocked = self.groups.active() && self.update_blocked_groups(cpu);
         let rq = &mut self.rqs[cpu];
         let inp = CfsRqInputs {
             load: scale_load_down(rq.cfs.load.weight),
@@ -77,7 +78,8 @@ impl Sched {
         let now_pelt = rq.pelt.rq_clock_pelt();
         let decayed = update_cfs_rq_load_avg(now_pelt, &mut rq.cfs.avg, inp);
         let a = &rq.cfs.avg.avg;
-        let has_blocked = a.load_avg != 0 || a.util_avg != 0 || a.runnable_avg != 0;
+        let has_blocked =
+            a.load_avg != 0 || a.util_avg != 0 || a.runnable_avg != 0 || groups_blocked;
         if !has_blocked {
             self.lb.rq[cpu].has_blocked_load = false;
         }

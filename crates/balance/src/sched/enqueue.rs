@@ -36,6 +36,9 @@ impl Sched {
         if self.fair.features.kernel().is_cfs() {
             self.uclamp_rq_inc(cpu, p);
             self.enqueue_task_fair_cfs(cpu, p, flags);
+        } else if self.groups.active() {
+            self.enqueue_task_fair_hier(cpu, p, flags);
+            self.uclamp_rq_inc(cpu, p);
         } else {
             self.enqueue_task_fair(cpu, p, flags);
             self.uclamp_rq_inc(cpu, p);
@@ -148,8 +151,17 @@ impl Sched {
         self.dequeue_entities(cpu, p, flags) >= 0
     }
 
-    /// `dequeue_entities(rq, &p->se, flags)` for the flat hierarchy.
+    /// `dequeue_entities(rq, &p->se, flags)`: the hierarchy's walk when task groups
+    /// exist, else the flat one.
     pub(super) fn dequeue_entities(&mut self, cpu: usize, p: TaskId, flags: u32) -> i32 {
+        if self.groups.active() {
+            return self.dequeue_entities_hier(cpu, p, flags);
+        }
+        self.dequeue_entities_flat(cpu, p, flags)
+    }
+
+    /// `dequeue_entities(rq, &p->se, flags)` for the flat hierarchy.
+    fn dequeue_entities_flat(&mut self, cpu: usize, p: TaskId, flags: u32) -> i32 {
         let clocks = self.clocks(cpu);
         let fair = self.fair;
         let task_sleep = flags & qflags::SLEEP_WAKEUP != 0;
@@ -200,6 +212,9 @@ impl Sched {
             None => self.resched_curr(cpu),
             Some(curr) if self.fair.features.kernel().is_cfs() => {
                 self.check_preempt_wakeup_cfs(cpu, curr, p, wake_flags)
+            }
+            Some(curr) if self.groups.active() => {
+                self.check_preempt_wakeup_fair_hier(cpu, curr, p, wake_flags)
             }
             Some(curr) => self.check_preempt_wakeup_fair(cpu, curr, p, wake_flags),
         }

@@ -7,6 +7,9 @@ impl Sched {
     /// exactly one runqueue, or blocked; counters match the queues. Returns a description
     /// of the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
+        if self.groups.active() {
+            return self.check_invariants_hier();
+        }
         let mut seen = vec![0u32; self.tasks.len()];
         for rq in &self.rqs {
             let mut queued = 0u32;

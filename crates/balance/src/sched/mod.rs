@@ -590,7 +590,7 @@ impl Sched {
         self.update_rq_clock(cpu, now);
         let cap = self.rqs[cpu].capacity_orig;
         let weight = scale_load_down(self.tasks[p].se.load.weight);
-        let cfs_avg = self.rqs[cpu].cfs.avg.avg;
+        let cfs_avg = self.h_cfs(self.h_cfs_of(p, cpu)).avg.avg;
         post_init_entity_util_avg(&mut self.tasks[p].se.avg, &cfs_avg, cap, weight);
         self.activate_task(cpu, p, qflags::INITIAL);
         self.wakeup_preempt(cpu, p, wf::FORK);

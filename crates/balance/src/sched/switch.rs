@@ -97,6 +97,14 @@ impl Sched {
             self.finish_switch(cpu, prev, Some(p));
             return Some(p);
         }
+        if self.groups.active() {
+            let p = self.pick_task_fair_hier(cpu)?;
+            if prev != Some(p) {
+                self.switch_fair_hier(cpu, prev, p);
+            }
+            self.finish_switch(cpu, prev, Some(p));
+            return Some(p);
+        }
         let p = self.pick_task_fair(cpu)?;
         self.switch_fair(cpu, prev, p);
         Some(p)
@@ -119,7 +127,7 @@ impl Sched {
     /// The idle class is picked: put the previous fair entity back, then switch.
     fn switch_to_idle(&mut self, cpu: usize, prev: Option<TaskId>) {
         if let Some(pv) = prev {
-            if self.rqs[cpu].cfs.curr == Some(pv) {
+            if self.is_fair_curr(cpu, pv) {
                 self.put_prev_task(cpu, pv);
             }
         }
@@ -223,6 +231,8 @@ impl Sched {
     fn put_prev_task(&mut self, cpu: usize, p: TaskId) {
         if self.fair.features.kernel().is_cfs() {
             self.put_prev_task_fair_cfs(cpu, p);
+        } else if self.groups.active() {
+            self.put_prev_task_fair_hier(cpu, p);
         } else {
             self.put_prev_task_fair(cpu, p);
         }
@@ -269,6 +279,10 @@ impl Sched {
         if self.rqs[cpu].nr_running == 1 {
             return;
         }
+        if self.groups.active() {
+            self.yield_task_fair_hier(cpu, curr);
+            return;
+        }
         let clocks = self.clocks(cpu);
         let fair = self.fair;
         let rq = &mut self.rqs[cpu];
@@ -291,6 +305,8 @@ impl Sched {
             // The class's task_tick: EEVDF's or the era's CFS one.
             if self.fair.features.kernel().is_cfs() {
                 self.task_tick_fair_cfs(cpu, curr);
+            } else if self.groups.active() {
+                self.task_tick_fair_hier(cpu, curr);
             } else {
                 self.task_tick_fair(cpu, curr);
             }
@@ -354,7 +370,7 @@ impl Sched {
 
     pub(crate) fn preempt_current_for_stopper(&mut self, cpu: usize) {
         if let Some(curr) = self.rqs[cpu].curr {
-            if self.rqs[cpu].cfs.curr == Some(curr) {
+            if self.is_fair_curr(cpu, curr) {
                 self.put_prev_task(cpu, curr);
             }
             self.tasks[curr].on_cpu = false;

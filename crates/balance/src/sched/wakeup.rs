@@ -156,8 +156,13 @@ impl Sched {
         }
         if !self.tasks[p].on_rq_migrating() {
             let weight = scale_load_down(self.tasks[p].se.load.weight);
+            let c = self.h_cfs_of(p, old);
             let se_avg: &mut SchedAvg = &mut self.tasks[p].se.avg;
-            remove_entity_load_avg(&mut self.rqs[old].cfs.avg, se_avg, weight);
+            let cfs = match c {
+                crate::group::CfsRef::Root(cpu) => &mut self.rqs[cpu].cfs,
+                crate::group::CfsRef::Group(i) => &mut self.groups.cfs[i],
+            };
+            remove_entity_load_avg(&mut cfs.avg, se_avg, weight);
         }
         self.tasks[p].se.avg.last_update_time = 0;
         self.tasks[p].se.nr_migrations += 1;

@@ -289,7 +289,7 @@ impl MoveTasks for CpuCtx<'_> {
     fn src_clock_task(&self, _src: usize) -> u64 {
         self.locked.as_ref().map_or(0, |g| g.clock)
     }
-    fn src_cfs_next(&self, _src: usize) -> Option<TaskId> {
+    fn src_cfs_next(&self, _src: usize, _p: TaskId) -> Option<TaskId> {
         // Tokens never set the next buddy.
         None
     }

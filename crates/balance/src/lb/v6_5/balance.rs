@@ -48,7 +48,7 @@ pub trait MoveTasksV6_5: MoveTasks {
         }
         if self.mv_features().has(Feature::CACHE_HOT_BUDDY)
             && self.dst_nr_running(env.dst_cpu) != 0
-            && (self.src_cfs_next(env.src_cpu) == Some(p)
+            && (self.src_cfs_next(env.src_cpu, p) == Some(p)
                 || self.src_cfs_last(env.src_cpu) == Some(p))
         {
             return true;
