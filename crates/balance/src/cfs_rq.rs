@@ -116,7 +116,7 @@ pub struct CfsRq {
     /// CFS: the `skip` buddy (the task that yielded).
     pub skip: Option<TaskId>,
     /// `cfs_rq->tg`: the task group whose runqueue this is (0, the root, for `rq->cfs`).
-    pub tg: crate::group::GroupId,
+    pub tg: crate::task::GroupId,
     /// `tg_load_avg_contrib`: the `load_avg` last added to the group's `load_avg`.
     pub tg_load_avg_contrib: u64,
     /// `last_update_tg_load_avg`: when (`sched_clock_cpu`) that contribution last moved.
@@ -604,7 +604,7 @@ fn update_load_avg_hier<E: Entities + ?Sized>(
     let mut decayed = update_cfs_rq_load_avg(now, &mut cfs.avg, cfs_inp);
     decayed |= ents.propagate(p, &mut cfs.avg);
     let se = ents.se_mut(p);
-    let root = cfs.tg == crate::group::ROOT_GROUP;
+    let root = cfs.tg == crate::task::ROOT_GROUP;
     if se.avg.last_update_time == 0 && flags.do_attach {
         attach_entity_load_avg(&mut cfs.avg, &mut se.avg, se_inp.weight);
         cfs.util_changed |= root;

@@ -9,6 +9,12 @@ use fairsim_topology::CpuMask;
 
 use crate::weight::LoadWeight;
 
+/// Index of a task group in [`crate::group::TaskGroups`]; 0 is the root task group.
+pub type GroupId = usize;
+
+/// `root_task_group`.
+pub const ROOT_GROUP: GroupId = 0;
+
 /// Index of a task in [`crate::Sched::tasks`].
 pub type TaskId = usize;
 

@@ -196,3 +196,29 @@ fn group_runs_are_deterministic() {
     };
     assert_eq!(go(), go());
 }
+
+#[test]
+fn an_idle_group_gets_the_minimum_weight_and_counts_as_idle() {
+    // cpu.idle=1: the group's entity weighs WEIGHT_IDLEPRIO (3) against a nice-0 task's
+    // 1024, and the CPU counts its tasks in idle_h_nr_running.
+    let mut s = sched();
+    let bg = s.create_task_group(ROOT_GROUP, "/bg").unwrap();
+    s.set_group_idle(bg, true, 0).unwrap();
+    assert!(
+        s.set_group_shares(bg, 1024, 0).is_err(),
+        "an idle group refuses a weight"
+    );
+    let hog = spawn(&mut s, 0, bg, 0, 0);
+    let fg = spawn(&mut s, 0, ROOT_GROUP, 0, 0);
+    assert_eq!(s.rqs[0].cfs.idle_h_nr_running, 1);
+    run(&mut s, 0, 0, 2_000_000_000);
+    let share = runtime(&s, hog) as f64 / (runtime(&s, hog) + runtime(&s, fg)) as f64;
+    assert!(share < 0.01, "idle group's share {share}");
+    // Back to a normal group: its task is no longer counted idle and gets its half.
+    s.set_group_idle(bg, false, 2_000_000_000).unwrap();
+    assert_eq!(s.rqs[0].cfs.idle_h_nr_running, 0);
+    let (h0, f0) = (runtime(&s, hog), runtime(&s, fg));
+    run(&mut s, 0, 2_000_000_000, 4_000_000_000);
+    let ratio = (runtime(&s, hog) - h0) as f64 / (runtime(&s, fg) - f0) as f64;
+    assert!((0.9..1.1).contains(&ratio), "after cpu.idle=0: {ratio}");
+}

@@ -696,4 +696,28 @@ impl Sched {
             se = self.h_parent(s, cpu);
         }
     }
+
+    /// The per-CPU part of `sched_group_set_idle`: the group's queued tasks that are not
+    /// SCHED_IDLE themselves move into (or out of) the idle counts of the runqueues its
+    /// entity is queued on, up to the first idle one.
+    pub(crate) fn propagate_group_idle(&mut self, g: GroupId, cpu: usize, idle: bool) {
+        let i = self.groups.idx(g, cpu);
+        let gcfs = &self.groups.cfs[i];
+        let mut delta = gcfs.h_nr_queued as i32 - gcfs.idle_h_nr_running as i32;
+        if !idle {
+            delta = -delta;
+        }
+        let mut se = Some(GROUP_SE_BIT | i);
+        while let Some(s) = se {
+            if !self.h_on_rq(s) {
+                break;
+            }
+            let c = self.h_cfs_of(s, cpu);
+            self.h_count(c, 0, 0, 0, delta);
+            if self.h_cfs_is_idle(c) {
+                break;
+            }
+            se = self.h_parent(s, cpu);
+        }
+    }
 }

@@ -32,11 +32,7 @@ mod store;
 
 pub(crate) use store::{CfsRef, Hier};
 
-/// Index of a task group in [`TaskGroups`]; 0 is the root task group.
-pub type GroupId = usize;
-
-/// `root_task_group`.
-pub const ROOT_GROUP: GroupId = 0;
+pub use crate::task::{GroupId, ROOT_GROUP};
 
 /// `MIN_SHARES`, unscaled.
 pub const MIN_SHARES: u64 = 2;
@@ -321,15 +317,47 @@ impl Sched {
         if self.groups.tgs[g].idle {
             return Err(GroupError::IdleGroupShares);
         }
-        let shares = scale_load(shares.clamp(MIN_SHARES, MAX_SHARES));
+        self.set_shares_scaled(g, scale_load(shares), now);
+        Ok(())
+    }
+
+    /// `__sched_group_set_shares(tg, shares)` with `shares` scaled.
+    fn set_shares_scaled(&mut self, g: GroupId, shares: u64, now: u64) {
+        let shares = shares.clamp(scale_load(MIN_SHARES), scale_load(MAX_SHARES));
         if self.groups.tgs[g].shares == shares {
-            return Ok(());
+            return;
         }
         self.groups.tgs[g].shares = shares;
         for cpu in 0..self.nr_cpus() {
             self.update_rq_clock(cpu, now);
             self.refresh_group_weights(g, cpu);
         }
+    }
+
+    /// `sched_group_set_idle(tg, idle)` (`cpu.idle`): the group's entities count as
+    /// SCHED_IDLE ones (`se_is_idle`), its queued tasks move in or out of its ancestors'
+    /// `idle_h_nr_running`, and its weight becomes the minimum (`WEIGHT_IDLEPRIO`) or
+    /// the default again.
+    pub fn set_group_idle(&mut self, g: GroupId, idle: bool, now: u64) -> Result<(), GroupError> {
+        if g >= self.groups.tgs.len() {
+            return Err(GroupError::NoGroup(g));
+        }
+        if g == ROOT_GROUP {
+            return Err(GroupError::Root);
+        }
+        if self.groups.tgs[g].idle == idle {
+            return Ok(());
+        }
+        self.groups.tgs[g].idle = idle;
+        for cpu in 0..self.nr_cpus() {
+            self.propagate_group_idle(g, cpu, idle);
+        }
+        let shares = if idle {
+            scale_load(crate::weight::WEIGHT_IDLEPRIO)
+        } else {
+            crate::weight::NICE_0_LOAD
+        };
+        self.set_shares_scaled(g, shares, now);
         Ok(())
     }
 
