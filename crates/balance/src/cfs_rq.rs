@@ -126,6 +126,34 @@ pub struct CfsRq {
     pub h_load: std::cell::Cell<u64>,
     /// `last_h_load_update`: the jiffy `h_load` was last computed in.
     pub last_h_load_update: std::cell::Cell<u64>,
+    /// CFS bandwidth control's per-runqueue state (`cpu.max`; only group runqueues).
+    pub bw: CfsRqBandwidth,
+}
+
+/// The CFS bandwidth fields of `struct cfs_rq` (`CONFIG_CFS_BANDWIDTH`): a group runqueue's
+/// local runtime pool, its own throttling and the throttle count it inherits from its
+/// ancestors, and the clocks that stop its PELT time and count its throttled time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CfsRqBandwidth {
+    /// `runtime_enabled`: its group has a quota.
+    pub runtime_enabled: bool,
+    /// `runtime_remaining`: runtime taken from the group's pool and not yet used.
+    pub runtime_remaining: i64,
+    /// `throttled`: this runqueue ran out and is off its parent.
+    pub throttled: bool,
+    /// `throttle_count`: this runqueue and its throttled ancestors.
+    pub throttle_count: u32,
+    /// `throttled_clock`: `rq_clock` when it was throttled with tasks queued (0: not).
+    pub throttled_clock: u64,
+    /// `throttled_clock_self`: `rq_clock` when its hierarchy's throttling began.
+    pub throttled_clock_self: u64,
+    /// `throttled_clock_self_time`: time spent throttled by its own or an ancestor's
+    /// quota (`cpu.stat.local`'s `throttled_usec`).
+    pub throttled_clock_self_time: u64,
+    /// `throttled_clock_pelt`: `rq_clock_pelt` when the throttling began.
+    pub throttled_clock_pelt: u64,
+    /// `throttled_clock_pelt_time`: PELT time spent throttled, taken off its PELT clock.
+    pub throttled_clock_pelt_time: u64,
 }
 
 /// What `update_load_avg` computed, for the cost model: each call updates the cfs_rq's
@@ -166,6 +194,7 @@ impl Default for CfsRq {
             h_load: std::cell::Cell::new(0),
             // No jiffy has computed it yet (jiffy 0 is long before the emulation).
             last_h_load_update: std::cell::Cell::new(u64::MAX),
+            bw: CfsRqBandwidth::default(),
         }
     }
 }
@@ -449,6 +478,10 @@ pub fn update_curr<E: Entities + ?Sized>(
     let dv = calc_delta_fair(delta_exec, &mut se.load);
     se.vruntime = se.vruntime.wrapping_add(dv);
     let resched = update_deadline(cfs, ents, curr, params);
+    // account_cfs_rq_runtime: a group runqueue under cpu.max pays for the time.
+    if E::GROUPS && cfs.bw.runtime_enabled {
+        ents.account_runtime(cfs, delta_exec);
+    }
     if cfs.nr_running == 1 {
         return CurrUpdate {
             delta_exec,
@@ -820,6 +853,10 @@ pub fn dequeue_entity<E: Entities + ?Sized>(
     cfs.load.sub(ents.se(p).load.weight);
     cfs.nr_running -= 1;
     if E::GROUPS {
+        // return_cfs_rq_runtime: the last entity leaving hands back unused runtime.
+        if cfs.bw.runtime_enabled && cfs.nr_running == 0 {
+            ents.return_runtime(cfs);
+        }
         upd.resched |= update_cfs_group(cfs, ents, p, clocks, params);
     }
     if flags & qflags::DELAYED != 0 {
@@ -888,14 +925,40 @@ pub fn put_prev_entity<E: Entities + ?Sized>(
     clocks: RqClocks,
     params: &FairParams,
 ) -> CurrUpdate {
-    let mut upd = CurrUpdate::default();
+    let upd = put_prev_entity_update(cfs, ents, p, clocks, params);
+    put_prev_entity_finish(cfs, ents, p, clocks, params);
+    upd
+}
+
+/// The first half of `put_prev_entity`: a still-queued entity's time is charged. With
+/// task groups, `check_cfs_rq_runtime` runs between the halves.
+pub(crate) fn put_prev_entity_update<E: Entities + ?Sized>(
+    cfs: &mut CfsRq,
+    ents: &mut E,
+    p: TaskId,
+    clocks: RqClocks,
+    params: &FairParams,
+) -> CurrUpdate {
     if ents.se(p).on_rq {
-        upd = update_curr(cfs, ents, clocks, params);
+        update_curr(cfs, ents, clocks, params)
+    } else {
+        CurrUpdate::default()
+    }
+}
+
+/// The second half of `put_prev_entity`: a still-queued entity goes back in the tree.
+pub(crate) fn put_prev_entity_finish<E: Entities + ?Sized>(
+    cfs: &mut CfsRq,
+    ents: &mut E,
+    p: TaskId,
+    clocks: RqClocks,
+    params: &FairParams,
+) {
+    if ents.se(p).on_rq {
         cfs.enqueue_tree(ents, p);
         update_load_avg(cfs, ents, p, clocks, NONE, params);
     }
     cfs.curr = None;
-    upd
 }
 
 /// `entity_tick(cfs_rq, curr, 0)`.

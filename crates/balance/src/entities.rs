@@ -55,6 +55,14 @@ pub trait Entities {
     /// clear the ancestors that are their runqueues' `next` too (`__clear_buddies_next`).
     fn next_cleared(&mut self, _id: usize) {}
 
+    /// `__account_cfs_rq_runtime(cfs_rq, delta_exec)`: a runqueue under bandwidth
+    /// control pays `delta` of its runtime and asks its group for more when it runs out.
+    fn account_runtime(&mut self, _cfs: &mut CfsRq, _delta: u64) {}
+
+    /// `__return_cfs_rq_runtime(cfs_rq)`: an emptied runqueue under bandwidth control
+    /// hands its unused runtime (beyond 1 ms) back to its group.
+    fn return_runtime(&mut self, _cfs: &mut CfsRq) {}
+
     /// What `update_cfs_group(se)` would set the entity's weight to
     /// (`calc_group_shares`); `None` for a task, or a group entity whose runqueue is
     /// empty (its weight is kept).

@@ -4,7 +4,7 @@
 
 use fairsim_balance::group::{
     cpu_weight_from_shares, cpu_weight_nice_from_shares, shares_from_cpu_weight,
-    shares_from_cpu_weight_nice, GroupId, ROOT_GROUP,
+    shares_from_cpu_weight_nice, BwTimer, GroupId, ROOT_GROUP, RUNTIME_INF,
 };
 use fairsim_balance::{Sched, SchedParams, TaskId};
 use fairsim_topology::source::preset;
@@ -221,4 +221,108 @@ fn an_idle_group_gets_the_minimum_weight_and_counts_as_idle() {
     run(&mut s, 0, 2_000_000_000, 4_000_000_000);
     let ratio = (runtime(&s, hog) - h0) as f64 / (runtime(&s, fg) - f0) as f64;
     assert!((0.9..1.1).contains(&ratio), "after cpu.idle=0: {ratio}");
+}
+
+/// Runs `cpu` from `from` to `to` like [`run`], firing bandwidth timers at their times
+/// (rescheduling the CPU when a timer asks it to).
+fn run_bw(s: &mut Sched, cpu: usize, from: u64, to: u64, timers: &mut Vec<BwTimer>) {
+    if s.rqs[cpu].curr.is_none() || s.rqs[cpu].need_resched {
+        s.schedule(cpu, from);
+    }
+    let tick = s.tick_nsec;
+    let mut t = (from / tick + 1) * tick;
+    while t <= to {
+        timers.extend(s.take_bandwidth_timers());
+        timers.sort_by_key(|x| (x.at, x.group, x.kind));
+        while let Some(&x) = timers.first() {
+            if x.at > t {
+                break;
+            }
+            timers.remove(0);
+            s.bandwidth_timer(x, x.at);
+            s.check_invariants().unwrap();
+            timers.extend(s.take_bandwidth_timers());
+            timers.sort_by_key(|x| (x.at, x.group, x.kind));
+            if s.rqs[cpu].need_resched {
+                s.schedule(cpu, x.at);
+            }
+        }
+        if s.tick(cpu, t) {
+            s.schedule(cpu, t);
+        }
+        s.check_invariants().unwrap();
+        t += tick;
+    }
+    s.update_rq_clock(cpu, to);
+}
+
+#[test]
+fn cpu_max_half_a_cpu_gets_half_and_counts_throttled_periods() {
+    let mut s = sched();
+    let g = s.create_task_group(ROOT_GROUP, "/lim").unwrap();
+    s.set_group_bandwidth(g, 100_000_000, 50_000_000, 0, 0)
+        .unwrap();
+    let hog = spawn(&mut s, 0, g, 0, 0);
+    let mut timers = Vec::new();
+    run_bw(&mut s, 0, 0, 5_000_000_000, &mut timers);
+    let share = runtime(&s, hog) as f64 / 5e9;
+    let b = &s.task_groups().tgs[g].bw;
+    eprintln!(
+        "share {share} periods {} throttled {} throttled_time {}",
+        b.nr_periods, b.nr_throttled, b.throttled_time
+    );
+    assert!((share - 0.5).abs() < 0.02, "share {share}");
+    assert!(
+        (49..=51).contains(&b.nr_periods),
+        "{} periods",
+        b.nr_periods
+    );
+    assert!(b.nr_throttled >= 45, "{} throttled periods", b.nr_throttled);
+    assert!(
+        b.throttled_time > 2_000_000_000,
+        "throttled {} ns",
+        b.throttled_time
+    );
+}
+
+#[test]
+fn a_throttled_group_leaves_the_cpu_to_others() {
+    // A root task shares the CPU with a group limited to 20%: the root task gets the rest.
+    let mut s = sched();
+    let g = s.create_task_group(ROOT_GROUP, "/lim").unwrap();
+    s.set_group_bandwidth(g, 100_000_000, 20_000_000, 0, 0)
+        .unwrap();
+    let hog = spawn(&mut s, 0, g, 0, 0);
+    let other = spawn(&mut s, 0, ROOT_GROUP, 0, 0);
+    let mut timers = Vec::new();
+    run_bw(&mut s, 0, 0, 4_000_000_000, &mut timers);
+    let share = runtime(&s, hog) as f64 / 4e9;
+    let rest = runtime(&s, other) as f64 / 4e9;
+    assert!((share - 0.2).abs() < 0.02, "limited share {share}");
+    assert!((rest - 0.8).abs() < 0.02, "other share {rest}");
+}
+
+#[test]
+fn cpu_max_refuses_what_the_kernel_refuses() {
+    let mut s = sched();
+    let g = s.create_task_group(ROOT_GROUP, "/lim").unwrap();
+    assert!(s
+        .set_group_bandwidth(g, 100_000_000, 999_000, 0, 0)
+        .is_err());
+    assert!(s.set_group_bandwidth(g, 999_000, 50_000_000, 0, 0).is_err());
+    assert!(s
+        .set_group_bandwidth(g, 1_000_000_001, 50_000_000, 0, 0)
+        .is_err());
+    assert!(s
+        .set_group_bandwidth(g, 100_000_000, 50_000_000, 60_000_000, 0)
+        .is_err());
+    assert!(s
+        .set_group_bandwidth(ROOT_GROUP, 100_000_000, 50_000_000, 0, 0)
+        .is_err());
+    assert!(s
+        .set_group_bandwidth(g, 100_000_000, RUNTIME_INF, 0, 0)
+        .is_ok());
+    assert!(s
+        .set_group_bandwidth(g, 100_000_000, 50_000_000, 50_000_000, 0)
+        .is_ok());
 }

@@ -20,7 +20,16 @@ impl Sched {
         let mut has_blocked = false;
         for g in (1..self.groups.tgs.len()).rev() {
             let i = self.groups.idx(g, cpu);
-            let now_pelt = self.rqs[cpu].pelt.rq_clock_pelt();
+            // A throttled hierarchy is off the leaf list (tg_throttle_down): its load
+            // stays frozen until it is unthrottled.
+            if self.groups.cfs[i].bw.throttle_count != 0 {
+                continue;
+            }
+            let bw = &self.groups.cfs[i].bw;
+            let now_pelt = self.rqs[cpu]
+                .pelt
+                .rq_clock_pelt()
+                .wrapping_sub(bw.throttled_clock_pelt_time);
             let clock = self.rqs[cpu].clock;
             {
                 let cfs = &mut self.groups.cfs[i];

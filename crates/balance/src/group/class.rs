@@ -9,8 +9,8 @@
 //! delayed-entity counts of the ancestors, the `next` buddy chain) is done here.
 
 use crate::cfs_rq::{
-    cancel_protect_slice, dequeue_entity, do_preempt_short, enqueue_entity, entity_tick,
-    put_prev_entity, qflags, requeue_delayed_entity, set_next_entity, update_cfs_group,
+    cancel_protect_slice, dequeue_entity, do_preempt_short, entity_tick, put_prev_entity_finish,
+    put_prev_entity_update, qflags, requeue_delayed_entity, set_next_entity, update_cfs_group,
     update_curr, update_load_avg, CfsRq, FairParams, RqClocks, TG,
 };
 use crate::entities::Entities;
@@ -46,7 +46,7 @@ impl Sched {
     }
 
     /// `se->depth`: 0 for an entity of a CPU's root runqueue.
-    fn h_depth(&self, id: usize) -> u32 {
+    pub(crate) fn h_depth(&self, id: usize) -> u32 {
         if is_group_se(id) {
             let (g, _) = self.groups.group_cpu_of(id & !GROUP_SE_BIT);
             self.groups.tgs[g].depth
@@ -59,7 +59,7 @@ impl Sched {
     }
 
     /// `group_cfs_rq(se)`: a group entity's own runqueue.
-    fn h_my_q(&self, id: usize) -> Option<CfsRef> {
+    pub(crate) fn h_my_q(&self, id: usize) -> Option<CfsRef> {
         is_group_se(id).then_some(CfsRef::Group(id & !GROUP_SE_BIT))
     }
 
@@ -72,7 +72,7 @@ impl Sched {
     }
 
     /// The runqueue `c`, to change it.
-    fn h_cfs_mut(&mut self, c: CfsRef) -> &mut CfsRq {
+    pub(crate) fn h_cfs_mut(&mut self, c: CfsRef) -> &mut CfsRq {
         match c {
             CfsRef::Root(cpu) => &mut self.rqs[cpu].cfs,
             CfsRef::Group(i) => &mut self.groups.cfs[i],
@@ -80,7 +80,7 @@ impl Sched {
     }
 
     /// `cfs_rq_is_idle(cfs_rq)`: the runqueue of an idle group (`cpu.idle`).
-    fn h_cfs_is_idle(&self, c: CfsRef) -> bool {
+    pub(crate) fn h_cfs_is_idle(&self, c: CfsRef) -> bool {
         match c {
             CfsRef::Root(_) => false,
             CfsRef::Group(i) => self.groups.tgs[self.groups.cfs[i].tg].idle,
@@ -88,7 +88,7 @@ impl Sched {
     }
 
     /// `se_is_idle(se)`: a SCHED_IDLE task, or an idle group's entity.
-    fn h_se_is_idle(&self, id: usize) -> bool {
+    pub(crate) fn h_se_is_idle(&self, id: usize) -> bool {
         if is_group_se(id) {
             let (g, _) = self.groups.group_cpu_of(id & !GROUP_SE_BIT);
             self.groups.tgs[g].idle
@@ -98,7 +98,7 @@ impl Sched {
     }
 
     /// Whether the entity is queued (`se->on_rq`).
-    fn h_on_rq(&self, id: usize) -> bool {
+    pub(crate) fn h_on_rq(&self, id: usize) -> bool {
         if is_group_se(id) {
             self.groups.se[id & !GROUP_SE_BIT].on_rq
         } else {
@@ -107,7 +107,7 @@ impl Sched {
     }
 
     /// Whether the entity's dequeue is delayed (`se->sched_delayed`).
-    fn h_delayed(&self, id: usize) -> bool {
+    pub(crate) fn h_delayed(&self, id: usize) -> bool {
         if is_group_se(id) {
             self.groups.se[id & !GROUP_SE_BIT].sched_delayed
         } else {
@@ -129,6 +129,7 @@ impl Sched {
         let fair = self.fair;
         let clock = self.rqs[cpu].clock;
         let mut cleared = std::mem::take(&mut self.groups.cleared_next);
+        let bw_resched;
         let r = match c {
             CfsRef::Root(cpu) => {
                 let mut h = Hier {
@@ -136,19 +137,38 @@ impl Sched {
                     g: &mut self.groups,
                     clock,
                     cleared_next: &mut cleared,
+                    bw_resched: false,
                 };
-                f(&mut self.rqs[cpu].cfs, &mut h, clocks, &fair)
+                let r = f(&mut self.rqs[cpu].cfs, &mut h, clocks, &fair);
+                bw_resched = h.bw_resched;
+                r
             }
             CfsRef::Group(i) => {
                 let mut cfs = std::mem::take(&mut self.groups.cfs[i]);
+                // cfs_rq_clock_pelt: a group runqueue's PELT clock stops while its
+                // hierarchy is throttled.
+                let rq_pelt = clocks.clock_pelt;
+                let bw = &cfs.bw;
+                let clocks = RqClocks {
+                    clock_pelt: if bw.throttle_count != 0 {
+                        bw.throttled_clock_pelt
+                    } else {
+                        rq_pelt
+                    }
+                    .wrapping_sub(bw.throttled_clock_pelt_time),
+                    ..clocks
+                };
                 let r = {
                     let mut h = Hier {
                         tasks: &mut self.tasks,
                         g: &mut self.groups,
                         clock,
                         cleared_next: &mut cleared,
+                        bw_resched: false,
                     };
-                    f(&mut cfs, &mut h, clocks, &fair)
+                    let r = f(&mut cfs, &mut h, clocks, &fair);
+                    bw_resched = h.bw_resched;
+                    r
                 };
                 let calls = std::mem::take(&mut cfs.pelt_calls);
                 self.work.pelt_se_updates += calls.se;
@@ -173,13 +193,16 @@ impl Sched {
         }
         self.groups.cleared_next = cleared;
         self.entity_op_done(cpu);
+        if bw_resched {
+            self.resched_curr(cpu);
+        }
         r
     }
 
     /// The rest of `set_delayed`/`clear_delayed` for a task: its ancestors' runqueues
     /// count it as delayed (or runnable again) too, when the operation just run on its
     /// own runqueue changed `sched_delayed` (`was`).
-    fn h_fix_delayed(&mut self, id: usize, cpu: usize, was: bool) {
+    pub(crate) fn h_fix_delayed(&mut self, id: usize, cpu: usize, was: bool) {
         if is_group_se(id) {
             return;
         }
@@ -204,7 +227,7 @@ impl Sched {
 
     /// `cfs_rq_min_slice(cfs_rq)`: the smallest slice of the queued entities (the
     /// kernel keeps it in the tree's augmented data; here the tree is read).
-    fn h_min_slice(&self, c: CfsRef) -> u64 {
+    pub(crate) fn h_min_slice(&self, c: CfsRef) -> u64 {
         let cfs = self.h_cfs(c);
         let mut min = u64::MAX;
         if let Some(cur) = cfs.curr {
@@ -220,7 +243,7 @@ impl Sched {
     }
 
     /// The entity `id`.
-    fn h_se(&self, id: usize) -> &crate::task::SchedEntity {
+    pub(crate) fn h_se(&self, id: usize) -> &crate::task::SchedEntity {
         if is_group_se(id) {
             &self.groups.se[id & !GROUP_SE_BIT]
         } else {
@@ -229,7 +252,7 @@ impl Sched {
     }
 
     /// The entity `id`, to change it.
-    fn h_se_mut(&mut self, id: usize) -> &mut crate::task::SchedEntity {
+    pub(crate) fn h_se_mut(&mut self, id: usize) -> &mut crate::task::SchedEntity {
         if is_group_se(id) {
             &mut self.groups.se[id & !GROUP_SE_BIT]
         } else {
@@ -239,7 +262,14 @@ impl Sched {
 
     /// Adds `queued` tasks (`runnable` of them not delayed, `idle` SCHED_IDLE ones) to
     /// runqueue `c`'s hierarchical counts; negative numbers remove them.
-    fn h_count(&mut self, c: CfsRef, queued: i32, runnable: i32, delayed: i32, idle: i32) {
+    pub(crate) fn h_count(
+        &mut self,
+        c: CfsRef,
+        queued: i32,
+        runnable: i32,
+        delayed: i32,
+        idle: i32,
+    ) {
         let cfs = self.h_cfs_mut(c);
         cfs.h_nr_queued = cfs.h_nr_queued.wrapping_add_signed(queued);
         cfs.h_nr_runnable = cfs.h_nr_runnable.wrapping_add_signed(runnable);
@@ -248,7 +278,7 @@ impl Sched {
     }
 
     /// `requeue_delayed_entity(se)` on the entity's runqueue of `cpu`.
-    fn h_requeue_delayed(&mut self, id: usize, cpu: usize) {
+    pub(crate) fn h_requeue_delayed(&mut self, id: usize, cpu: usize) {
         let c = self.h_cfs_of(id, cpu);
         let was = self.h_delayed(id);
         self.h_op(c, cpu, |cfs, h, clocks, fair| {
@@ -299,12 +329,7 @@ impl Sched {
                 e.slice = slice;
                 e.custom_slice = true;
             }
-            let upd = self.h_op(c, cpu, |cfs, h, clocks, fair| {
-                enqueue_entity(cfs, h, s, flags, clocks, fair)
-            });
-            if upd.resched {
-                self.rqs[cpu].need_resched = true;
-            }
+            self.h_enqueue_entity(c, s, flags, cpu);
             if !is_group_se(s) {
                 // account_entity_enqueue: tasks join the CPU's cfs_tasks list.
                 self.rqs[cpu].cfs_tasks_add(s);
@@ -313,6 +338,10 @@ impl Sched {
             self.h_count(c, 1, runnable, h_nr_delayed, idle);
             if self.h_cfs_is_idle(c) {
                 idle = 1;
+            }
+            // A throttled runqueue ends the walk: the task waits there, uncounted above.
+            if self.h_throttled(c) {
+                return;
             }
             flags = qflags::SLEEP_WAKEUP;
             se = self.h_parent(s, cpu);
@@ -333,14 +362,12 @@ impl Sched {
             if self.h_cfs_is_idle(c) {
                 idle = 1;
             }
+            if self.h_throttled(c) {
+                return;
+            }
             se = self.h_parent(s, cpu);
         }
-        // add_nr_running
-        let rq = &mut self.rqs[cpu];
-        rq.nr_running += 1;
-        if rq.nr_running == 2 {
-            self.lb.set_rd_overloaded(&self.topo, cpu, true);
-        }
+        self.add_nr_running(cpu, 1);
         if !task_new {
             self.check_update_overutilized_status(cpu);
         }
@@ -390,11 +417,14 @@ impl Sched {
             if self.h_cfs_is_idle(c) {
                 idle = queued;
             }
+            if self.h_throttled(c) {
+                return self.dequeue_out(task, task_delayed, 0);
+            }
             if self.h_cfs(c).load.weight != 0 {
                 slice = self.h_min_slice(c);
                 se = self.h_parent(s, cpu);
                 // Bias the next pick to this group: the task sleeps within its slice.
-                if task_sleep {
+                if task_sleep && !self.h_throttled_hierarchy(c) {
                     if let Some(parent) = se {
                         self.h_set_next_buddy(parent, cpu);
                     }
@@ -421,6 +451,9 @@ impl Sched {
             if self.h_cfs_is_idle(c) {
                 idle = queued;
             }
+            if self.h_throttled(c) {
+                return self.dequeue_out(task, task_delayed, 0);
+            }
             se = self.h_parent(s, cpu);
         }
         // sub_nr_running
@@ -429,16 +462,21 @@ impl Sched {
         if !was_sched_idle && rq.sched_idle_rq() {
             rq.next_balance = jiffies;
         }
+        self.dequeue_out(task, task_delayed, 1)
+    }
+
+    /// The end of `dequeue_entities`: a delayed task's dequeue finishes blocking it
+    /// (`__block_task`); `ret` is 1 when done, 0 when a throttled runqueue ended the walk.
+    fn dequeue_out(&mut self, task: Option<TaskId>, task_delayed: bool, ret: i32) -> i32 {
         if let (Some(p), true) = (task, task_delayed) {
-            // __block_task
             self.tasks[p].on_rq = OnRq::No;
         }
-        1
+        ret
     }
 
     /// `set_next_buddy(se)`: the entity and its ancestors become their runqueues' `next`
     /// buddies, up to the first idle one.
-    fn h_set_next_buddy(&mut self, id: usize, cpu: usize) {
+    pub(crate) fn h_set_next_buddy(&mut self, id: usize, cpu: usize) {
         let mut se = Some(id);
         while let Some(s) = se {
             if !self.h_on_rq(s) || self.h_se_is_idle(s) {
@@ -469,6 +507,9 @@ impl Sched {
                             self.rqs[cpu].need_resched = true;
                         }
                     }
+                }
+                if self.check_cfs_rq_runtime(c) {
+                    continue 'again;
                 }
                 let feat = self.fair.features;
                 let se = self.h_op(c, cpu, |cfs, h, _, _| {
@@ -530,6 +571,8 @@ impl Sched {
                 while let Some(s) = se {
                     let c = self.h_cfs_of(s, cpu);
                     self.h_set_next_entity(c, s, cpu);
+                    // Make sure bandwidth has been allocated on the new runqueue.
+                    self.account_cfs_rq_runtime(c, cpu, 0);
                     se = self.h_parent(s, cpu);
                 }
             }
@@ -541,16 +584,22 @@ impl Sched {
         self.update_misfit_status(Some(p), cpu);
     }
 
-    fn h_put_prev_entity(&mut self, c: CfsRef, id: usize, cpu: usize) {
+    /// `put_prev_entity(cfs_rq, prev)` with `check_cfs_rq_runtime` between charging the
+    /// entity and putting it back: a group runqueue out of runtime is throttled here.
+    pub(crate) fn h_put_prev_entity(&mut self, c: CfsRef, id: usize, cpu: usize) {
         let upd = self.h_op(c, cpu, |cfs, h, clocks, fair| {
-            put_prev_entity(cfs, h, id, clocks, fair)
+            put_prev_entity_update(cfs, h, id, clocks, fair)
         });
         if upd.resched {
             self.rqs[cpu].need_resched = true;
         }
+        self.check_cfs_rq_runtime(c);
+        self.h_op(c, cpu, |cfs, h, clocks, fair| {
+            put_prev_entity_finish(cfs, h, id, clocks, fair)
+        });
     }
 
-    fn h_set_next_entity(&mut self, c: CfsRef, id: usize, cpu: usize) {
+    pub(crate) fn h_set_next_entity(&mut self, c: CfsRef, id: usize, cpu: usize) {
         self.h_op(c, cpu, |cfs, h, clocks, fair| {
             set_next_entity(cfs, h, id, clocks, fair)
         });
@@ -595,7 +644,12 @@ impl Sched {
 
     /// `find_matching_se(&se, &pse)`: the two entities' ancestors that are queued on the
     /// same runqueue.
-    fn h_find_matching_se(&self, mut se: usize, mut pse: usize, cpu: usize) -> (usize, usize) {
+    pub(crate) fn h_find_matching_se(
+        &self,
+        mut se: usize,
+        mut pse: usize,
+        cpu: usize,
+    ) -> (usize, usize) {
         let mut sd = self.h_depth(se);
         let mut pd = self.h_depth(pse);
         while sd > pd {
@@ -623,6 +677,10 @@ impl Sched {
         wake_flags: u32,
     ) {
         if curr == p {
+            return;
+        }
+        // attach_tasks may wake a task into a hierarchy its enqueue just throttled.
+        if self.h_throttled_hierarchy(self.h_cfs_of(p, cpu)) {
             return;
         }
         let feat = self.fair.features;

@@ -25,15 +25,24 @@ impl Sched {
         for cpu in 0..self.nr_cpus() {
             let rq = &self.rqs[cpu];
             let held = self.check_cfs(CfsRef::Root(cpu), cpu, &mut seen)?;
+            // Throttled runqueues are off the hierarchy with their tasks still queued on
+            // them: those tasks count in cfs_tasks but not in nr_running.
+            let mut throttled = 0;
+            for g in 1..self.groups.tgs.len() {
+                let i = self.groups.idx(g, cpu);
+                if self.groups.cfs[i].bw.throttled && !self.groups.se[i].on_rq {
+                    throttled += self.check_cfs(CfsRef::Group(i), cpu, &mut seen)?.queued;
+                }
+            }
             if held.queued != rq.nr_running {
                 return Err(format!(
                     "cpu{cpu}: {} tasks queued in the hierarchy but nr_running {}",
                     held.queued, rq.nr_running
                 ));
             }
-            if rq.cfs_tasks.len() as u32 != held.queued {
+            if rq.cfs_tasks.len() as u32 != held.queued + throttled {
                 return Err(format!(
-                    "cpu{cpu}: cfs_tasks has {} entries for {} queued",
+                    "cpu{cpu}: cfs_tasks has {} entries for {} queued and {throttled} throttled",
                     rq.cfs_tasks.len(),
                     held.queued
                 ));

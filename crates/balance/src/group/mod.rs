@@ -23,13 +23,18 @@ use crate::task::{SchedEntity, TaskId};
 use crate::weight::{scale_load, LoadWeight, SCHED_PRIO_TO_WEIGHT};
 use crate::Sched;
 
+mod bandwidth;
 mod blocked;
 mod class;
 mod h_load;
 mod invariants;
 mod shares;
 mod store;
+mod throttle;
 
+pub use bandwidth::{
+    BwTimer, BwTimerKind, CfsBandwidth, CFS_BANDWIDTH_SLICE, DEFAULT_CFS_PERIOD, RUNTIME_INF,
+};
 pub(crate) use store::{CfsRef, Hier};
 
 pub use crate::task::{GroupId, ROOT_GROUP};
@@ -66,6 +71,8 @@ pub enum GroupError {
     /// An idle group's weight cannot be set (`sched_group_set_shares` on an idle group,
     /// `-EINVAL`).
     IdleGroupShares,
+    /// A `cpu.max`/`cpu.max.burst` value `tg_set_cfs_bandwidth` refuses (`-EINVAL`).
+    Bandwidth(&'static str),
     /// No such group.
     NoGroup(GroupId),
 }
@@ -89,6 +96,7 @@ impl std::fmt::Display for GroupError {
                 f,
                 "cpu.weight: the cgroup has cpu.idle=1 (EINVAL); allowed: a weight on a cgroup that is not idle"
             ),
+            GroupError::Bandwidth(why) => write!(f, "cpu.max: {why} (EINVAL)"),
             GroupError::NoGroup(g) => write!(f, "task group {g} does not exist"),
         }
     }
@@ -151,6 +159,8 @@ pub struct TaskGroup {
     pub load_avg: i64,
     /// `se->depth` of the group's entities (0 for a child of the root).
     pub depth: u32,
+    /// `cfs_bandwidth`: `cpu.max`.
+    pub bw: CfsBandwidth,
 }
 
 /// Per-CPU data of a group entity that only group entities have.
@@ -178,6 +188,8 @@ pub struct TaskGroups {
     pub(crate) task_group: Vec<GroupId>,
     /// Scratch list of the entities whose `next` buddy mark an operation cleared.
     pub(crate) cleared_next: Vec<usize>,
+    /// Bandwidth timers armed and not yet taken by the engine.
+    pub(crate) timer_arms: Vec<BwTimer>,
 }
 
 impl TaskGroups {
@@ -191,6 +203,7 @@ impl TaskGroups {
                 idle: false,
                 load_avg: 0,
                 depth: 0,
+                bw: CfsBandwidth::default(),
             }],
             ncpus,
             ..TaskGroups::default()
@@ -277,12 +290,26 @@ impl Sched {
             idle: false,
             load_avg: 0,
             depth,
+            bw: CfsBandwidth::default(),
         });
-        for _cpu in 0..self.groups.ncpus {
-            let cfs = CfsRq {
+        // init_cfs_bandwidth: the period timer's phase is random so that groups' timers
+        // interleave (get_random_u32_below(period)); drawn from the run's seed.
+        let mut rng = crate::lb::rng::PrandomState::seeded(
+            self.params.seed ^ (g as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        );
+        let period = self.groups.tgs[g].bw.period;
+        self.groups.tgs[g].bw.period_expires = (u64::from(rng.next_u32()) * period) >> 32;
+        for cpu in 0..self.groups.ncpus {
+            let mut cfs = CfsRq {
                 tg: g,
                 ..CfsRq::default()
             };
+            // sync_throttle: a group born under a throttled parent starts throttled too.
+            if parent != ROOT_GROUP {
+                let pcfs = &self.groups.cfs[self.groups.idx(parent, cpu)];
+                cfs.bw.throttle_count = pcfs.bw.throttle_count;
+                cfs.bw.throttled_clock_pelt = self.rqs[cpu].pelt.rq_clock_pelt();
+            }
             self.groups.cfs.push(cfs);
             // Group entities are allocated zeroed: no slice until their first enqueue
             // gives them their runqueue's smallest, and no PELT history (not a task, so

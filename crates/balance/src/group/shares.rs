@@ -60,6 +60,7 @@ mod tests {
             idle: false,
             load_avg,
             depth: 0,
+            bw: Default::default(),
         }
     }
 

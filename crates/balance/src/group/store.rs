@@ -38,6 +38,9 @@ pub(crate) struct Hier<'a> {
     pub(crate) g: &'a mut TaskGroups,
     pub(crate) clock: u64,
     pub(crate) cleared_next: &'a mut Vec<usize>,
+    /// A runqueue under bandwidth control ran out with an entity running: the CPU must
+    /// reschedule (`resched_curr` in `__account_cfs_rq_runtime`).
+    pub(crate) bw_resched: bool,
 }
 
 impl Entities for Hier<'_> {
@@ -106,6 +109,14 @@ impl Entities for Hier<'_> {
         super::shares::update_tg_load_avg(&mut self.g.tgs[cfs.tg], cfs, self.clock);
     }
 
+    fn account_runtime(&mut self, cfs: &mut CfsRq, delta: u64) {
+        self.bw_resched |= super::bandwidth::account_runtime(self.g, cfs, delta, self.clock);
+    }
+
+    fn return_runtime(&mut self, cfs: &mut CfsRq) {
+        super::bandwidth::return_runtime(self.g, cfs, self.clock);
+    }
+
     fn next_cleared(&mut self, id: usize) {
         self.cleared_next.push(id);
     }
@@ -116,7 +127,8 @@ impl Entities for Hier<'_> {
         }
         let i = id & !GROUP_SE_BIT;
         let gcfs = &self.g.cfs[i];
-        if gcfs.load.weight == 0 {
+        // An empty group keeps its weight (DELAY_DEQUEUE), and so does a throttled one.
+        if gcfs.load.weight == 0 || gcfs.bw.throttle_count != 0 {
             return None;
         }
         Some(super::shares::calc_group_shares(&self.g.tgs[gcfs.tg], gcfs))

@@ -43,6 +43,11 @@ pub trait MoveTasks {
     fn src_tasks_rotate_tail(&mut self, src: usize);
     /// `rq_clock_task(src)`.
     fn src_clock_task(&self, src: usize) -> u64;
+    /// `throttled_lb_pair(task_group(p), src, dst)`: the task's group is throttled on
+    /// either CPU (CFS bandwidth control; never without task groups).
+    fn throttled_lb_pair(&self, _p: TaskId, _src: usize, _dst: usize) -> bool {
+        false
+    }
     /// `cfs_rq_of(&p->se)->next` on the source: the next buddy of the runqueue task `p`
     /// is queued on (the source CPU's own without task groups).
     fn src_cfs_next(&self, src: usize, p: TaskId) -> Option<TaskId>;
@@ -114,6 +119,9 @@ pub trait MoveTasks {
     /// (allowed, task was hot).
     fn can_migrate_task(&mut self, p: TaskId, env: &mut LbEnv) -> (bool, bool) {
         self.count_examined();
+        if self.throttled_lb_pair(p, env.src_cpu, env.dst_cpu) {
+            return (false, false);
+        }
         if !self.task_allowed_on(p, env.dst_cpu) {
             env.flags |= LBF_SOME_PINNED;
             if env.idle == CpuIdleType::NewlyIdle
@@ -284,6 +292,9 @@ impl MoveTasks for Sched {
     }
     fn src_clock_task(&self, src: usize) -> u64 {
         self.rqs[src].clock_task()
+    }
+    fn throttled_lb_pair(&self, p: TaskId, src: usize, dst: usize) -> bool {
+        self.groups.active() && Sched::throttled_lb_pair(self, p, src, dst)
     }
     fn src_cfs_next(&self, src: usize, p: TaskId) -> Option<TaskId> {
         if self.groups.active() {

@@ -1,0 +1,537 @@
+//! CFS bandwidth control (`cpu.max`, `cpu.max.burst`), Linux 6.12.117's
+//! `CONFIG_CFS_BANDWIDTH`: a group's pool (`struct cfs_bandwidth`) refilled with its quota
+//! every period by the period timer, each group runqueue taking runtime from it a slice at
+//! a time (`assign_cfs_rq_runtime`), throttling when the pool is dry
+//! (`throttle_cfs_rq`: the runqueue's entity leaves its parent) and unthrottled by the
+//! next refill or by runtime other runqueues hand back (the slack timer).
+//!
+//! The two hrtimers are the engine's: arming one appends a [`BwTimer`] to
+//! [`TaskGroups`]' list, which the engine takes ([`Sched::take_bandwidth_timers`]) and
+//! turns into an event that calls [`Sched::bandwidth_timer`] at that time; an event whose
+//! timer was re-armed or stopped since is ignored. Times here are the kernel clock
+//! (`rq_clock`, engine time plus the boot offset).
+
+use crate::cfs_rq::{CfsRq, CfsRqBandwidth};
+use crate::sched::BOOT_CLOCK_OFFSET;
+use crate::task::GroupId;
+use crate::Sched;
+
+use super::{GroupError, TaskGroups, ROOT_GROUP};
+
+/// `RUNTIME_INF`: no quota (`cpu.max` "max").
+pub const RUNTIME_INF: u64 = u64::MAX;
+/// `default_cfs_period()`: 100 ms.
+pub const DEFAULT_CFS_PERIOD: u64 = 100_000_000;
+/// `min_cfs_quota_period`: 1 ms, the smallest quota and period.
+pub const MIN_CFS_QUOTA_PERIOD: u64 = 1_000_000;
+/// `max_cfs_quota_period`: 1 s, the largest period.
+pub const MAX_CFS_QUOTA_PERIOD: u64 = 1_000_000_000;
+/// `max_cfs_runtime`: `MAX_BW` us (`BW_SHIFT` 20), the largest quota.
+pub const MAX_CFS_RUNTIME: u64 = ((1u64 << (64 - 20)) - 1) * 1000;
+/// `sysctl_sched_cfs_bandwidth_slice` default, 5000 us: what a runqueue takes at a time.
+pub const CFS_BANDWIDTH_SLICE: u64 = 5_000_000;
+/// `min_cfs_rq_runtime`: a runqueue keeps 1 ms when it hands runtime back.
+const MIN_CFS_RQ_RUNTIME: i64 = 1_000_000;
+/// `min_bandwidth_expiration`: no slack distribution within 2 ms of a refill.
+const MIN_BANDWIDTH_EXPIRATION: u64 = 2_000_000;
+/// `cfs_bandwidth_slack_period`: the slack timer waits 5 ms to gather returns.
+const CFS_BANDWIDTH_SLACK_PERIOD: u64 = 5_000_000;
+
+/// Which of a group's two bandwidth timers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum BwTimerKind {
+    /// `period_timer`: refill and unthrottle (`sched_cfs_period_timer`).
+    Period,
+    /// `slack_timer`: distribute returned runtime (`sched_cfs_slack_timer`).
+    Slack,
+}
+
+/// A bandwidth timer the engine must fire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BwTimer {
+    /// Engine time (ns) it expires at.
+    pub at: u64,
+    /// The group.
+    pub group: GroupId,
+    /// Which timer.
+    pub kind: BwTimerKind,
+}
+
+/// `struct cfs_bandwidth`: a group's quota, pool, timers and `cpu.stat` counters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CfsBandwidth {
+    /// `period` (ns).
+    pub period: u64,
+    /// `quota` (ns per period; [`RUNTIME_INF`] for none).
+    pub quota: u64,
+    /// `burst` (ns): unused quota that may carry over, up to quota + burst.
+    pub burst: u64,
+    /// `runtime`: the pool.
+    pub runtime: u64,
+    /// `runtime_snap`: the pool after the last refill.
+    pub runtime_snap: u64,
+    /// `idle`: nothing took runtime since the last period.
+    pub idle: bool,
+    /// `period_active`: the period timer is armed.
+    pub period_active: bool,
+    /// The period timer's expiry (kernel clock).
+    pub period_expires: u64,
+    /// The period timer's callback is running (`hrtimer_callback_running`).
+    pub period_running: bool,
+    /// `slack_started`: the slack timer is armed.
+    pub slack_started: bool,
+    /// The slack timer's expiry (kernel clock).
+    pub slack_expires: u64,
+    /// `throttled_cfs_rq`: the throttled runqueues (indices into the per-CPU arrays), in
+    /// the order they were throttled.
+    pub throttled: Vec<usize>,
+    /// `nr_periods`.
+    pub nr_periods: u64,
+    /// `nr_throttled`: periods that began with a runqueue throttled.
+    pub nr_throttled: u64,
+    /// `throttled_time` (ns): the runqueues' throttled time, summed.
+    pub throttled_time: u64,
+    /// `nr_burst`: refills that used burst runtime.
+    pub nr_burst: u64,
+    /// `burst_time` (ns).
+    pub burst_time: u64,
+}
+
+impl Default for CfsBandwidth {
+    /// `init_cfs_bandwidth` without the random expiry (set by the group's creation).
+    fn default() -> Self {
+        CfsBandwidth {
+            period: DEFAULT_CFS_PERIOD,
+            quota: RUNTIME_INF,
+            burst: 0,
+            runtime: 0,
+            runtime_snap: 0,
+            idle: false,
+            period_active: false,
+            period_expires: 0,
+            period_running: false,
+            slack_started: false,
+            slack_expires: 0,
+            throttled: Vec::new(),
+            nr_periods: 0,
+            nr_throttled: 0,
+            throttled_time: 0,
+            nr_burst: 0,
+            burst_time: 0,
+        }
+    }
+}
+
+/// `hrtimer_forward(timer, now, interval)`: moves `expires` past `now` by whole
+/// intervals; the number of intervals (0 if it was already in the future).
+pub(crate) fn hrtimer_forward(expires: &mut u64, now: u64, interval: u64) -> u64 {
+    if *expires > now {
+        return 0;
+    }
+    let delta = now - *expires;
+    let mut orun = delta / interval;
+    *expires += interval * orun;
+    if *expires <= now {
+        *expires += interval;
+        orun += 1;
+    }
+    orun
+}
+
+impl CfsBandwidth {
+    /// `__refill_cfs_bandwidth_runtime`: the pool gets the quota, capped at quota +
+    /// burst; runtime drawn beyond the last refill's pool counts as burst.
+    fn refill(&mut self) {
+        if self.quota == RUNTIME_INF {
+            return;
+        }
+        self.runtime = self.runtime.wrapping_add(self.quota);
+        let used = self.runtime_snap.wrapping_sub(self.runtime) as i64;
+        if used > 0 {
+            self.burst_time += used as u64;
+            self.nr_burst += 1;
+        }
+        self.runtime = self.runtime.min(self.quota.saturating_add(self.burst));
+        self.runtime_snap = self.runtime;
+    }
+
+    /// `start_cfs_bandwidth`: arms the period timer unless it is armed.
+    fn start(&mut self, g: GroupId, now: u64, arms: &mut Vec<BwTimer>) {
+        if self.period_active {
+            return;
+        }
+        self.period_active = true;
+        hrtimer_forward(&mut self.period_expires, now, self.period);
+        arms.push(BwTimer {
+            at: self.period_expires - BOOT_CLOCK_OFFSET,
+            group: g,
+            kind: BwTimerKind::Period,
+        });
+    }
+
+    /// `runtime_refresh_within(cfs_b, min_expire)`: a refill is running or due within
+    /// `min_expire`.
+    fn refresh_within(&self, now: u64, min_expire: u64) -> bool {
+        self.period_running || (self.period_expires as i64 - now as i64) < min_expire as i64
+    }
+
+    /// `start_cfs_slack_bandwidth`: arms the slack timer 5 ms out, unless a refill comes
+    /// within 7 ms or it is armed.
+    fn start_slack(&mut self, g: GroupId, now: u64, arms: &mut Vec<BwTimer>) {
+        if self.refresh_within(now, CFS_BANDWIDTH_SLACK_PERIOD + MIN_BANDWIDTH_EXPIRATION) {
+            return;
+        }
+        if self.slack_started {
+            return;
+        }
+        self.slack_started = true;
+        self.slack_expires = now + CFS_BANDWIDTH_SLACK_PERIOD;
+        arms.push(BwTimer {
+            at: self.slack_expires - BOOT_CLOCK_OFFSET,
+            group: g,
+            kind: BwTimerKind::Slack,
+        });
+    }
+}
+
+/// `__assign_cfs_rq_runtime(cfs_b, cfs_rq, target)`: tops the runqueue up to `target`
+/// from the pool (starting the period timer); whether it now has runtime left.
+pub(crate) fn assign_runtime(
+    b: &mut CfsBandwidth,
+    g: GroupId,
+    bw: &mut CfsRqBandwidth,
+    target: u64,
+    now: u64,
+    arms: &mut Vec<BwTimer>,
+) -> bool {
+    let min_amount = (target as i64).wrapping_sub(bw.runtime_remaining) as u64;
+    let mut amount = 0;
+    if b.quota == RUNTIME_INF {
+        amount = min_amount;
+    } else {
+        b.start(g, now, arms);
+        if b.runtime > 0 {
+            amount = b.runtime.min(min_amount);
+            b.runtime -= amount;
+            b.idle = false;
+        }
+    }
+    bw.runtime_remaining = bw.runtime_remaining.wrapping_add(amount as i64);
+    bw.runtime_remaining > 0
+}
+
+/// `__account_cfs_rq_runtime(cfs_rq, delta_exec)`: the runqueue pays `delta` and, out of
+/// runtime and not throttled, takes a slice from its group's pool. Returns true when
+/// that failed with an entity running: the CPU must reschedule so that the hierarchy
+/// can be throttled.
+pub(crate) fn account_runtime(
+    groups: &mut TaskGroups,
+    cfs: &mut CfsRq,
+    delta: u64,
+    now: u64,
+) -> bool {
+    cfs.bw.runtime_remaining -= delta as i64;
+    if cfs.bw.runtime_remaining > 0 || cfs.bw.throttled {
+        return false;
+    }
+    let g = cfs.tg;
+    let ok = assign_runtime(
+        &mut groups.tgs[g].bw,
+        g,
+        &mut cfs.bw,
+        CFS_BANDWIDTH_SLICE,
+        now,
+        &mut groups.timer_arms,
+    );
+    !ok && cfs.curr.is_some()
+}
+
+/// `__return_cfs_rq_runtime(cfs_rq)`: runtime beyond 1 ms goes back to the pool; with
+/// runqueues waiting for it and more than a slice there, the slack timer will hand it
+/// out.
+pub(crate) fn return_runtime(groups: &mut TaskGroups, cfs: &mut CfsRq, now: u64) {
+    let slack = cfs.bw.runtime_remaining - MIN_CFS_RQ_RUNTIME;
+    if slack <= 0 {
+        return;
+    }
+    let g = cfs.tg;
+    let b = &mut groups.tgs[g].bw;
+    if b.quota != RUNTIME_INF {
+        b.runtime += slack as u64;
+        if b.runtime > CFS_BANDWIDTH_SLICE && !b.throttled.is_empty() {
+            b.start_slack(g, now, &mut groups.timer_arms);
+        }
+    }
+    cfs.bw.runtime_remaining -= slack;
+}
+
+impl Sched {
+    /// `tg_set_cfs_bandwidth(tg, period, quota, burst)` (`cpu.max` and `cpu.max.burst`
+    /// writes), all in ns, `quota` [`RUNTIME_INF`] for "max": refused with `EINVAL` for
+    /// the root group, a quota or period under 1 ms, a period over 1 s, a quota over
+    /// `max_cfs_runtime`, or a burst over the quota. The pool is refilled, the period
+    /// timer started, and every runqueue of the group starts from no runtime (a throttled
+    /// one is unthrottled).
+    pub fn set_group_bandwidth(
+        &mut self,
+        g: GroupId,
+        period: u64,
+        quota: u64,
+        burst: u64,
+        now: u64,
+    ) -> Result<(), GroupError> {
+        if g >= self.groups.tgs.len() {
+            return Err(GroupError::NoGroup(g));
+        }
+        if g == ROOT_GROUP {
+            return Err(GroupError::Root);
+        }
+        if quota < MIN_CFS_QUOTA_PERIOD || period < MIN_CFS_QUOTA_PERIOD {
+            return Err(GroupError::Bandwidth(
+                "quota and period must be at least 1000 us",
+            ));
+        }
+        if period > MAX_CFS_QUOTA_PERIOD {
+            return Err(GroupError::Bandwidth("period must be at most 1000000 us"));
+        }
+        if quota != RUNTIME_INF && quota > MAX_CFS_RUNTIME {
+            return Err(GroupError::Bandwidth("quota exceeds max_cfs_runtime"));
+        }
+        if quota != RUNTIME_INF && (burst > quota || burst + quota > MAX_CFS_RUNTIME) {
+            return Err(GroupError::Bandwidth(
+                "cpu.max.burst must not exceed the cpu.max quota",
+            ));
+        }
+        let enabled = quota != RUNTIME_INF;
+        let k_now = Sched::kclock(now);
+        {
+            let groups = &mut self.groups;
+            let b = &mut groups.tgs[g].bw;
+            b.period = period;
+            b.quota = quota;
+            b.burst = burst;
+            b.refill();
+            if enabled {
+                b.start(g, k_now, &mut groups.timer_arms);
+            }
+        }
+        for cpu in 0..self.nr_cpus() {
+            self.update_rq_clock(cpu, now);
+            let i = self.groups.idx(g, cpu);
+            let bw = &mut self.groups.cfs[i].bw;
+            bw.runtime_enabled = enabled;
+            bw.runtime_remaining = 0;
+            if bw.throttled {
+                self.unthrottle_cfs_rq(i);
+            }
+        }
+        Ok(())
+    }
+
+    /// The bandwidth timers armed since the engine last looked.
+    pub fn take_bandwidth_timers(&mut self) -> Vec<BwTimer> {
+        std::mem::take(&mut self.groups.timer_arms)
+    }
+
+    /// Fires a bandwidth timer at engine time `now` (its expiry): the period timer
+    /// refills the pool and unthrottles (`sched_cfs_period_timer`), the slack timer hands
+    /// out returned runtime (`sched_cfs_slack_timer`). A timer re-armed or stopped since
+    /// it was handed to the engine does nothing.
+    pub fn bandwidth_timer(&mut self, t: BwTimer, now: u64) {
+        self.set_now(now);
+        let k_now = Sched::kclock(now);
+        let expires = t.at + BOOT_CLOCK_OFFSET;
+        let g = t.group;
+        match t.kind {
+            BwTimerKind::Period => {
+                let b = &self.groups.tgs[g].bw;
+                if !b.period_active || b.period_expires != expires {
+                    return;
+                }
+                for cpu in 0..self.nr_cpus() {
+                    self.update_rq_clock(cpu, now);
+                }
+                self.groups.tgs[g].bw.period_running = true;
+                let mut idle = false;
+                loop {
+                    let b = &mut self.groups.tgs[g].bw;
+                    let period = b.period;
+                    let overrun = hrtimer_forward(&mut b.period_expires, k_now, period);
+                    if overrun == 0 {
+                        break;
+                    }
+                    idle = self.do_sched_cfs_period_timer(g, overrun);
+                }
+                let b = &mut self.groups.tgs[g].bw;
+                b.period_running = false;
+                if idle {
+                    b.period_active = false;
+                } else {
+                    let at = b.period_expires - BOOT_CLOCK_OFFSET;
+                    self.groups.timer_arms.push(BwTimer { at, ..t });
+                }
+            }
+            BwTimerKind::Slack => {
+                let b = &mut self.groups.tgs[g].bw;
+                if !b.slack_started || b.slack_expires != expires {
+                    return;
+                }
+                b.slack_started = false;
+                if b.refresh_within(k_now, MIN_BANDWIDTH_EXPIRATION) {
+                    return;
+                }
+                if b.quota == RUNTIME_INF || b.runtime <= CFS_BANDWIDTH_SLICE {
+                    return;
+                }
+                for cpu in 0..self.nr_cpus() {
+                    self.update_rq_clock(cpu, now);
+                }
+                self.distribute_cfs_runtime(g);
+            }
+        }
+    }
+
+    /// `do_sched_cfs_period_timer(cfs_b, overrun)`: counts the periods, refills, and
+    /// hands runtime to the throttled runqueues; true when the timer may stop (no quota,
+    /// or a whole period with nothing throttled and no runtime taken).
+    fn do_sched_cfs_period_timer(&mut self, g: GroupId, overrun: u64) -> bool {
+        let b = &mut self.groups.tgs[g].bw;
+        if b.quota == RUNTIME_INF {
+            return true;
+        }
+        let mut throttled = !b.throttled.is_empty();
+        b.nr_periods += overrun;
+        b.refill();
+        if b.idle && !throttled {
+            return true;
+        }
+        if !throttled {
+            b.idle = true;
+            return false;
+        }
+        b.nr_throttled += overrun;
+        while throttled && self.groups.tgs[g].bw.runtime > 0 {
+            throttled = self.distribute_cfs_runtime(g);
+        }
+        self.groups.tgs[g].bw.idle = false;
+        false
+    }
+
+    /// `distribute_cfs_runtime(cfs_b)`: each throttled runqueue in turn gets what it owes
+    /// plus 1 ns, while the pool lasts, and is unthrottled. Returns whether some stay
+    /// throttled. The kernel unthrottles other CPUs' runqueues through an IPI
+    /// (`unthrottle_cfs_rq_async`) and its own after the walk; fairsim unthrottles each
+    /// at once, in list order.
+    fn distribute_cfs_runtime(&mut self, g: GroupId) -> bool {
+        let mut remaining = 1u64;
+        let mut throttled = false;
+        let list = self.groups.tgs[g].bw.throttled.clone();
+        for i in list {
+            if remaining == 0 {
+                throttled = true;
+                break;
+            }
+            if !self.groups.cfs[i].bw.throttled {
+                continue;
+            }
+            let owed = (1i64 - self.groups.cfs[i].bw.runtime_remaining) as u64;
+            let b = &mut self.groups.tgs[g].bw;
+            let runtime = owed.min(b.runtime);
+            b.runtime -= runtime;
+            remaining = b.runtime;
+            let bw = &mut self.groups.cfs[i].bw;
+            bw.runtime_remaining += runtime as i64;
+            if bw.runtime_remaining > 0 {
+                self.unthrottle_cfs_rq(i);
+            } else {
+                throttled = true;
+            }
+        }
+        throttled
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hrtimer_forward_moves_past_now_by_whole_periods() {
+        let mut e = 100;
+        assert_eq!(hrtimer_forward(&mut e, 50, 100), 0);
+        assert_eq!(e, 100);
+        assert_eq!(hrtimer_forward(&mut e, 100, 100), 1);
+        assert_eq!(e, 200);
+        assert_eq!(hrtimer_forward(&mut e, 450, 100), 3);
+        assert_eq!(e, 500);
+    }
+
+    #[test]
+    fn refill_caps_at_quota_plus_burst_and_counts_burst_use() {
+        let mut b = CfsBandwidth {
+            quota: 50,
+            burst: 20,
+            ..CfsBandwidth::default()
+        };
+        b.refill();
+        assert_eq!((b.runtime, b.runtime_snap), (50, 50));
+        // 10 unused carries over, up to quota + burst.
+        b.runtime = 10;
+        b.refill();
+        assert_eq!(b.runtime, 60);
+        b.refill();
+        assert_eq!(b.runtime, 70);
+        // 70 in the pool after the refill, 65 of it used: 15 came from the burst.
+        b.runtime = 5;
+        b.refill();
+        assert_eq!((b.nr_burst, b.burst_time, b.runtime), (1, 15, 55));
+    }
+
+    #[test]
+    fn assign_takes_a_slice_and_starts_the_period_timer() {
+        let mut b = CfsBandwidth {
+            quota: 12_000_000,
+            runtime: 12_000_000,
+            ..CfsBandwidth::default()
+        };
+        let mut bw = CfsRqBandwidth {
+            runtime_remaining: -1000,
+            ..CfsRqBandwidth::default()
+        };
+        let mut arms = Vec::new();
+        assert!(assign_runtime(
+            &mut b,
+            1,
+            &mut bw,
+            5_000_000,
+            BOOT_CLOCK_OFFSET + 7,
+            &mut arms
+        ));
+        assert_eq!(bw.runtime_remaining, 5_000_000);
+        assert_eq!(b.runtime, 12_000_000 - 5_001_000);
+        assert_eq!(arms.len(), 1);
+        assert!(b.period_active);
+        // The pool runs dry: only what is left.
+        bw.runtime_remaining = 0;
+        b.runtime = 300;
+        assert!(assign_runtime(
+            &mut b,
+            1,
+            &mut bw,
+            5_000_000,
+            BOOT_CLOCK_OFFSET + 9,
+            &mut arms
+        ));
+        assert_eq!((bw.runtime_remaining, b.runtime), (300, 0));
+        assert_eq!(arms.len(), 1, "an armed timer is not armed again");
+        bw.runtime_remaining = -5;
+        assert!(!assign_runtime(
+            &mut b,
+            1,
+            &mut bw,
+            5_000_000,
+            BOOT_CLOCK_OFFSET + 9,
+            &mut arms
+        ));
+    }
+}
