@@ -130,6 +130,16 @@ pub enum Event {
         /// The new frequency, kHz.
         khz: u32,
     },
+    /// A task group's CFS bandwidth timer expires (`sched_cfs_period_timer` or
+    /// `sched_cfs_slack_timer`); stale when the group's timer was re-armed since.
+    BandwidthTimer {
+        /// The task group.
+        group: usize,
+        /// The slack timer (else the period timer).
+        slack: bool,
+        /// The expiry it was armed for (engine ns).
+        at: u64,
+    },
     /// The end of the emulated run.
     End,
 }

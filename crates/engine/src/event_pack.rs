@@ -52,6 +52,9 @@ pub(crate) fn pack(e: Event) -> u128 {
         Event::PollLimit { cpu, gen } => tagged(14, cpu, gen),
         Event::CpufreqWork { policy } => tagged(15, policy, 0),
         Event::CpufreqTransitionEnd { policy, khz } => tagged(16, policy, u64::from(khz)),
+        Event::BandwidthTimer { group, slack, at } => {
+            tagged(18, group, at) | (u128::from(slack) << FLAG)
+        }
         Event::End => tagged(17, 0, 0),
     }
 }
@@ -93,6 +96,11 @@ pub(crate) fn unpack(p: u128) -> Event {
         16 => Event::CpufreqTransitionEnd {
             policy: a,
             khz: lo32,
+        },
+        18 => Event::BandwidthTimer {
+            group: a,
+            slack: (p >> FLAG) & 1 == 1,
+            at: hi,
         },
         _ => Event::End,
     }
@@ -151,6 +159,16 @@ mod tests {
             Event::CpufreqTransitionEnd {
                 policy: 1,
                 khz: u32::MAX,
+            },
+            Event::BandwidthTimer {
+                group: big,
+                slack: true,
+                at: u64::MAX,
+            },
+            Event::BandwidthTimer {
+                group: 1,
+                slack: false,
+                at: 100_000_000,
             },
             Event::End,
         ];

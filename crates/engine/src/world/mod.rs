@@ -10,6 +10,7 @@
 //! interpreter), `wake` (wakeups, forks, timers, pipes).
 
 mod balance;
+mod bandwidth;
 mod cpu;
 mod cpufreq;
 mod exec;
@@ -728,6 +729,9 @@ impl World {
             Event::CpufreqTransitionEnd { policy, khz } => {
                 self.cpufreq_transition_end(policy, khz, now)
             }
+            Event::BandwidthTimer { group, slack, at } => {
+                self.bandwidth_timer(group, slack, at, now)
+            }
             Event::Resched { cpu } => {
                 if self.sched.rqs[cpu].need_resched {
                     self.charge(
@@ -742,6 +746,9 @@ impl World {
         }
         if self.cpufreq.is_some() {
             self.cpufreq_drain(now);
+        }
+        if self.sched.task_groups().active() {
+            self.arm_bandwidth_timers();
         }
         if self.tracer.is_some() {
             self.trace_migrations(now);
