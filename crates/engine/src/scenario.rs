@@ -247,6 +247,34 @@ mod tests {
     }
 
     #[test]
+    fn cgroup_tables_hold_their_writes() {
+        let s = Scenario::parse(
+            "[cgroup.\"/a\"]\n\"cpu.weight\" = 200\n[cgroup.\"/a/b\"]\ncpu.weight.nice = -3\n[cgroup.\"/c\"]\n",
+        )
+        .unwrap();
+        let writes: Vec<(&str, Vec<String>)> = s
+            .cgroup
+            .iter()
+            .map(|(p, t)| (p.as_str(), tunable_writes(t)))
+            .collect();
+        assert_eq!(
+            writes,
+            [
+                ("/a", vec!["cpu.weight=200".to_string()]),
+                ("/a/b", vec!["cpu.weight.nice=-3".to_string()]),
+                ("/c", vec![]),
+            ]
+        );
+        let e = Scenario::parse("[cgroup]\n\"/a\" = 5\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("scenario: ") && e.contains("[cgroup.\"/PATH\"]"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn contradicting_machine_keys_are_refused() {
         for (text, needle) in [
             ("topology = \"tc2\"\nsmp = \"4\"", "topology and smp"),
