@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 
 use fairsim_topology::{estimate_build_memory, partition_sched_domains, CpuMask, Machine};
 
+use crate::cgroup::Cgroups;
 use crate::cost::CostTableName;
 use crate::error::EngineError;
 use crate::time::SEC;
@@ -129,7 +130,11 @@ fn max_levels(m: &Machine) -> u64 {
 pub fn estimate_run_memory(spec: &RunSpec) -> u64 {
     let ncpus = spec.machine.nr_cpus();
     let tasks: u64 = spec.workloads.iter().map(|w| w.nr_tasks(ncpus)).sum();
+    // A run whose groups cannot be resolved is refused before it is built; its declared
+    // groups stand for the estimate until then.
+    let groups = resolve_cgroups(spec).map_or(spec.config.cgroups.len(), |c| c.len());
     estimate_memory(tasks, ncpus)
+        .saturating_add(crate::cgroup::estimate_memory(groups, ncpus))
         .saturating_add(guard_memory(tasks as usize, ncpus))
         .saturating_add(estimate_build_memory(&spec.machine, spec.build))
         .saturating_add(estimate_cpufreq_memory(&spec.machine))
@@ -231,11 +236,16 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
         w.check(ncpus)?;
     }
     check_machine(&spec.machine, &format!("machine {}", spec.machine.name))?;
+    let kernel = spec.config.params.features.kernel();
+    let cgroups = resolve_cgroups(spec)?;
     let mut bp = Blueprint::default();
     for (i, w) in spec.workloads.iter().enumerate() {
         w.build(i, spec.config.seed, &mut bp, ncpus);
+        if !cgroups.is_empty() {
+            let (a, b) = bp.workloads[i].tasks;
+            w.place_in_cgroups(&cgroups, &mut bp.tasks[a..b]);
+        }
     }
-    let kernel = spec.config.params.features.kernel();
     if !kernel.has_uclamp() && bp.tasks.iter().any(|t| t.uclamp.is_some()) {
         return Err(EngineError::Config(format!(
             "uclamp: Linux {} had no utilization clamps (uclamp came in 5.3); allowed: --kernel 6.5 or 6.12, or no uclamp=, util_min or util_max",
@@ -267,9 +277,28 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
         .iter()
         .map(WorkloadSpec::mem_intensity)
         .collect();
-    let mut world = World::new(spec.machine.clone(), topo, spec.config.clone(), bp)?;
+    let config = WorldConfig {
+        cgroups,
+        ..spec.config.clone()
+    };
+    let mut world = World::new(spec.machine.clone(), topo, config, bp)?;
     world.cap_queue_memory(spec.memory_budget - need);
     Ok(world)
+}
+
+/// The task groups of the run `spec` describes: the declared ones and those its rt-app
+/// files create, once its kernel is known to model them and every workload's `cgroup=`
+/// names a declared group ([`Cgroups::resolve`]). `prepare` creates them; the command
+/// line calls it to refuse a bad run before anything is built.
+pub fn resolve_cgroups(spec: &RunSpec) -> Result<Cgroups, EngineError> {
+    let joins: Vec<_> = spec
+        .workloads
+        .iter()
+        .flat_map(WorkloadSpec::cgroup_joins)
+        .collect();
+    spec.config
+        .cgroups
+        .resolve(&joins, spec.config.params.features.kernel())
 }
 
 /// Checks what a machine names for the engine to resolve: its cost table
@@ -386,6 +415,7 @@ mod tests {
             uclamp: None,
             nice: None,
             policy: None,
+            cgroup: None,
         };
         let endless = r#"{"tasks": {"t": {"run": 1000, "sleep": 1000}}}"#;
         assert_eq!(

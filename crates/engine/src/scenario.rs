@@ -24,10 +24,13 @@
 //! "kernel.sched_nr_migrate" = 8   # (up to 4.16; kernel.sched_child_runs_first on 6.5 too)
 //! [debugfs]                       # ... and in /sys/kernel/debug/sched (--debugfs; 6.5, 6.12)
 //! migration_cost_ns = 250000
+//! [cgroup."/a"]                   # a task group (--cgroup '/a:cpu.weight=200'; 6.12)
+//! "cpu.weight" = 200
 //! ```
 //!
 //! Command-line options override the file's values; `workload` entries of both are run.
 //! The tunable writes of both apply, the file's first (in key order), then the options'.
+//! So do the cgroup declarations: the file's tables in path order, then `--cgroup`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -103,6 +106,10 @@ pub struct Scenario {
     /// debugfs writes (`--debugfs NAME=V`): `migration_cost_ns = 0`.
     #[serde(default)]
     pub debugfs: BTreeMap<String, TunableValue>,
+    /// Task groups (`--cgroup`): `[cgroup."/a"]` tables of cpu controller writes,
+    /// `"cpu.weight" = 200` (quoted: a bare `cpu.weight` is a dotted key, read the same).
+    #[serde(default)]
+    pub cgroup: BTreeMap<String, BTreeMap<String, TunableValue>>,
 }
 
 /// A value of the `[sysctl]` or `[debugfs]` table: a number, a string, or a table that a
@@ -151,7 +158,7 @@ impl Scenario {
         let scenario: Scenario = toml::from_str(text).map_err(|e| {
             let msg = e.message().replace('\n', " ");
             EngineError::Scenario(format!(
-                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, kernel, features, duration, seed, hz, util_est, timer_slack, timer_expiry, cpuidle, idle_states, governor, noise, warmup, schedstat, schedstat_version, json, costs, speed, cpusets, [cost], [sysctl], [debugfs]"
+                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, kernel, features, duration, seed, hz, util_est, timer_slack, timer_expiry, cpuidle, idle_states, governor, noise, warmup, schedstat, schedstat_version, json, costs, speed, cpusets, [cost], [sysctl], [debugfs], [cgroup.\"/PATH\"]"
             ))
         })?;
         scenario.check_machine_keys()?;
@@ -237,6 +244,34 @@ mod tests {
         );
         assert_eq!(tunable_writes(&s.debugfs), ["migration_cost_ns=0"]);
         assert!(Scenario::parse("[debugfs]\nnr_migrate = [1]\n").is_err());
+    }
+
+    #[test]
+    fn cgroup_tables_hold_their_writes() {
+        let s = Scenario::parse(
+            "[cgroup.\"/a\"]\n\"cpu.weight\" = 200\n[cgroup.\"/a/b\"]\ncpu.weight.nice = -3\n[cgroup.\"/c\"]\n",
+        )
+        .unwrap();
+        let writes: Vec<(&str, Vec<String>)> = s
+            .cgroup
+            .iter()
+            .map(|(p, t)| (p.as_str(), tunable_writes(t)))
+            .collect();
+        assert_eq!(
+            writes,
+            [
+                ("/a", vec!["cpu.weight=200".to_string()]),
+                ("/a/b", vec!["cpu.weight.nice=-3".to_string()]),
+                ("/c", vec![]),
+            ]
+        );
+        let e = Scenario::parse("[cgroup]\n\"/a\" = 5\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("scenario: ") && e.contains("[cgroup.\"/PATH\"]"),
+            "{e}"
+        );
     }
 
     #[test]

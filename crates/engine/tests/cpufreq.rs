@@ -68,6 +68,7 @@ fn rtapp(text: &str) -> WorkloadSpec {
         uclamp: None,
         nice: None,
         policy: None,
+        cgroup: None,
     }
 }
 

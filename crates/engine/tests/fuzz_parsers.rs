@@ -16,6 +16,7 @@ use std::path::PathBuf;
 
 use fairsim_engine::balance::schedstat_read::parse_schedstat;
 use fairsim_engine::balance::Features;
+use fairsim_engine::cgroup::{check_path, Cgroups};
 use fairsim_engine::cost::CostTable;
 use fairsim_engine::scenario::Scenario;
 use fairsim_engine::time::{parse_duration, parse_duration_with_unit};
@@ -186,7 +187,8 @@ fn workload_text() -> impl Strategy<Value = String> {
             "event",
             "event-work",
             "cpu-max-prime",
-            "time"
+            "time",
+            "cgroup"
         ])
         .prop_map(|b| format!("sysbench-cpu:{b}")),
         kv_list(&["t", "l", "m", "r", "instances", "c", "C", "H", "4"])
@@ -195,6 +197,32 @@ fn workload_text() -> impl Strategy<Value = String> {
         "[ -~]{0,24}",
         Just("schbench".to_string()),
         Just(":".to_string()),
+    ]
+}
+
+/// `--cgroup` declarations: paths near and off the rules, with the cpu controller's keys
+/// (and ones not modelled) and edge values.
+fn cgroup_text() -> impl Strategy<Value = String> {
+    let path = prop_oneof![
+        Just("/".to_string()),
+        Just("/a".to_string()),
+        Just("/a/b".to_string()),
+        Just("/a/".to_string()),
+        Just("/../a".to_string()),
+        Just("a".to_string()),
+        Just(String::new()),
+        "/[a-z.@+_-]{0,6}(/[ -~]{0,4}){0,2}",
+    ];
+    let keys = kv_list(&[
+        "cpu.weight",
+        "cpu.weight.nice",
+        "cpu.max",
+        "cpu.idle",
+        "cpuset.cpus",
+    ]);
+    prop_oneof![
+        (path.clone(), keys).prop_map(|(p, k)| format!("{p}:{k}")),
+        path,
     ]
 }
 
@@ -277,6 +305,9 @@ fn scenario_text() -> impl Strategy<Value = String> {
     let line = prop_oneof![
         6 => (key, value).prop_map(|(k, v)| format!("{k} = {v}")),
         1 => Just("[cost]".to_string()),
+        1 => Just("[cgroup.\"/a\"]".to_string()),
+        1 => (proptest::sample::select(vec!["\"cpu.weight\"", "cpu.weight", "\"cpu.max\""]), edge_value())
+            .prop_map(|(k, v)| format!("{k} = {v}")),
         1 => (proptest::sample::select(CostTable::NAMES), edge_value())
             .prop_map(|(k, v)| format!("{k} = {v:?}")),
         1 => "[ -~]{0,16}",
@@ -408,6 +439,24 @@ proptest! {
     }
 
     #[test]
+    fn cgroup_declarations(texts in proptest::collection::vec(cgroup_text(), 1..4)) {
+        let input = format!("{texts:?}");
+        match Cgroups::from_sources(&Default::default(), &texts) {
+            Ok(c) => {
+                // What is accepted is a tree a scheduler takes, parents first.
+                for (id, g) in c.iter() {
+                    prop_assert!(g.parent < id, "{input}: {g:?}");
+                    prop_assert!(check_path(&g.path).is_ok(), "{input}: {g:?}");
+                    if let Some(w) = g.weight {
+                        prop_assert!(w.shares().is_ok(), "{input}: {g:?}");
+                    }
+                }
+            }
+            Err(e) => one_line("cgroup", &input, &e.to_string())?,
+        }
+    }
+
+    #[test]
     fn feature_lists(f in feature_list()) {
         if let Err(e) = Features::parse(&f) {
             one_line("features", &f, &e.to_string())?;
@@ -475,6 +524,9 @@ proptest! {
         let _ = WorkloadSpec::parse(&s).map_err(|e| e.to_string());
         if let Err(e) = WorkloadSpec::parse(&s) { one_line("workload", &s, &e.to_string())?; }
         if let Err(e) = Features::parse(&s) { one_line("features", &s, &e.to_string())?; }
+        if let Err(e) = Cgroups::default().declare_option(&s) {
+            one_line("cgroup", &s, &e.to_string())?;
+        }
         if let Err(e) = Scenario::parse(&s) { one_line("scenario", &s, &e.to_string())?; }
         if let Err(e) = parse_schedstat(&s, "fuzz") { one_line("schedstat", &s, &e.to_string())?; }
         if let Err(e) = parse_duration(&s, 1) { one_line("duration", &s, &e.to_string())?; }

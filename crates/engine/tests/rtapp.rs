@@ -241,3 +241,55 @@ fn bad_files_are_refused_in_one_line_naming_the_key() {
         "{e}"
     );
 }
+
+#[test]
+fn taskgroups_are_read_as_rt_app_reads_them() {
+    let r = Rtapp::load(&file("taskgroups.json")).unwrap();
+    let groups: Vec<Option<&str>> = r.tasks.iter().map(|t| t.taskgroup.as_deref()).collect();
+    // "" is no taskgroup (parse_taskgroup_data returns NULL for an empty name).
+    assert_eq!(groups, [Some("/r/big"), Some("/a"), None]);
+    let w = WorkloadSpec::parse(&format!("rtapp:{},cgroup=/l", file("taskgroups.json"))).unwrap();
+    let joins: Vec<(String, bool)> = w
+        .cgroup_joins()
+        .into_iter()
+        .map(|j| (j.path, j.creates))
+        .collect();
+    assert_eq!(
+        joins,
+        [
+            ("/l".to_string(), false),
+            ("/r/big".to_string(), true),
+            ("/a".to_string(), true)
+        ]
+    );
+    let many: Vec<String> = (0..33)
+        .map(|i| format!("\"t{i}\": {{\"taskgroup\": \"/g{i}\", \"run\": 10}}"))
+        .collect();
+    let cases = [
+        (
+            r#"{"tasks": {"t": {"taskgroup": "a", "run": 10}}}"#.to_string(),
+            "tasks.t.taskgroup: invalid value 'a' (not absolute)",
+        ),
+        (
+            r#"{"tasks": {"t": {"taskgroup": 3, "run": 10}}}"#.to_string(),
+            "tasks.t.taskgroup: an integer is not allowed; allowed: a string",
+        ),
+        (
+            r#"{"tasks": {"t": {"phases": {"p": {"taskgroup": "/a", "run": 10}}}}}"#.to_string(),
+            "tasks.t.phases.p.taskgroup: a per-phase scheduling change is not modelled",
+        ),
+        (
+            r#"{"tasks": {"t": {"dl-runtime": 10, "run": 10}}}"#.to_string(),
+            "tasks.t.dl-runtime: deadline parameters are not modelled",
+        ),
+        (
+            format!("{{\"tasks\": {{{}}}}}", many.join(",")),
+            "tasks: 33 distinct taskgroups; allowed: at most 32 (rt-app's max_nbr_tgs)",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = Rtapp::parse("f.json", &text).unwrap_err().to_string();
+        assert!(e.contains(want), "{text}\n  got: {e}\n want: {want}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+}

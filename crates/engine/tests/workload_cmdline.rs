@@ -613,3 +613,70 @@ fn an_rtapp_task_with_util_min_above_util_max_is_refused() {
     let _ = std::fs::remove_file(&f);
     assert!(e.contains("800 above util_max 200"), "{e}");
 }
+
+#[test]
+fn cgexec_and_the_cgroup_key_set_every_tasks_group() {
+    same("cgexec -g cpu:/a hackbench -g 1", "hackbench:g=1,cgroup=/a");
+    // libcgroup's paths are relative to the controller's root; a v1 pair or `*` names
+    // the cpu controller too.
+    same(
+        "cgexec -g cpu,cpuacct:a/b hackbench",
+        "hackbench:cgroup=/a/b",
+    );
+    same(
+        "cgexec -g '*:/a' taskset -c 0 hackbench",
+        "hackbench:cpus=0,cgroup=/a",
+    );
+    same("cgexec -gcpu:/a hackbench", "hackbench:cgroup=/a");
+    let w = spec("sysbench-cpu:threads=2,cgroup=/user.slice/x");
+    assert_eq!(w.cgroup.as_deref(), Some("/user.slice/x"));
+    assert!(
+        w.canonical(4).ends_with(",cgroup=/user.slice/x"),
+        "{}",
+        w.canonical(4)
+    );
+    assert_eq!(spec("hackbench").cgroup, None);
+    let joins = spec("hackbench:cgroup=/a").cgroup_joins();
+    assert_eq!(joins.len(), 1);
+    assert_eq!(
+        (
+            joins[0].path.as_str(),
+            joins[0].field.as_str(),
+            joins[0].creates
+        ),
+        ("/a", "--workload: hackbench: cgroup", false)
+    );
+    for (bad, want) in [
+        (
+            "hackbench:cgroup=a",
+            "hackbench: cgroup: invalid value 'a' (not absolute); allowed: an absolute path",
+        ),
+        (
+            "hackbench:cgroup=/a/../b",
+            "hackbench: cgroup: invalid value '/a/../b' (the component '..')",
+        ),
+        ("hackbench:cgroup=", "hackbench: cgroup: invalid value ''"),
+        (
+            "hackbench:cgroup=/a,cgroup=/b",
+            "hackbench: cgroup: given twice; allowed: one cgroup=/PATH",
+        ),
+        (
+            "cgexec -g memory:/a hackbench",
+            "cgexec: -g: controllers 'memory' do not include cpu",
+        ),
+        ("cgexec -g cpu hackbench", "cgexec: -g: 'cpu' has no ':'"),
+        ("cgexec -g cpu:/a", "cgexec: no command after -g"),
+        (
+            "cgexec --sticky -g cpu:/a hackbench",
+            "cgexec: '--sticky' is not supported",
+        ),
+        (
+            "cgexec -g 'cpu:/a b' hackbench",
+            "cgexec: -g: invalid path '/a b'",
+        ),
+    ] {
+        let e = error(bad);
+        assert!(e.contains(want), "{bad}: {e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+}

@@ -355,6 +355,18 @@ pub(crate) fn metrics_of(
     }
     let spin = w.metrics.overhead_of(Overhead::LockSpin);
     m.push(("rq-lock-spin-%".into(), false, spin as f64 / cpu_ns * 100.0));
+    // With task groups, each group's cpu.stat times and its share of all task time
+    // (the root's row is every task's, so it is left out).
+    let groups = fairsim_engine::output::cgroup_rows(w);
+    let all = groups.first().map_or(0, |r| r.usage_ns);
+    for r in groups.iter().skip(1) {
+        for (name, v) in compare_until::CGROUP_METRICS
+            .iter()
+            .zip(cgroup_metric_values(r, all))
+        {
+            m.push((format!("cgroup.{}.{name}", r.path), false, v));
+        }
+    }
     let depth = (0..w.sched.nr_cpus())
         .map(|c| w.sched.topo.domains_of(c).count())
         .max()
@@ -388,6 +400,15 @@ pub(crate) fn metrics_of(
         }
     }
     m
+}
+
+/// One group's compare metrics, in the order of [`compare_until::CGROUP_METRICS`].
+fn cgroup_metric_values(r: &fairsim_engine::output::CgroupRow, all: u64) -> [f64; 3] {
+    [
+        (r.usage_ns / 1000) as f64,
+        (r.wait_ns / 1000) as f64,
+        r.share_pct(all),
+    ]
 }
 
 /// Runs `fairsim compare`.
@@ -444,7 +465,12 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     if let Some(u) = &until {
         let depth = super::plots::level_names(&spec).len();
-        let names = compare_until::metric_names(spec.workloads.iter().map(|w| w.name()), depth);
+        let groups = fairsim_engine::run::resolve_cgroups(&spec)?;
+        let names = compare_until::metric_names(
+            spec.workloads.iter().map(|w| w.name()),
+            depth,
+            groups.iter().map(|(_, g)| g.path.as_str()),
+        );
         compare_until::check_metric(u, &names)?;
     }
     let sides = [("base", &args.base, &spec), ("new", &args.new, &new_spec)];
@@ -802,7 +828,7 @@ mod tests {
             let got: Vec<&str> = out.iter().map(|(n, _, _)| n.as_str()).collect();
             assert_eq!(got, compare_until::workload_metric_names(w), "{w}");
         }
-        let names = compare_until::metric_names(["nanosleep"].into_iter(), 2);
+        let names = compare_until::metric_names(["nanosleep"].into_iter(), 2, std::iter::empty());
         assert_eq!(names[0], "loops-per-s");
         assert_eq!(names.last().map(String::as_str), Some("d1-newidle-lb/s"));
     }

@@ -198,6 +198,7 @@ pub(crate) fn workload_metric_names(name: &str) -> &'static [&'static str] {
 pub(crate) fn metric_names<'a>(
     workloads: impl Iterator<Item = &'a str>,
     depth: usize,
+    cgroups: impl Iterator<Item = &'a str>,
 ) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for w in workloads {
@@ -220,6 +221,11 @@ pub(crate) fn metric_names<'a>(
     ] {
         names.push(n.to_string());
     }
+    for path in cgroups {
+        for n in CGROUP_METRICS {
+            names.push(format!("cgroup.{path}.{n}"));
+        }
+    }
     for level in 0..depth {
         for n in ["newidle-sg-scan/lb", "newidle-success-%", "newidle-lb/s"] {
             names.push(format!("d{level}-{n}"));
@@ -227,6 +233,10 @@ pub(crate) fn metric_names<'a>(
     }
     names
 }
+
+/// The metrics of each task group other than the root, `cgroup./PATH.NAME`: its
+/// `cpu.stat` usage and run delay over the window, and its share of all task CPU time.
+pub(crate) const CGROUP_METRICS: [&str; 3] = ["usage_usec", "wait_usec", "share-%"];
 
 /// Why the seeds stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -161,6 +161,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
         .cpufreq
         .as_ref()
         .is_some_and(|cf| cf.policies.iter().any(|p| p.em.is_some()));
+    let groups = w.sched.task_groups().active();
     let tasks: Vec<Value> = (0..w.tasks.len())
         .filter(|&x| w.tasks[x].sched_id.is_some())
         .map(|x| {
@@ -184,6 +185,11 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
                 "user_ns": m.user_ns,
                 "sys_ns": m.sys_ns,
             });
+            // With task groups, each task names its group.
+            if let (true, Some(sid)) = (groups, w.tasks[x].sched_id) {
+                let tg = w.sched.task_groups();
+                v["cgroup"] = json!(tg.tgs[tg.group_of(sid)].path);
+            }
             // A task that is not SCHED_NORMAL says which policy it ran under.
             if w.tasks[x].policy != fairsim_balance::Policy::Normal {
                 v["policy"] = json!(w.tasks[x].policy.name());
@@ -278,6 +284,10 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
             })
             .collect();
         doc["tunables"] = Value::Array(writes);
+    }
+    // Only a run with task groups has the key, so that other runs read as they did.
+    if let Some(cg) = super::cgroups::json(w) {
+        doc["cgroups"] = cg;
     }
     // Only a machine with cpufreq has the key, so that other runs read as they did.
     if let Some(cf) = super::cpufreq::json(w) {

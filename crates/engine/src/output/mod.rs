@@ -3,12 +3,14 @@
 //! Both are functions of the run's inputs and results only (no wall-clock time, no host
 //! names), so the same inputs give the same bytes.
 
+mod cgroups;
 mod cpufreq;
 mod cpuidle;
 mod json;
 mod memory;
 mod summary;
 
+pub use cgroups::{cgroup_rows, CgroupRow};
 pub use json::{to_json, JSON_SCHEMA_VERSION};
 pub use memory::locality_totals;
 pub use summary::{features_diff, kernel_line, summary};

@@ -238,6 +238,7 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
         us(run_delay.checked_div(pcount).unwrap_or(0)),
         w.events()
     ));
+    s.push_str(&super::cgroups::summary_section(w));
     s.push_str(&super::cpuidle::summary_section(w));
     s.push_str(&super::memory::summary_section(w));
     s.push_str(&super::cpufreq::summary_section(w));

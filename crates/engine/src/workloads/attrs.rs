@@ -1,7 +1,8 @@
 //! The per-task attribute keys every workload takes, as the launcher a user would start
 //! the tool under gives them to all its tasks: `uclamp=MIN..MAX` (`uclampset -m MIN -M
-//! MAX`; the scheduler side is `fairsim_balance::uclamp`), `nice=N` (`nice -n N`) and
-//! `policy=normal|batch|idle` (`chrt -o|-b|-i 0`).
+//! MAX`; the scheduler side is `fairsim_balance::uclamp`), `nice=N` (`nice -n N`),
+//! `policy=normal|batch|idle` (`chrt -o|-b|-i 0`) and `cgroup=/PATH` (`cgexec -g
+//! cpu:/PATH`; the scheduler side is `fairsim_balance::group`).
 
 use crate::error::EngineError;
 
@@ -96,4 +97,25 @@ pub(crate) fn split_nice(tool: &str, body: &str) -> Result<(String, Option<i32>)
             ))
         })?;
     Ok((rest, Some(n)))
+}
+
+/// Takes `cgroup=/PATH` out of a workload's option list: the task group every task of
+/// the workload runs in, as starting the tool from a shell in that cgroup does (children
+/// inherit it, `sched_cgroup_fork`). The path is checked here; that it was declared is
+/// checked with the run's groups (`Cgroups::resolve`).
+pub(crate) fn split_cgroup(
+    tool: &str,
+    body: &str,
+) -> Result<(String, Option<String>), EngineError> {
+    let (rest, value) = take_key(tool, body, "cgroup", "cgroup=/PATH")?;
+    let Some(v) = value else {
+        return Ok((rest, None));
+    };
+    crate::cgroup::check_path(&v).map_err(|why| {
+        EngineError::Workload(format!(
+            "{tool}: cgroup: invalid value '{v}' ({why}); allowed: {}",
+            crate::cgroup::PATH_ALLOWED
+        ))
+    })?;
+    Ok((rest, Some(v)))
 }

@@ -107,6 +107,10 @@ pub struct WorkloadSpec {
     /// starting the tool under `chrt -b 0` or `chrt -i 0` does; `None`: SCHED_NORMAL.
     /// rt-app workloads take their tasks' own `policy` key instead.
     pub policy: Option<fairsim_balance::Policy>,
+    /// `cgroup=/PATH`: every task of the workload runs in this task group, as starting
+    /// the tool from a shell in that cgroup does (children inherit it); `None`: the root
+    /// group. An rt-app task's own `taskgroup` moves its threads on from there.
+    pub cgroup: Option<String>,
 }
 
 /// A tool with its options.
@@ -310,6 +314,8 @@ impl WorkloadSpec {
                 "rtapp: policy: not for an rt-app file, whose tasks have their own; allowed: each task's \"policy\" key".into(),
             ));
         }
+        // ... and cgroup=/PATH.
+        let (body, cgroup) = attrs::split_cgroup(tool, &body)?;
         let body = body.as_str();
         let workload = match tool {
             "schbench" => Workload::Schbench(Schbench::parse(body)?),
@@ -330,6 +336,7 @@ impl WorkloadSpec {
             uclamp,
             nice,
             policy,
+            cgroup,
         })
     }
 
@@ -396,9 +403,50 @@ impl WorkloadSpec {
             Some(n) => format!("{tool},nice={n}"),
             None => tool,
         };
-        match self.policy {
+        let tool = match self.policy {
             Some(p) => format!("{tool},policy={}", p.name()),
             None => tool,
+        };
+        match &self.cgroup {
+            Some(path) => format!("{tool},cgroup={path}"),
+            None => tool,
+        }
+    }
+
+    /// The task groups the workload's tasks join, for [`crate::cgroup::Cgroups::resolve`]:
+    /// its `cgroup=` (which must be declared), and an rt-app file's `taskgroup`s (which
+    /// rt-app creates when they do not exist).
+    pub fn cgroup_joins(&self) -> Vec<crate::cgroup::Join> {
+        let mut joins = Vec::new();
+        if let Some(path) = &self.cgroup {
+            joins.push(crate::cgroup::Join {
+                path: path.clone(),
+                field: format!("--workload: {}: cgroup", self.name()),
+                creates: false,
+            });
+        }
+        if let Workload::Rtapp(r) = &self.workload {
+            joins.extend(r.taskgroup_joins());
+        }
+        joins
+    }
+
+    /// Puts the workload's tasks, `tasks` as [`WorkloadSpec::build`] made them, in their
+    /// groups of `groups` (which [`crate::cgroup::Cgroups::resolve`] made from
+    /// [`WorkloadSpec::cgroup_joins`], so every path is there): the workload's group,
+    /// and an rt-app thread's own `taskgroup` over it.
+    pub fn place_in_cgroups(&self, groups: &crate::cgroup::Cgroups, tasks: &mut [TaskRt]) {
+        let id = |path: Option<&str>| path.and_then(|p| groups.id(p));
+        let base = id(self.cgroup.as_deref()).unwrap_or(fairsim_balance::group::ROOT_GROUP);
+        for t in tasks.iter_mut() {
+            t.cgroup = base;
+        }
+        if let Workload::Rtapp(r) = &self.workload {
+            for (t, tg) in tasks.iter_mut().zip(r.thread_taskgroups()) {
+                if let Some(g) = id(tg) {
+                    t.cgroup = g;
+                }
+            }
         }
     }
 
@@ -561,6 +609,7 @@ pub(crate) fn new_task(
         home_node: None,
         uclamp: None,
         policy: fairsim_balance::Policy::Normal,
+        cgroup: fairsim_balance::group::ROOT_GROUP,
     }
 }
 

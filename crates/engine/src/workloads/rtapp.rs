@@ -25,14 +25,18 @@
 //!   `SCHED_IDLE` on `--kernel 6.12` only) and `priority` is its nice value (`_set_thread_cfs`); `util_min` and `util_max` (0..1024) are its
 //!   utilization clamps (`_set_thread_uclamp`'s `sched_setattr`, `--kernel 6.12` only),
 //!   in effect from the thread's creation (rt-app sets them as the thread starts, before
-//!   its first phase).
+//!   its first phase). `taskgroup` (a path that starts with `/`; `""` for none) puts the
+//!   task's threads in that cgroup, `--kernel 6.12` only: a group declared with
+//!   `--cgroup` (with its weight), else one made as rt-app's `cgroup_mkdir` makes it,
+//!   parents included, at the default weight; at most 32 per file (`max_nbr_tgs`).
+//!   Threads without one run in the workload's `cgroup=`, or the root.
 //! - A phase's own `cpus` (`parse_cpuset_data`) is applied as rt-app's
 //!   `set_thread_affinity` does at the start of every pass (`Op::SetAffinity`): the
 //!   phase's set, else the task's `cpus`, else the affinity the thread started with (the
 //!   workload's `cpus=LIST`, or every CPU); rt-app calls `sched_setaffinity` only when
 //!   that set differs from the one it set last, and the kernel moves a thread whose CPU
 //!   left the set (`Sched::set_cpus_allowed_ptr`). Only the threads of a task with some
-//!   phase-level `cpus` carry these operations. Per-phase `policy`, `priority` and
+//!   phase-level `cpus` carry these operations. Per-phase `policy`, `priority`,
 //!   clamps, task groups and deadline parameters change the scheduling mid-run, which
 //!   this port does not model: they are refused with one line.
 //! - `global`: `duration` (s; the run's own length unless `--duration` is given),
@@ -118,6 +122,9 @@ pub struct RtTask {
     pub uclamp: Option<(u32, u32)>,
     /// `cpus`.
     pub cpus: Option<Vec<usize>>,
+    /// `taskgroup`: the cgroup the task's threads run in (rt-app creates it when it does
+    /// not exist); `None` (absent or `""`): the group rt-app itself runs in.
+    pub taskgroup: Option<String>,
     /// The task's `loop` over the phase list (0: nothing; negative: forever).
     pub repeat: i64,
     /// Phases in file order.
@@ -141,8 +148,10 @@ pub struct Rtapp {
 }
 
 /// The keys a task or phase object may hold besides events.
-const TASK_KEYS: &str =
-    "instance, delay, loop, phases, cpus, policy, priority, util_min, util_max, nodes_membind";
+const TASK_KEYS: &str = "instance, delay, loop, phases, cpus, policy, priority, util_min, util_max, taskgroup, nodes_membind";
+/// The most task groups one rt-app process keeps (`max_nbr_tgs` in
+/// rt-app_taskgroups.c); `alloc_taskgroup` fails past it and rt-app exits.
+const MAX_TASKGROUPS: usize = 32;
 const PHASE_KEYS: &str = "loop, cpus";
 const EVENTS: &str = "run*, runtime*, sleep*, timer* (any key that starts with an event's name)";
 /// rt-app's events this port does not run.
@@ -210,6 +219,26 @@ impl Ctx<'_> {
             )),
         }
     }
+}
+
+/// A task's `taskgroup` as `parse_taskgroup_data` reads it: a string, `""` for none, else
+/// a path that starts with `/` (rt-app exits otherwise), which must also be a path
+/// fairsim's cgroups take ([`crate::cgroup::check_path`]).
+fn taskgroup(c: &Ctx, path: &str, v: &Json) -> Result<Option<String>, EngineError> {
+    let name = c.text(path, v)?;
+    if name.is_empty() {
+        return Ok(None);
+    }
+    crate::cgroup::check_path(name).map_err(|why| {
+        c.err(
+            path,
+            &format!(
+                "invalid value '{name}' ({why}); allowed: \"\" (none) or {}",
+                crate::cgroup::PATH_ALLOWED
+            ),
+        )
+    })?;
+    Ok(Some(name.to_string()))
 }
 
 fn join(path: &str, key: &str) -> String {
@@ -313,6 +342,19 @@ impl Rtapp {
             }
             rt.tasks.push(task);
         }
+        let mut groups: Vec<&str> = rt
+            .tasks
+            .iter()
+            .filter_map(|t| t.taskgroup.as_deref())
+            .collect();
+        groups.sort_unstable();
+        groups.dedup();
+        if groups.len() > MAX_TASKGROUPS {
+            return Err(c.err(
+                "tasks",
+                &format!("{} distinct taskgroups; allowed: at most {MAX_TASKGROUPS} (rt-app's max_nbr_tgs)", groups.len()),
+            ));
+        }
         Ok(rt)
     }
 
@@ -333,6 +375,7 @@ impl Rtapp {
             policy: fairsim_balance::Policy::Normal,
             uclamp: None,
             cpus: None,
+            taskgroup: None,
             repeat: -1,
             phases: Vec::new(),
         };
@@ -354,9 +397,9 @@ impl Rtapp {
                     let (min, max) = task.uclamp.unwrap_or((0, 1024));
                     task.uclamp = Some(if k == "util_min" { (x, max) } else { (min, x) });
                 }
-                "taskgroup" | "dl-runtime" | "dl-period" | "dl-deadline" | "period"
-                | "deadline" => {
-                    return Err(c.err(&p, "task groups and deadline parameters are not modelled; allowed: a SCHED_OTHER task with priority (nice), util_min and util_max"));
+                "taskgroup" => task.taskgroup = taskgroup(c, &p, v)?,
+                "dl-runtime" | "dl-period" | "dl-deadline" | "period" | "deadline" => {
+                    return Err(c.err(&p, "deadline parameters are not modelled; allowed: a SCHED_OTHER or SCHED_IDLE task with priority (nice), util_min, util_max and taskgroup"));
                 }
                 "nodes_membind" => self.notes.push(format!(
                     "rtapp {}: {p} ignored (memory placement is not modelled)",
@@ -538,6 +581,32 @@ impl Rtapp {
     /// Threads the file creates.
     pub fn nr_tasks(&self) -> u64 {
         self.tasks.iter().map(|t| t.instances).sum()
+    }
+
+    /// The task groups the file's tasks name, for `Cgroups::resolve` (each created
+    /// when not declared, as rt-app's `cgroup_mkdir` makes it).
+    pub(super) fn taskgroup_joins(&self) -> Vec<crate::cgroup::Join> {
+        self.tasks
+            .iter()
+            .filter_map(|t| {
+                t.taskgroup.as_ref().map(|g| crate::cgroup::Join {
+                    path: g.clone(),
+                    field: format!(
+                        "--workload: rtapp {}: tasks.{}.taskgroup",
+                        self.file, t.name
+                    ),
+                    creates: true,
+                })
+            })
+            .collect()
+    }
+
+    /// Each thread's `taskgroup`, in the order [`Rtapp::build`] creates the threads
+    /// (every instance of a task in turn, the tasks in file order).
+    pub(super) fn thread_taskgroups(&self) -> impl Iterator<Item = Option<&str>> {
+        self.tasks
+            .iter()
+            .flat_map(|t| std::iter::repeat_n(t.taskgroup.as_deref(), t.instances as usize))
     }
 
     /// Checks the task and phase `cpus` lists against a machine of `ncpus` CPUs.

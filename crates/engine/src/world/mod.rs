@@ -183,6 +183,10 @@ pub struct WorldConfig {
     /// Keep every rt-app thread's activations for its log files (`--rtapp-log`, up to
     /// `workloads::FILE_TOTAL` per workload) rather than the JSON's first ones.
     pub rtapp_log: bool,
+    /// The task groups (`--cgroup`, a scenario's `[cgroup]` tables), created at boot in
+    /// this order; [`crate::run::prepare`] adds the ones rt-app files create. Empty: no
+    /// groups, the fair class as it runs without them.
+    pub cgroups: crate::cgroup::Cgroups,
 }
 
 /// Where the shell that launches a workload runs, so where its root task is forked from.
@@ -241,6 +245,7 @@ impl Default for WorldConfig {
             launch: Launch::Cpu(0),
             governor: None,
             rtapp_log: false,
+            cgroups: crate::cgroup::Cgroups::default(),
         }
     }
 }
@@ -343,6 +348,9 @@ pub struct TaskRt {
     /// Its scheduling policy, inherited from its launcher (`chrt`, `policy=`, rt-app's
     /// `policy`).
     pub policy: fairsim_balance::Policy,
+    /// Its task group (`fairsim_balance::group::GroupId`; 0, the root, without
+    /// groups), inherited from its launcher (`cgroup=`, rt-app's `taskgroup`).
+    pub cgroup: usize,
 }
 
 /// A pipe or a stream socket with a bounded buffer.
@@ -502,6 +510,9 @@ impl World {
             .collect();
         let locality = crate::memory::Locality::new(&machine);
         let mut sched = Sched::new(machine, topo, params);
+        // Task groups exist before any task is forked into them, as a launcher's
+        // cgroups exist before it starts the tool.
+        config.cgroups.install(&mut sched)?;
         let cpufreq_rt = if config.governor.is_some() || !sched.machine.cpufreq.is_empty() {
             let caps: Vec<u64> = sched.rqs.iter().map(|rq| rq.capacity_orig).collect();
             let governor = config

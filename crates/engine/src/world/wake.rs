@@ -196,6 +196,13 @@ impl World {
         if self.tasks[x].policy != fairsim_balance::Policy::Normal {
             self.sched.set_task_policy(sid, self.tasks[x].policy);
         }
+        if self.tasks[x].cgroup != fairsim_balance::group::ROOT_GROUP {
+            // `sched_cgroup_fork`: the child is in its launcher's group before
+            // `wake_up_new_task` first enqueues it. `prepare` created every group a task
+            // names, so the scheduler knows the id.
+            let placed = self.sched.set_task_group(sid, self.tasks[x].cgroup);
+            debug_assert!(placed.is_ok(), "{placed:?}");
+        }
         if let Some((min, max)) = self.tasks[x].uclamp {
             // Every source of clamps (uclamp=, uclampset, rt-app's keys) is parsed with
             // uclamp_validate's rules, so the kernel's checks pass here.

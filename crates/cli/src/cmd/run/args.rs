@@ -32,9 +32,10 @@ pub struct RunArgs {
     /// 5000 -p -t'`, `'sysbench --test=cpu --num-threads=2 --max-requests=1000 run'`,
     /// `'sysbench cpu --threads=2 --events=1000 run'`, `'cyclictest -a -t 2 -n -D 10'`,
     /// `'netperf -t TCP_RR -l 30 -- -r 64,1024'`, `'rt-app FILE.json'`, `'tbench -t 30 4'`,
-    /// optionally after `taskset -c LIST`, `uclampset -m MIN -M MAX`, `nice -n N` and
-    /// `chrt -b|-i 0` (the keys `cpus=`, `uclamp=MIN..MAX`, `nice=N` and
-    /// `policy=batch|idle` in the key form). A specification is a command line when a
+    /// optionally after `taskset -c LIST`, `uclampset -m MIN -M MAX`, `nice -n N`,
+    /// `chrt -b|-i 0` and `cgexec -g cpu:/PATH` (the keys `cpus=`, `uclamp=MIN..MAX`,
+    /// `nice=N`, `policy=batch|idle` and `cgroup=/PATH` in the key form). A
+    /// specification is a command line when a
     /// space comes before any `:` (and a bare `schbench@2016`); options fairsim does not
     /// model are refused by name.
     #[arg(long = "workload", short = 'w', value_name = "SPEC")]
@@ -47,6 +48,16 @@ pub struct RunArgs {
     /// cpuset and form one more. Replaces a scenario's `cpusets`.
     #[arg(long = "cpuset", value_name = "LIST")]
     pub(crate) cpusets: Vec<String>,
+
+    /// A task group (cgroup v2's cpu controller), repeatable: `/PATH` to create it, or
+    /// `/PATH:cpu.weight=N` (1..10000, default 100) or `/PATH:cpu.weight.nice=N`
+    /// (-20..19) to set its weight, e.g. `--cgroup /a:cpu.weight=200`. Missing parents
+    /// are created as `mkdir -p` would; a workload joins a group with its `cgroup=/PATH`
+    /// key (rt-app files with their tasks' `taskgroup`). cpu.max, cpu.max.burst, cpu.idle
+    /// and other files are refused: not modelled yet. --kernel 6.12 only. Added to a
+    /// scenario's [cgroup."/PATH"] tables.
+    #[arg(long = "cgroup", value_name = "/PATH[:KEY=V,...]")]
+    pub(crate) cgroups: Vec<String>,
 
     /// The kernel whose scheduler runs, whole: 6.12 (6.12.117, EEVDF; the default), or
     /// the CFS kernel of a seed posting: 6.5 (seed 000), 4.16 (seed 003; its util_est

@@ -11,6 +11,7 @@ use fairsim_engine::balance::cpufreq::Governor;
 use fairsim_engine::balance::pelt::UtilEstMode;
 use fairsim_engine::balance::schedstat::{show_schedstat_with, SchedstatVersion};
 use fairsim_engine::balance::{Feature, Features, Kernel, SchedParams, TunablePlace, Tunables};
+use fairsim_engine::cgroup::Cgroups;
 use fairsim_engine::output::{summary, to_json};
 use fairsim_engine::run::{
     default_duration, estimate_json_memory, estimate_run_memory, RunSpec, DEFAULT_MEMORY_BUDGET,
@@ -470,6 +471,7 @@ fn resolve_for(
             _ => {}
         }
     }
+    let cgroups = Cgroups::from_sources(&scenario.cgroup, &args.cgroups)?;
     let config = WorldConfig {
         params: SchedParams {
             features,
@@ -496,6 +498,7 @@ fn resolve_for(
         launch,
         governor,
         rtapp_log: args.rtapp_log.is_some(),
+        cgroups,
     };
     let mut spec = RunSpec {
         cpusets,
@@ -509,6 +512,9 @@ fn resolve_for(
         config,
         memory_budget,
     };
+    // The era and every workload's cgroup= are checked now, before any output is
+    // opened (`prepare` checks them again for the library's callers).
+    fairsim_engine::run::resolve_cgroups(&spec)?;
     let window = match &args.trace_window {
         Some(w) => {
             let (a, b) = fairsim_engine::trace::parse_window(w).map_err(CliError::msg)?;

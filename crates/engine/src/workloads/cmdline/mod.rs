@@ -8,8 +8,8 @@
 //!
 //! The line is split into words as a shell would (`words.rs`), an optional `sudo` and
 //! the launchers in front are read, in any order (`taskset -c LIST`, `uclampset`,
-//! `nice` and `chrt -o|-b|-i 0`, which become the workload's `cpus=`, `uclamp=`, `nice=`
-//! and `policy=`, as the key form's), and the program (its path dropped: `./schbench`) picks the tool.
+//! `nice`, `chrt -o|-b|-i 0` and `cgexec -g cpu:/PATH`, which become the workload's
+//! `cpus=`, `uclamp=`, `nice=`, `policy=` and `cgroup=`, as the key form's), and the program (its path dropped: `./schbench`) picks the tool.
 //! Each tool's arguments are then read with that tool's own grammar and defaults, from
 //! its source (cited in each module), and turned into the `key=value` body the tool's
 //! existing parser reads, so that a command line and its key form give the same
@@ -87,6 +87,7 @@ fn parse_words(spec: &str) -> Result<WorkloadSpec, EngineError> {
     let mut uclamp = None;
     let mut nice = None;
     let mut policy = None;
+    let mut cgroup = None;
     loop {
         match rest.first().map(|w| program_name(w)) {
             Some("taskset") if cpus.is_none() => {
@@ -107,6 +108,11 @@ fn parse_words(spec: &str) -> Result<WorkloadSpec, EngineError> {
             Some("chrt") if policy.is_none() => {
                 let (p, after) = chrt(&rest[1..])?;
                 policy = Some(p);
+                rest = after;
+            }
+            Some("cgexec") if cgroup.is_none() => {
+                let (path, after) = cgexec(&rest[1..])?;
+                cgroup = Some(path);
                 rest = after;
             }
             _ => break,
@@ -142,6 +148,7 @@ fn parse_words(spec: &str) -> Result<WorkloadSpec, EngineError> {
         uclamp,
         nice,
         policy,
+        cgroup,
     })
 }
 
@@ -177,6 +184,48 @@ fn chrt(args: &[String]) -> Result<(fairsim_balance::Policy, &[String]), EngineE
         }
         _ => Err(bad("no command after the priority".into())),
     }
+}
+
+/// Reads libcgroup's `cgexec -g CONTROLLERS:PATH COMMAND`: the task group the command
+/// runs in, as the key form's `cgroup=/PATH`. The controllers must include `cpu` (or be
+/// `*`), the only one fairsim models; the path is relative to the controller's root, so
+/// `cpu:a` is `/a` as `cpu:/a` is. `--sticky` (which only matters to the `cgrulesengd`
+/// daemon) and other options are refused.
+fn cgexec(args: &[String]) -> Result<(String, &[String]), EngineError> {
+    let bad = |what: String| {
+        err(format!(
+            "cgexec: {what}; allowed: cgexec -g cpu:/PATH COMMAND"
+        ))
+    };
+    let (spec, rest) = match args {
+        [flag, spec, rest @ ..] if flag == "-g" => (spec.as_str(), rest),
+        [flag, rest @ ..] if flag.len() > 2 && flag.starts_with("-g") => (&flag[2..], rest),
+        [first, ..] => return Err(bad(format!("'{first}' is not supported"))),
+        [] => return Err(bad("no -g".into())),
+    };
+    let Some((controllers, path)) = spec.split_once(':') else {
+        return Err(bad(format!("-g: '{spec}' has no ':'")));
+    };
+    if !controllers.split(',').any(|c| c == "cpu" || c == "*") {
+        return Err(bad(format!(
+            "-g: controllers '{controllers}' do not include cpu, the only one modelled"
+        )));
+    }
+    let path = if path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("/{path}")
+    };
+    crate::cgroup::check_path(&path).map_err(|why| {
+        bad(format!(
+            "-g: invalid path '{path}' ({why}); paths are {}",
+            crate::cgroup::PATH_ALLOWED
+        ))
+    })?;
+    if rest.is_empty() {
+        return Err(bad("no command after -g".into()));
+    }
+    Ok((path, rest))
 }
 
 /// Reads `taskset -c LIST` (util-linux: `-c`/`--cpu-list`, the list in the kernel's
