@@ -39,7 +39,7 @@ pub const MAX_NAME_BYTES: usize = 255;
 pub const PATH_ALLOWED: &str = "an absolute path such as /a or /a/b, each component 1 to 255 letters, digits or '-', '_', '.', '@', '+' (not '.' or '..')";
 
 /// The cpu controller files a declaration may write, for the errors.
-pub const KEYS_ALLOWED: &str = "cpu.weight=N (1 to 10000) or cpu.weight.nice=N (-20 to 19)";
+pub const KEYS_ALLOWED: &str = "cpu.weight=N (1 to 10000) or cpu.weight.nice=N (-20 to 19), cpu.idle=0|1, cpu.max='QUOTA_US|max [PERIOD_US]', cpu.max.burst=US";
 
 /// Checks `path` as a cgroup path: `/` (the root) or `/`-separated components under it,
 /// each a name cgroupfs would take and that fairsim's option syntax can carry (no `,`,
@@ -136,6 +136,26 @@ impl Origin {
     }
 }
 
+/// A group's `cpu.idle`, `cpu.max` and `cpu.max.burst` writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Writes {
+    /// `cpu.idle`.
+    pub idle: Option<bool>,
+    /// `cpu.max`: the quota in us (`None` for "max") and the period in us if given.
+    pub max: Option<(Option<u64>, Option<u64>)>,
+    /// `cpu.max.burst` in us.
+    pub burst: Option<u64>,
+}
+
+impl Writes {
+    /// Takes `other`'s writes on top of these, as writing the files again would.
+    fn overlay(&mut self, other: Writes) {
+        self.idle = other.idle.or(self.idle);
+        self.max = other.max.or(self.max);
+        self.burst = other.burst.or(self.burst);
+    }
+}
+
 /// One group other than the root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cgroup {
@@ -145,6 +165,8 @@ pub struct Cgroup {
     pub parent: GroupId,
     /// The weight written to it, if any (the default is `cpu.weight` 100).
     pub weight: Option<CpuWeight>,
+    /// Its other cpu controller writes.
+    pub writes: Writes,
     /// Where it came from.
     pub origin: Origin,
 }
@@ -222,6 +244,7 @@ impl Cgroups {
             path: path.to_string(),
             parent: parent_id,
             weight: None,
+            writes: Writes::default(),
             origin,
         });
         Ok(self.groups.len())
@@ -252,7 +275,7 @@ impl Cgroups {
                 "'/' is the root cgroup, which always exists and whose cpu.weight cannot be written (EINVAL); allowed: a child path such as /a".into(),
             ));
         }
-        let weight = parse_keys(keys).map_err(bad)?;
+        let (weight, writes) = parse_keys(keys).map_err(bad)?;
         if let Some(i) = self.id(path).map(|id| id - 1) {
             let g = &mut self.groups[i];
             if g.origin == origin {
@@ -264,6 +287,7 @@ impl Cgroups {
             if weight.is_some() {
                 g.weight = weight;
             }
+            g.writes.overlay(writes);
             return Ok(());
         }
         let id = self.mkdir_p(path, origin).map_err(|e| match e {
@@ -271,6 +295,7 @@ impl Cgroups {
             other => other,
         })?;
         self.groups[id - 1].weight = weight;
+        self.groups[id - 1].writes = writes;
         Ok(())
     }
 
@@ -344,7 +369,8 @@ impl Cgroups {
     }
 
     /// Creates the groups on `sched` as cgroupfs would: each `mkdir` in order, then its
-    /// weight write at time 0, before any task exists.
+    /// writes at time 0, before any task exists: the weight, `cpu.idle`, `cpu.max`, then
+    /// `cpu.max.burst` (a burst above the quota is refused as the kernel refuses it).
     pub fn install(&self, sched: &mut Sched) -> Result<(), EngineError> {
         for (id, g) in self.iter() {
             let made = sched.create_task_group(g.parent, &g.path).map_err(|e| {
@@ -364,15 +390,40 @@ impl Cgroups {
                     EngineError::Config(format!("{}: {}: {e}", g.origin.field(), g.path))
                 })?;
             }
+            let fail = |e: GroupError| {
+                EngineError::Config(format!("{}: {}: {e}", g.origin.field(), g.path))
+            };
+            if let Some(idle) = g.writes.idle {
+                sched.set_group_idle(id, idle, 0).map_err(fail)?;
+            }
+            if g.writes.max.is_some() || g.writes.burst.is_some() {
+                let (quota_us, period_us) = g.writes.max.unwrap_or((None, None));
+                let period = period_us.map_or(fairsim_balance::group::DEFAULT_CFS_PERIOD, |p| {
+                    p.saturating_mul(1000)
+                });
+                let quota = quota_us.map_or(fairsim_balance::group::RUNTIME_INF, |q| {
+                    q.saturating_mul(1000)
+                });
+                let burst = g.writes.burst.unwrap_or(0).saturating_mul(1000);
+                sched
+                    .set_group_bandwidth(id, period, quota, burst, 0)
+                    .map_err(fail)?;
+            }
         }
         Ok(())
     }
 }
 
 /// Parses a declaration's writes: at most one of `cpu.weight` and `cpu.weight.nice`,
-/// each in the kernel's range (its `ERANGE` message), every other key refused by name.
-fn parse_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Result<Option<CpuWeight>, String> {
+/// each in the kernel's range (its `ERANGE` message), `cpu.idle` (0 or 1), `cpu.max`
+/// (`QUOTA_US|max [PERIOD_US]`, as `cpu_period_quota_parse` reads it) and
+/// `cpu.max.burst` (us), each once; every other key refused by name.
+fn parse_keys<'a>(
+    keys: impl IntoIterator<Item = &'a str>,
+) -> Result<(Option<CpuWeight>, Writes), String> {
     let mut weight: Option<(&str, CpuWeight)> = None;
+    let mut writes = Writes::default();
+    let mut seen: Vec<&str> = Vec::new();
     for item in keys {
         let (key, value) = match item.split_once('=') {
             Some((k, v)) => (k.trim(), v.trim()),
@@ -391,15 +442,31 @@ fn parse_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Result<Option<CpuW
                 })?;
                 CpuWeight::Nice(n)
             }
-            "cpu.max" | "cpu.max.burst" => {
-                return Err(format!(
-                    "{key}: bandwidth control is not modelled yet; allowed: {KEYS_ALLOWED}"
-                ))
-            }
-            "cpu.idle" => {
-                return Err(format!(
-                    "cpu.idle: idle groups are not modelled yet; allowed: {KEYS_ALLOWED}"
-                ))
+            "cpu.idle" | "cpu.max" | "cpu.max.burst" => {
+                if seen.contains(&key) {
+                    return Err(format!("{key}: given twice; allowed: each file once"));
+                }
+                seen.push(key);
+                match key {
+                    "cpu.idle" => {
+                        writes.idle = Some(match value {
+                            "0" => false,
+                            "1" => true,
+                            _ => {
+                                return Err(format!(
+                                    "cpu.idle: invalid value '{value}' (EINVAL); allowed: 0 or 1"
+                                ))
+                            }
+                        })
+                    }
+                    "cpu.max" => writes.max = Some(parse_cpu_max(value)?),
+                    _ => {
+                        writes.burst = Some(value.parse::<u64>().map_err(|_| {
+                            format!("cpu.max.burst: invalid value '{value}'; allowed: microseconds, an integer up to the cpu.max quota")
+                        })?)
+                    }
+                }
+                continue;
             }
             "cpu.uclamp.min" | "cpu.uclamp.max" => {
                 return Err(format!(
@@ -425,7 +492,30 @@ fn parse_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Result<Option<CpuW
         }
         weight = Some((key, w));
     }
-    Ok(weight.map(|(_, w)| w))
+    Ok((weight.map(|(_, w)| w), writes))
+}
+
+/// `cpu_period_quota_parse`: `max` or a quota in us, then optionally a period in us; the
+/// ranges are `tg_set_cfs_bandwidth`'s, checked when the write is made.
+fn parse_cpu_max(value: &str) -> Result<(Option<u64>, Option<u64>), String> {
+    let bad = || {
+        format!(
+            "cpu.max: invalid value '{value}' (EINVAL); allowed: 'QUOTA_US [PERIOD_US]' or 'max [PERIOD_US]', quota and period at least 1000 us, period at most 1000000 us"
+        )
+    };
+    let mut it = value.split_whitespace();
+    let quota = match it.next().ok_or_else(bad)? {
+        "max" => None,
+        q => Some(q.parse::<u64>().map_err(|_| bad())?),
+    };
+    let period = match it.next() {
+        Some(p) => Some(p.parse::<u64>().map_err(|_| bad())?),
+        None => None,
+    };
+    if it.next().is_some() {
+        return Err(bad());
+    }
+    Ok((quota, period))
 }
 
 /// Estimated bytes of the scheduler state `groups` task groups add on `cpus` CPUs: a
@@ -533,17 +623,18 @@ mod tests {
                 &["cpu.weight.nice: 20 is out of range", "allowed: -20 to 19"],
             ),
             (
-                "/a:cpu.max=50000",
+                "/a:cpu.max=50000 x",
                 &[
-                    "cpu.max: bandwidth control is not modelled yet",
-                    "allowed: cpu.weight=N",
+                    "cpu.max: invalid value '50000 x'",
+                    "allowed: 'QUOTA_US [PERIOD_US]'",
                 ],
             ),
-            ("/a:cpu.max.burst=0", &["cpu.max.burst"]),
             (
-                "/a:cpu.idle=1",
-                &["cpu.idle: idle groups are not modelled yet"],
+                "/a:cpu.max.burst=-1",
+                &["cpu.max.burst: invalid value '-1'"],
             ),
+            ("/a:cpu.idle=yes", &["cpu.idle: invalid value 'yes'"]),
+            ("/a:cpu.max=1 2 3", &["cpu.max: invalid value '1 2 3'"]),
             ("/a:cpuset.cpus=0-3", &["cpuset.cpus", "--cpuset LIST"]),
             (
                 "/a:memory.max=1G",
@@ -591,7 +682,7 @@ mod tests {
         );
         let mut bad = BTreeMap::new();
         let mut t = BTreeMap::new();
-        t.insert("cpu.max".to_string(), TunableValue::Str("max".into()));
+        t.insert("cpu.max".to_string(), TunableValue::Str("most".into()));
         bad.insert("/x".to_string(), t);
         let e = Cgroups::from_sources(&bad, &[]).unwrap_err().to_string();
         assert!(

@@ -328,6 +328,22 @@ impl Sched {
         Ok(())
     }
 
+    /// Starts the groups' `cpu.stat` bandwidth counters again from zero (a measurement
+    /// window opens), as [`Sched::reset_schedstat`] does the runqueues'.
+    pub fn reset_group_bandwidth_stats(&mut self) {
+        for tg in &mut self.groups.tgs {
+            let b = &mut tg.bw;
+            b.nr_periods = 0;
+            b.nr_throttled = 0;
+            b.throttled_time = 0;
+            b.nr_burst = 0;
+            b.burst_time = 0;
+        }
+        for cfs in &mut self.groups.cfs {
+            cfs.bw.throttled_clock_self_time = 0;
+        }
+    }
+
     /// The bandwidth timers armed since the engine last looked.
     pub fn take_bandwidth_timers(&mut self) -> Vec<BwTimer> {
         std::mem::take(&mut self.groups.timer_arms)

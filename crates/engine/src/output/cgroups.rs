@@ -17,7 +17,9 @@
 
 use serde_json::{json, Value};
 
-use fairsim_balance::group::{cpu_weight_from_shares, cpu_weight_nice_from_shares, ROOT_GROUP};
+use fairsim_balance::group::{
+    cpu_weight_from_shares, cpu_weight_nice_from_shares, ROOT_GROUP, RUNTIME_INF,
+};
 
 use crate::workloads::cputime_adjust;
 use crate::world::World;
@@ -43,6 +45,29 @@ pub struct CgroupRow {
     pub system_ns: u64,
     /// Time they waited on a runqueue, ns.
     pub wait_ns: u64,
+    /// `cpu.idle`; `None` for the root.
+    pub idle: Option<bool>,
+    /// `cpu.max` as it reads back (`50000 100000`, `max 100000`); `None` for the root.
+    pub max: Option<String>,
+    /// `cpu.max.burst` in us; `None` for the root.
+    pub burst_us: Option<u64>,
+    /// `cpu.stat`'s bandwidth counters over the window; `None` for the root.
+    pub bw: Option<BwStat>,
+}
+
+/// `cpu.stat`'s CFS bandwidth lines (`cpu_extra_stat_show`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BwStat {
+    /// `nr_periods`: periods the group's timer ran with a quota.
+    pub nr_periods: u64,
+    /// `nr_throttled`: periods that found a runqueue of the group throttled.
+    pub nr_throttled: u64,
+    /// `throttled_usec` in ns: the runqueues' throttled time, summed.
+    pub throttled_ns: u64,
+    /// `nr_bursts`.
+    pub nr_bursts: u64,
+    /// `burst_usec` in ns.
+    pub burst_ns: u64,
 }
 
 impl CgroupRow {
@@ -98,6 +123,12 @@ pub fn cgroup_rows(w: &World) -> Vec<CgroupRow> {
             let (user_ns, system_ns) = cputime_adjust(usage_ns, user_ticks, sys_ticks);
             let shares = tg.tgs[g].shares >> 10;
             let child = g != ROOT_GROUP;
+            let b = &tg.tgs[g].bw;
+            let max = if b.quota == RUNTIME_INF {
+                format!("max {}", b.period / 1000)
+            } else {
+                format!("{} {}", b.quota / 1000, b.period / 1000)
+            };
             CgroupRow {
                 path: tg.tgs[g].path.clone(),
                 weight: child.then(|| cpu_weight_from_shares(shares)),
@@ -108,6 +139,16 @@ pub fn cgroup_rows(w: &World) -> Vec<CgroupRow> {
                 user_ns,
                 system_ns,
                 wait_ns,
+                idle: child.then_some(tg.tgs[g].idle),
+                max: child.then_some(max),
+                burst_us: child.then_some(b.burst / 1000),
+                bw: child.then_some(BwStat {
+                    nr_periods: b.nr_periods,
+                    nr_throttled: b.nr_throttled,
+                    throttled_ns: b.throttled_time,
+                    nr_bursts: b.nr_burst,
+                    burst_ns: b.burst_time,
+                }),
             }
         })
         .collect()
@@ -134,6 +175,14 @@ pub(super) fn json(w: &World) -> Option<Value> {
                 "system_usec": r.system_ns / 1000,
                 "wait_usec": r.wait_ns / 1000,
                 "share_pct": r.share_pct(all),
+                "cpu.idle": r.idle.map(u8::from),
+                "cpu.max": r.max,
+                "cpu.max.burst": r.burst_us,
+                "nr_periods": r.bw.map(|b| b.nr_periods),
+                "nr_throttled": r.bw.map(|b| b.nr_throttled),
+                "throttled_usec": r.bw.map(|b| b.throttled_ns / 1000),
+                "nr_bursts": r.bw.map(|b| b.nr_bursts),
+                "burst_usec": r.bw.map(|b| b.burst_ns / 1000),
             })
         })
         .collect();
@@ -170,6 +219,38 @@ pub(super) fn summary_section(w: &World) -> String {
             ms(r.wait_ns),
             r.share_pct(all),
         ));
+    }
+    // Bandwidth control's lines, for the groups with a quota or idle.
+    let limited: Vec<&CgroupRow> = rows
+        .iter()
+        .filter(|r| r.idle == Some(true) || r.max.as_deref().is_some_and(|m| !m.starts_with("max")))
+        .collect();
+    if !limited.is_empty() {
+        s.push_str(&format!(
+            "  {:<width$}  idle  {:>15}  burst-us  periods  throttled  throttled-ms  bursts  burst-ms\n",
+            "path", "cpu.max"
+        ));
+        for r in limited {
+            let b = r.bw.unwrap_or(BwStat {
+                nr_periods: 0,
+                nr_throttled: 0,
+                throttled_ns: 0,
+                nr_bursts: 0,
+                burst_ns: 0,
+            });
+            s.push_str(&format!(
+                "  {:<width$}  {:>4}  {:>15}  {:>8}  {:>7}  {:>9}  {:>12}  {:>6}  {:>8}\n",
+                r.path,
+                u8::from(r.idle == Some(true)),
+                r.max.as_deref().unwrap_or("-"),
+                r.burst_us.unwrap_or(0),
+                b.nr_periods,
+                b.nr_throttled,
+                ms(b.throttled_ns),
+                b.nr_bursts,
+                ms(b.burst_ns),
+            ));
+        }
     }
     s
 }

@@ -611,6 +611,10 @@ impl World {
                 world.queue.push(Time(at), Event::Launch { task: t, cpu });
             }
         }
+        // cpu.max writes at setup started their groups' period timers.
+        if world.sched.task_groups().active() {
+            world.arm_bandwidth_timers();
+        }
         Ok(world)
     }
 
@@ -900,6 +904,7 @@ impl World {
             })
             .collect();
         self.sched.reset_schedstat();
+        self.sched.reset_group_bandwidth_stats();
         self.cpufreq_open_window(now);
         self.trace_window_reset();
         self.open_idle_window(now);
