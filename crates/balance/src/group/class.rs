@@ -210,6 +210,11 @@ impl Sched {
         if now == was {
             return;
         }
+        // The walk ends at a throttled runqueue: what is below it is already off the
+        // counts above it.
+        if self.h_throttled(self.h_cfs_of(id, cpu)) {
+            return;
+        }
         let mut se = self.h_parent(id, cpu);
         while let Some(s) = se {
             let c = self.h_cfs_of(s, cpu);
@@ -220,6 +225,9 @@ impl Sched {
             } else {
                 cfs.h_nr_runnable += 1;
                 cfs.h_nr_delayed -= 1;
+            }
+            if self.h_throttled(c) {
+                break;
             }
             se = self.h_parent(s, cpu);
         }
