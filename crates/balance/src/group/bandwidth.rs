@@ -16,7 +16,7 @@ use crate::sched::BOOT_CLOCK_OFFSET;
 use crate::task::GroupId;
 use crate::Sched;
 
-use super::{GroupError, TaskGroups, ROOT_GROUP};
+use super::{GroupError, TaskGroup, ROOT_GROUP};
 
 /// `RUNTIME_INF`: no quota (`cpu.max` "max").
 pub const RUNTIME_INF: u64 = u64::MAX;
@@ -225,7 +225,8 @@ pub(crate) fn assign_runtime(
 /// that failed with an entity running: the CPU must reschedule so that the hierarchy
 /// can be throttled.
 pub(crate) fn account_runtime(
-    groups: &mut TaskGroups,
+    tgs: &mut [TaskGroup],
+    arms: &mut Vec<BwTimer>,
     cfs: &mut CfsRq,
     delta: u64,
     now: u64,
@@ -236,12 +237,12 @@ pub(crate) fn account_runtime(
     }
     let g = cfs.tg;
     let ok = assign_runtime(
-        &mut groups.tgs[g].bw,
+        &mut tgs[g].bw,
         g,
         &mut cfs.bw,
         CFS_BANDWIDTH_SLICE,
         now,
-        &mut groups.timer_arms,
+        arms,
     );
     !ok && cfs.curr.is_some()
 }
@@ -249,17 +250,22 @@ pub(crate) fn account_runtime(
 /// `__return_cfs_rq_runtime(cfs_rq)`: runtime beyond 1 ms goes back to the pool; with
 /// runqueues waiting for it and more than a slice there, the slack timer will hand it
 /// out.
-pub(crate) fn return_runtime(groups: &mut TaskGroups, cfs: &mut CfsRq, now: u64) {
+pub(crate) fn return_runtime(
+    tgs: &mut [TaskGroup],
+    arms: &mut Vec<BwTimer>,
+    cfs: &mut CfsRq,
+    now: u64,
+) {
     let slack = cfs.bw.runtime_remaining - MIN_CFS_RQ_RUNTIME;
     if slack <= 0 {
         return;
     }
     let g = cfs.tg;
-    let b = &mut groups.tgs[g].bw;
+    let b = &mut tgs[g].bw;
     if b.quota != RUNTIME_INF {
         b.runtime += slack as u64;
         if b.runtime > CFS_BANDWIDTH_SLICE && !b.throttled.is_empty() {
-            b.start_slack(g, now, &mut groups.timer_arms);
+            b.start_slack(g, now, arms);
         }
     }
     cfs.bw.runtime_remaining -= slack;

@@ -130,11 +130,18 @@ impl Sched {
         let clock = self.rqs[cpu].clock;
         let mut cleared = std::mem::take(&mut self.groups.cleared_next);
         let bw_resched;
+        let g = &mut self.groups;
         let r = match c {
             CfsRef::Root(cpu) => {
                 let mut h = Hier {
                     tasks: &mut self.tasks,
-                    g: &mut self.groups,
+                    se: &mut g.se,
+                    meta: &mut g.meta,
+                    tgs: &mut g.tgs,
+                    timer_arms: &mut g.timer_arms,
+                    cfs_lo: &mut g.cfs,
+                    cfs_hi: &mut [],
+                    hole: usize::MAX,
                     clock,
                     cleared_next: &mut cleared,
                     bw_resched: false,
@@ -144,36 +151,38 @@ impl Sched {
                 r
             }
             CfsRef::Group(i) => {
-                let mut cfs = std::mem::take(&mut self.groups.cfs[i]);
+                let (lo, rest) = g.cfs.split_at_mut(i);
+                let (cfs, hi) = rest.split_first_mut().expect("a group runqueue");
                 // cfs_rq_clock_pelt: a group runqueue's PELT clock stops while its
                 // hierarchy is throttled.
-                let rq_pelt = clocks.clock_pelt;
                 let bw = &cfs.bw;
                 let clocks = RqClocks {
                     clock_pelt: if bw.throttle_count != 0 {
                         bw.throttled_clock_pelt
                     } else {
-                        rq_pelt
+                        clocks.clock_pelt
                     }
                     .wrapping_sub(bw.throttled_clock_pelt_time),
                     ..clocks
                 };
-                let r = {
-                    let mut h = Hier {
-                        tasks: &mut self.tasks,
-                        g: &mut self.groups,
-                        clock,
-                        cleared_next: &mut cleared,
-                        bw_resched: false,
-                    };
-                    let r = f(&mut cfs, &mut h, clocks, &fair);
-                    bw_resched = h.bw_resched;
-                    r
+                let mut h = Hier {
+                    tasks: &mut self.tasks,
+                    se: &mut g.se,
+                    meta: &mut g.meta,
+                    tgs: &mut g.tgs,
+                    timer_arms: &mut g.timer_arms,
+                    cfs_lo: lo,
+                    cfs_hi: hi,
+                    hole: i,
+                    clock,
+                    cleared_next: &mut cleared,
+                    bw_resched: false,
                 };
+                let r = f(cfs, &mut h, clocks, &fair);
+                bw_resched = h.bw_resched;
                 let calls = std::mem::take(&mut cfs.pelt_calls);
                 self.work.pelt_se_updates += calls.se;
                 self.work.pelt_cfs_rq_updates += calls.cfs_rq;
-                self.groups.cfs[i] = cfs;
                 r
             }
         };

@@ -33,14 +33,47 @@ impl CfsRef {
 /// Tasks and task groups as one entity store, with what the group hooks read: the
 /// clock `update_tg_load_avg` rate-limits by (`sched_clock_cpu`, here the runqueue's
 /// clock) and the entities whose `next` buddy marks were cleared.
+///
+/// The group runqueues are borrowed around a hole: the one the operation runs on is
+/// passed to it separately, and the hooks only read the runqueues of group entities
+/// queued on it, which are its children.
 pub(crate) struct Hier<'a> {
     pub(crate) tasks: &'a mut [Task],
-    pub(crate) g: &'a mut TaskGroups,
+    pub(crate) se: &'a mut [SchedEntity],
+    pub(crate) meta: &'a mut [super::GroupSeMeta],
+    pub(crate) tgs: &'a mut [super::TaskGroup],
+    pub(crate) timer_arms: &'a mut Vec<super::BwTimer>,
+    /// Group runqueues before the hole.
+    pub(crate) cfs_lo: &'a mut [CfsRq],
+    /// Group runqueues after the hole.
+    pub(crate) cfs_hi: &'a mut [CfsRq],
+    /// The index of the runqueue operated on (`usize::MAX` for a CPU's root).
+    pub(crate) hole: usize,
     pub(crate) clock: u64,
     pub(crate) cleared_next: &'a mut Vec<usize>,
     /// A runqueue under bandwidth control ran out with an entity running: the CPU must
     /// reschedule (`resched_curr` in `__account_cfs_rq_runtime`).
     pub(crate) bw_resched: bool,
+}
+
+impl Hier<'_> {
+    /// Group runqueue `i` (never the hole).
+    fn gcfs(&mut self, i: usize) -> &mut CfsRq {
+        if i < self.hole {
+            &mut self.cfs_lo[i]
+        } else {
+            &mut self.cfs_hi[i - self.hole - 1]
+        }
+    }
+
+    /// Group runqueue `i` (never the hole), to read.
+    fn gcfs_ref(&self, i: usize) -> &CfsRq {
+        if i < self.hole {
+            &self.cfs_lo[i]
+        } else {
+            &self.cfs_hi[i - self.hole - 1]
+        }
+    }
 }
 
 impl Entities for Hier<'_> {
@@ -49,7 +82,7 @@ impl Entities for Hier<'_> {
     #[inline]
     fn se(&self, id: usize) -> &SchedEntity {
         if id & GROUP_SE_BIT != 0 {
-            &self.g.se[id & !GROUP_SE_BIT]
+            &self.se[id & !GROUP_SE_BIT]
         } else {
             &self.tasks[id].se
         }
@@ -58,7 +91,7 @@ impl Entities for Hier<'_> {
     #[inline]
     fn se_mut(&mut self, id: usize) -> &mut SchedEntity {
         if id & GROUP_SE_BIT != 0 {
-            &mut self.g.se[id & !GROUP_SE_BIT]
+            &mut self.se[id & !GROUP_SE_BIT]
         } else {
             &mut self.tasks[id].se
         }
@@ -70,7 +103,7 @@ impl Entities for Hier<'_> {
 
     fn se_runnable(&self, id: usize) -> u64 {
         if id & GROUP_SE_BIT != 0 {
-            self.g.meta[id & !GROUP_SE_BIT].runnable_weight
+            self.meta[id & !GROUP_SE_BIT].runnable_weight
         } else {
             let se = &self.tasks[id].se;
             u64::from(se.on_rq && !se.sched_delayed)
@@ -86,13 +119,18 @@ impl Entities for Hier<'_> {
             return false;
         }
         let i = id & !GROUP_SE_BIT;
-        let gcfs = &mut self.g.cfs[i];
-        let se = &mut self.g.se[i];
+        let se_weight = scale_load_down(self.se[i].load.weight);
+        let gcfs = if i < self.hole {
+            &mut self.cfs_lo[i]
+        } else {
+            &mut self.cfs_hi[i - self.hole - 1]
+        };
+        let se = &mut self.se[i];
         let gcfs_load = scale_load_down(gcfs.load.weight);
         fairsim_pelt::propagate_entity_load_avg(
             cfs,
             &mut se.avg,
-            scale_load_down(se.load.weight),
+            se_weight,
             &mut gcfs.avg,
             gcfs_load,
         )
@@ -101,20 +139,22 @@ impl Entities for Hier<'_> {
     fn se_update_runnable(&mut self, id: usize) {
         if id & GROUP_SE_BIT != 0 {
             let i = id & !GROUP_SE_BIT;
-            self.g.meta[i].runnable_weight = u64::from(self.g.cfs[i].h_nr_runnable);
+            let runnable = u64::from(self.gcfs(i).h_nr_runnable);
+            self.meta[i].runnable_weight = runnable;
         }
     }
 
     fn update_tg_load_avg(&mut self, cfs: &mut CfsRq) {
-        super::shares::update_tg_load_avg(&mut self.g.tgs[cfs.tg], cfs, self.clock);
+        super::shares::update_tg_load_avg(&mut self.tgs[cfs.tg], cfs, self.clock);
     }
 
     fn account_runtime(&mut self, cfs: &mut CfsRq, delta: u64) {
-        self.bw_resched |= super::bandwidth::account_runtime(self.g, cfs, delta, self.clock);
+        self.bw_resched |=
+            super::bandwidth::account_runtime(self.tgs, self.timer_arms, cfs, delta, self.clock);
     }
 
     fn return_runtime(&mut self, cfs: &mut CfsRq) {
-        super::bandwidth::return_runtime(self.g, cfs, self.clock);
+        super::bandwidth::return_runtime(self.tgs, self.timer_arms, cfs, self.clock);
     }
 
     fn next_cleared(&mut self, id: usize) {
@@ -126,11 +166,11 @@ impl Entities for Hier<'_> {
             return None;
         }
         let i = id & !GROUP_SE_BIT;
-        let gcfs = &self.g.cfs[i];
+        let gcfs = self.gcfs_ref(i);
         // An empty group keeps its weight (DELAY_DEQUEUE), and so does a throttled one.
         if gcfs.load.weight == 0 || gcfs.bw.throttle_count != 0 {
             return None;
         }
-        Some(super::shares::calc_group_shares(&self.g.tgs[gcfs.tg], gcfs))
+        Some(super::shares::calc_group_shares(&self.tgs[gcfs.tg], gcfs))
     }
 }
