@@ -1,8 +1,8 @@
 //! Tasks as the fair class sees them: the parts of `struct task_struct` and
 //! `struct sched_entity` that placement, EEVDF and balancing read.
 //!
-//! fairsim models a flat hierarchy: every task's entity sits directly on its CPU's root
-//! cfs_rq, as with `sched_autogroup_enabled=0` and no cgroups.
+//! Without task groups every task's entity sits directly on its CPU's root cfs_rq; with
+//! them ([`crate::group`]) on its group's runqueue on that CPU.
 
 use fairsim_pelt::SchedAvg;
 use fairsim_topology::CpuMask;

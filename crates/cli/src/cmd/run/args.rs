@@ -49,13 +49,14 @@ pub struct RunArgs {
     #[arg(long = "cpuset", value_name = "LIST")]
     pub(crate) cpusets: Vec<String>,
 
-    /// A task group (cgroup v2's cpu controller), repeatable: `/PATH` to create it, or
-    /// `/PATH:cpu.weight=N` (1..10000, default 100) or `/PATH:cpu.weight.nice=N`
-    /// (-20..19) to set its weight, e.g. `--cgroup /a:cpu.weight=200`. Missing parents
-    /// are created as `mkdir -p` would; a workload joins a group with its `cgroup=/PATH`
-    /// key (rt-app files with their tasks' `taskgroup`). cpu.max, cpu.max.burst, cpu.idle
-    /// and other files are refused: not modelled yet. --kernel 6.12 only. Added to a
-    /// scenario's [cgroup."/PATH"] tables.
+    /// A task group (cgroup v2's cpu controller), repeatable: `/PATH` to create it, and
+    /// `/PATH:KEY=V,...` to write its files: `cpu.weight=N` (1..10000, default 100) or
+    /// `cpu.weight.nice=N` (-20..19), `cpu.idle=0|1`, `cpu.max='QUOTA_US [PERIOD_US]'`
+    /// (or `max`; period 100000 by default) and `cpu.max.burst=US`, e.g.
+    /// `--cgroup '/svc:cpu.weight=200,cpu.max=50000 100000'`. Missing parents are
+    /// created as `mkdir -p` would; a workload joins a group with its `cgroup=/PATH` key
+    /// (rt-app files with their tasks' `taskgroup`). Other files are refused. --kernel
+    /// 6.12 only. Added to a scenario's [cgroup."/PATH"] tables.
     #[arg(long = "cgroup", value_name = "/PATH[:KEY=V,...]")]
     pub(crate) cgroups: Vec<String>,
 
