@@ -69,3 +69,71 @@ proptest! {
         prop_assert_eq!(forked - exited, w.live_tasks());
     }
 }
+
+/// A random group tree for two workloads: `/a` and `/a/b` or `/c`, each with a random
+/// weight, sometimes idle, and sometimes a quota over a short period (so that a 40 ms run
+/// throttles); returns the `--cgroup` options and the two groups the workloads join.
+fn groups() -> impl Strategy<Value = (Vec<String>, [String; 2])> {
+    let file = prop_oneof![
+        3 => (1u32..500).prop_map(|w| format!(":cpu.weight={w}")),
+        1 => Just(":cpu.idle=1".to_string()),
+        2 => (1u32..8, 0u32..2).prop_map(|(q, b)| format!(
+            ":cpu.max={} 10000{}",
+            1000 * q,
+            if b == 1 { format!(",cpu.max.burst={}", 1000 * q) } else { String::new() }
+        )),
+    ];
+    (file.clone(), file.clone(), file, any::<bool>(), 0usize..3, 0usize..3).prop_map(
+        |(fa, fb, fc, nested, j1, j2)| {
+            let b = if nested { "/a/b" } else { "/b" };
+            let options = vec![format!("/a{fa}"), format!("{b}{fb}"), format!("/c{fc}")];
+            let paths = ["/a".to_string(), b.to_string(), "/c".to_string()];
+            (options, [paths[j1].clone(), paths[j2].clone()])
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// With task groups (weights, idle groups, quotas), every runqueue's counts match
+    /// what is queued on and below it after every event, and no group with a quota uses
+    /// more than its quota per period over the run, plus its burst and a tick's overrun
+    /// per CPU (the debt the next period pays back).
+    #[test]
+    fn group_invariants_and_quotas_hold(
+        m in 0..MACHINES.len(),
+        w1 in workload(),
+        w2 in workload(),
+        (options, joins) in groups(),
+        seed in any::<u64>(),
+    ) {
+        let w1 = format!("{w1},cgroup={}", joins[0]);
+        let w2 = format!("{w2},cgroup={}", joins[1]);
+        let mut s = common::spec(MACHINES[m], &[&w1, &w2], 40, seed);
+        s.config.cgroups =
+            fairsim_engine::cgroup::Cgroups::from_sources(&Default::default(), &options).unwrap();
+        s.config.check_invariants = true;
+        let mut w = fairsim_engine::prepare(&s).unwrap();
+        while w.step().map_err(|e| TestCaseError::fail(format!("{options:?} {w1} {w2}: {e}")))? {}
+        let tg = w.sched.task_groups();
+        let ncpus = w.sched.nr_cpus() as u64;
+        let elapsed = w.now().0;
+        for (g, group) in tg.tgs.iter().enumerate().skip(1) {
+            let b = &group.bw;
+            if b.quota == fairsim_engine::balance::group::RUNTIME_INF {
+                continue;
+            }
+            // The group's usage: its tasks' and its descendants' runtime.
+            let usage: u64 = w
+                .tasks
+                .iter()
+                .filter_map(|t| t.sched_id)
+                .filter(|&sid| tg.ancestry(tg.group_of(sid)).any(|a| a == g))
+                .map(|sid| w.sched.tasks[sid].se.sum_exec_runtime)
+                .sum();
+            let bound = b.quota * (elapsed / b.period + 2) + b.burst + ncpus * w.sched.tick_nsec;
+            prop_assert!(usage <= bound, "{}: used {usage} ns, bound {bound} ({options:?})", group.path);
+        }
+    }
+}
