@@ -376,9 +376,13 @@ fn compare_and_sweep_report_each_groups_metrics() {
             "cgroup./a.usage_usec",
             "cgroup./a.wait_usec",
             "cgroup./a.share-%",
+            "cgroup./a.nr_throttled",
+            "cgroup./a.throttled_usec",
             "cgroup./b.usage_usec",
             "cgroup./b.wait_usec",
-            "cgroup./b.share-%"
+            "cgroup./b.share-%",
+            "cgroup./b.nr_throttled",
+            "cgroup./b.throttled_usec",
         ]
     );
     let _ = std::fs::remove_dir_all(&dir);

@@ -83,14 +83,20 @@ fn groups() -> impl Strategy<Value = (Vec<String>, [String; 2])> {
             if b == 1 { format!(",cpu.max.burst={}", 1000 * q) } else { String::new() }
         )),
     ];
-    (file.clone(), file.clone(), file, any::<bool>(), 0usize..3, 0usize..3).prop_map(
-        |(fa, fb, fc, nested, j1, j2)| {
+    (
+        file.clone(),
+        file.clone(),
+        file,
+        any::<bool>(),
+        0usize..3,
+        0usize..3,
+    )
+        .prop_map(|(fa, fb, fc, nested, j1, j2)| {
             let b = if nested { "/a/b" } else { "/b" };
             let options = vec![format!("/a{fa}"), format!("{b}{fb}"), format!("/c{fc}")];
             let paths = ["/a".to_string(), b.to_string(), "/c".to_string()];
             (options, [paths[j1].clone(), paths[j2].clone()])
-        },
-    )
+        })
 }
 
 proptest! {

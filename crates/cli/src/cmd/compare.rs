@@ -403,11 +403,15 @@ pub(crate) fn metrics_of(
 }
 
 /// One group's compare metrics, in the order of [`compare_until::CGROUP_METRICS`].
-fn cgroup_metric_values(r: &fairsim_engine::output::CgroupRow, all: u64) -> [f64; 3] {
+fn cgroup_metric_values(r: &fairsim_engine::output::CgroupRow, all: u64) -> [f64; 5] {
+    let bw =
+        r.bw.map_or((0, 0), |b| (b.nr_throttled, b.throttled_ns / 1000));
     [
         (r.usage_ns / 1000) as f64,
         (r.wait_ns / 1000) as f64,
         r.share_pct(all),
+        bw.0 as f64,
+        bw.1 as f64,
     ]
 }
 

@@ -235,8 +235,15 @@ pub(crate) fn metric_names<'a>(
 }
 
 /// The metrics of each task group other than the root, `cgroup./PATH.NAME`: its
-/// `cpu.stat` usage and run delay over the window, and its share of all task CPU time.
-pub(crate) const CGROUP_METRICS: [&str; 3] = ["usage_usec", "wait_usec", "share-%"];
+/// `cpu.stat` usage and run delay over the window, its share of all task CPU time, and
+/// its bandwidth control's throttled periods and throttled time.
+pub(crate) const CGROUP_METRICS: [&str; 5] = [
+    "usage_usec",
+    "wait_usec",
+    "share-%",
+    "nr_throttled",
+    "throttled_usec",
+];
 
 /// Why the seeds stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
