@@ -363,26 +363,8 @@ impl Sched {
             flags = qflags::SLEEP_WAKEUP;
             se = self.h_parent(s, cpu);
         }
-        while let Some(s) = se {
-            let c = self.h_cfs_of(s, cpu);
-            let resched = self.h_op(c, cpu, |cfs, h, clocks, fair| {
-                update_load_avg(cfs, h, s, clocks, TG, fair);
-                h.se_update_runnable(s);
-                update_cfs_group(cfs, h, s, clocks, fair)
-            });
-            if resched {
-                self.rqs[cpu].need_resched = true;
-            }
-            self.h_se_mut(s).slice = slice;
-            slice = self.h_min_slice(c);
-            self.h_count(c, 1, runnable, h_nr_delayed, idle);
-            if self.h_cfs_is_idle(c) {
-                idle = 1;
-            }
-            if self.h_throttled(c) {
-                return;
-            }
-            se = self.h_parent(s, cpu);
+        if !self.h_update_up(se, cpu, slice, [1, runnable, h_nr_delayed, idle]) {
+            return;
         }
         self.add_nr_running(cpu, 1);
         if !task_new {
@@ -452,6 +434,32 @@ impl Sched {
             flags &= !(qflags::DELAYED | qflags::SPECIAL);
             se = self.h_parent(s, cpu);
         }
+        let counts = [-queued, -runnable, -h_nr_delayed, -idle];
+        if !self.h_update_up(se, cpu, slice, counts) {
+            return self.dequeue_out(task, task_delayed, 0);
+        }
+        // sub_nr_running
+        let rq = &mut self.rqs[cpu];
+        rq.nr_running -= queued as u32;
+        if !was_sched_idle && rq.sched_idle_rq() {
+            rq.next_balance = jiffies;
+        }
+        self.dequeue_out(task, task_delayed, 1)
+    }
+
+    /// The second walk of `enqueue_task_fair` and `dequeue_entities`: from `se` up, each
+    /// entity's load, runnable count and weight are brought up to date, its slice becomes
+    /// its runqueue's smallest, and its runqueue counts the change (`counts`: queued,
+    /// runnable, delayed and idle tasks, negative on dequeue; below an idle group, all the
+    /// tasks count as idle). Returns false when a throttled runqueue ended the walk.
+    fn h_update_up(
+        &mut self,
+        mut se: Option<usize>,
+        cpu: usize,
+        mut slice: u64,
+        counts: [i32; 4],
+    ) -> bool {
+        let [queued, runnable, delayed, mut idle] = counts;
         while let Some(s) = se {
             let c = self.h_cfs_of(s, cpu);
             let resched = self.h_op(c, cpu, |cfs, h, clocks, fair| {
@@ -464,22 +472,16 @@ impl Sched {
             }
             self.h_se_mut(s).slice = slice;
             slice = self.h_min_slice(c);
-            self.h_count(c, -queued, -runnable, -h_nr_delayed, -idle);
+            self.h_count(c, queued, runnable, delayed, idle);
             if self.h_cfs_is_idle(c) {
                 idle = queued;
             }
             if self.h_throttled(c) {
-                return self.dequeue_out(task, task_delayed, 0);
+                return false;
             }
             se = self.h_parent(s, cpu);
         }
-        // sub_nr_running
-        let rq = &mut self.rqs[cpu];
-        rq.nr_running -= queued as u32;
-        if !was_sched_idle && rq.sched_idle_rq() {
-            rq.next_balance = jiffies;
-        }
-        self.dequeue_out(task, task_delayed, 1)
+        true
     }
 
     /// The end of `dequeue_entities`: a delayed task's dequeue finishes blocking it
