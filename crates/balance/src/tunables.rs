@@ -25,6 +25,12 @@
 //! - 6.12: `base_slice_ns`, `migration_cost_ns` and `nr_migrate` are `debugfs_create_u32`;
 //!   `tunable_scaling` re-derives `normalized_sysctl_sched_base_slice`. No
 //!   `sched_child_runs_first`.
+//! - Every era: `sched_autogroup_enabled` (`CONFIG_SCHED_AUTOGROUP`, since 2.6.38),
+//!   `proc_dointvec_minmax` over 0..1, in `kern_table` up to 5.x and in autogroup.c's
+//!   own `sched_autogroup_sysctls` in 6.5 and 6.12. fairsim boots it at 0, where a
+//!   distribution kernel boots it at 1 (unless `noautogroup`), so that a run without
+//!   the write keeps its task placement flat ([`TunableState::boot`]); a 1 is refused
+//!   on the CFS kernels, whose group scheduling is not ported.
 //!
 //! A write happens after boot, as one to the running kernel does: `sched_init` has set
 //! every runqueue's `avg_idle` and `max_idle_balance_cost` from the boot value of
@@ -93,6 +99,11 @@ pub enum Handler {
     /// `sched_scaling_write`: `kstrtouint` base 10, below `SCHED_TUNABLESCALING_END` (3),
     /// then `sched_update_scaling`.
     DebugfsScaling,
+    /// `proc_dointvec_minmax` over `extra1..extra2` = 0..1 and nothing else, as
+    /// `sched_autogroup_enabled` takes a write (the new value is read at each fork, by
+    /// `autogroup_task_group`); a 1 on a CFS kernel is refused
+    /// ([`autogroup_era_error`]).
+    Autogroup,
     /// `sysctl_sched_uclamp_handler` (core.c, the same in 6.5 and 6.12.117):
     /// `proc_dointvec` into the `unsigned int`,
     /// then `EINVAL` (and the old values back) unless `util_clamp_min <= util_clamp_max
@@ -133,6 +144,9 @@ pub enum Tunable {
     /// `sysctl_sched_uclamp_util_min_rt_default`: the minimum clamp of RT tasks without
     /// one of their own (1024 at boot).
     UclampMinRtDefault,
+    /// `sysctl_sched_autogroup_enabled`: a task forked into the root task group runs in
+    /// its session's autogroup (1) or in the root (0, fairsim's boot value).
+    AutogroupEnabled,
 }
 
 /// Where one era range kept a tunable.
@@ -327,7 +341,29 @@ pub const DECLARATIONS: &[TunableDecl] = &[
         homes: &[uclamp_sysctl("sched_util_clamp_min_rt_default")],
         gone: UCLAMP_GONE,
     },
+    TunableDecl {
+        tunable: Tunable::AutogroupEnabled,
+        // Every era had it (2.6.38 on); only 6.12 runs a 1 (TunableState::apply).
+        homes: &[Home {
+            from: Kernel::V3_9,
+            to: Kernel::V6_12,
+            place: Place::Sysctl,
+            name: "sched_autogroup_enabled",
+            handler: Handler::Autogroup,
+        }],
+        gone: "",
+    },
 ];
+
+/// The refusal of `kernel.sched_autogroup_enabled=1` on a CFS kernel: an autogroup is a
+/// task group, and only 6.12.117's group scheduling is ported. The engine gives the same
+/// line for a run whose writes reached it without [`Tunables::write`].
+pub fn autogroup_era_error(kernel: Kernel) -> TunableError {
+    TunableError(format!(
+        "--sysctl: kernel.sched_autogroup_enabled=1 puts each session in an autogroup, a task group, and task groups are modelled for --kernel 6.12 only (Linux {}'s group scheduling is not ported); allowed: --kernel 6.12, or kernel.sched_autogroup_enabled=0",
+        kernel.release()
+    ))
+}
 
 /// Where the uclamp sysctls are in the eras fairsim models uclamp for.
 const fn uclamp_sysctl(name: &'static str) -> Home {
@@ -579,6 +615,12 @@ impl Tunables {
                 false,
                 "0 or 1 (sched_energy_aware_handler's proc_dointvec_minmax)".to_string(),
             ),
+            Handler::Autogroup => (
+                0,
+                1,
+                false,
+                "0 or 1 (proc_dointvec_minmax over extra1..extra2, EINVAL)".to_string(),
+            ),
             Handler::DebugfsScaling => (
                 0,
                 2,
@@ -649,6 +691,16 @@ impl Tunables {
     pub fn describe(&self) -> Vec<String> {
         self.writes().map(TunableWrite::describe).collect()
     }
+
+    /// Whether the last `kernel.sched_autogroup_enabled` write left it at 1 (fairsim
+    /// boots it at 0). Read without a kernel, so that the engine can refuse a 1 that
+    /// reached a CFS kernel ([`autogroup_era_error`]).
+    pub fn autogroup_enabled(&self) -> bool {
+        self.writes()
+            .filter(|w| w.tunable == Tunable::AutogroupEnabled)
+            .last()
+            .is_some_and(|w| w.value != 0)
+    }
 }
 
 /// The tunables' values in one kernel: the sysctl variables and what the handlers derive.
@@ -694,6 +746,8 @@ pub struct TunableState {
     pub uclamp_min_rt_default: u32,
     /// A uclamp sysctl write changed a value, which turned `sched_uclamp_used` on.
     pub uclamp_key: bool,
+    /// `sysctl_sched_autogroup_enabled`.
+    pub autogroup_enabled: u32,
 }
 
 impl TunableState {
@@ -723,6 +777,11 @@ impl TunableState {
             uclamp_max: UCLAMP_SCALE,
             uclamp_min_rt_default: UCLAMP_SCALE,
             uclamp_key: false,
+            // A distribution kernel boots with 1 (CONFIG_SCHED_AUTOGROUP=y, unless
+            // `noautogroup`); fairsim boots with 0, so that a run that does not ask for
+            // autogroups keeps every task in the root task group and its outputs as
+            // they were.
+            autogroup_enabled: 0,
         }
     }
 
@@ -772,6 +831,12 @@ impl TunableState {
             Tunable::TunableScaling => self.scaling = v,
             Tunable::ChildRunsFirst => self.child_runs_first = v,
             Tunable::EnergyAware => self.energy_aware = v,
+            Tunable::AutogroupEnabled => {
+                if v != 0 && self.kernel.is_cfs() {
+                    return Err(autogroup_era_error(self.kernel));
+                }
+                self.autogroup_enabled = v;
+            }
             Tunable::UclampMin | Tunable::UclampMax | Tunable::UclampMinRtDefault => {
                 return self.sysctl_sched_uclamp_handler(w.tunable, v);
             }
@@ -781,6 +846,7 @@ impl TunableState {
             Handler::ProcDointvec
             | Handler::DebugfsU32
             | Handler::EnergyAware
+            | Handler::Autogroup
             | Handler::Uclamp => Ok(()),
         }
     }

@@ -29,6 +29,7 @@ fn each_era_has_its_names_in_its_place() {
                 "kernel.sched_nr_migrate",
                 "kernel.sched_tunable_scaling",
                 "kernel.sched_child_runs_first",
+                "kernel.sched_autogroup_enabled",
             ],
             "{k}"
         );
@@ -52,7 +53,8 @@ fn each_era_has_its_names_in_its_place() {
             "kernel.sched_energy_aware",
             "kernel.sched_util_clamp_min",
             "kernel.sched_util_clamp_max",
-            "kernel.sched_util_clamp_min_rt_default"
+            "kernel.sched_util_clamp_min_rt_default",
+            "kernel.sched_autogroup_enabled"
         ]
     );
     assert_eq!(
@@ -70,7 +72,8 @@ fn each_era_has_its_names_in_its_place() {
             "kernel.sched_energy_aware",
             "kernel.sched_util_clamp_min",
             "kernel.sched_util_clamp_max",
-            "kernel.sched_util_clamp_min_rt_default"
+            "kernel.sched_util_clamp_min_rt_default",
+            "kernel.sched_autogroup_enabled"
         ]
     );
 }
@@ -282,7 +285,7 @@ fn each_refusal_names_the_option_and_what_is_allowed() {
         "kernel.sched_latency_ns=1000000",
     );
     assert!(
-        e.starts_with("--sysctl: kernel.sched_latency_ns does not exist in Linux 6.12 (6.6 replaced it with debugfs base_slice_ns); allowed: kernel.sched_energy_aware, kernel.sched_util_clamp_min, kernel.sched_util_clamp_max, kernel.sched_util_clamp_min_rt_default (and at --debugfs: base_slice_ns, "),
+        e.starts_with("--sysctl: kernel.sched_latency_ns does not exist in Linux 6.12 (6.6 replaced it with debugfs base_slice_ns); allowed: kernel.sched_energy_aware, kernel.sched_util_clamp_min, kernel.sched_util_clamp_max, kernel.sched_util_clamp_min_rt_default, kernel.sched_autogroup_enabled (and at --debugfs: base_slice_ns, "),
         "{e}"
     );
     let e = err(
@@ -336,4 +339,76 @@ fn each_refusal_names_the_option_and_what_is_allowed() {
         .write(Kernel::V6_12, Place::Debugfs, "nr_migrate=4")
         .unwrap_err();
     assert!(e.to_string().contains("at most 16"), "{e}");
+}
+
+#[test]
+fn sched_autogroup_enabled_takes_0_or_1_and_a_1_only_on_6_12() {
+    // fairsim boots it at 0, where a distribution kernel boots it at 1.
+    assert_eq!(
+        TunableState::boot(Kernel::V6_12, 4, 0, 0).autogroup_enabled,
+        0
+    );
+    let t = written(
+        Kernel::V6_12,
+        &[(Place::Sysctl, "kernel.sched_autogroup_enabled=1")],
+    )
+    .unwrap();
+    assert!(t.autogroup_enabled());
+    assert_eq!(t.state(Kernel::V6_12, 4, 0, 0).autogroup_enabled, 1);
+    assert_eq!(t.describe(), ["kernel.sched_autogroup_enabled=1"]);
+    assert_eq!(
+        t.writes().next().unwrap().path(),
+        "/proc/sys/kernel/sched_autogroup_enabled"
+    );
+    // The last write wins, as writing the file again would.
+    let t = written(
+        Kernel::V6_12,
+        &[
+            (Place::Sysctl, "kernel.sched_autogroup_enabled=1"),
+            (Place::Sysctl, "kernel/sched_autogroup_enabled=0"),
+        ],
+    )
+    .unwrap();
+    assert!(!t.autogroup_enabled());
+    assert!(!Tunables::default().autogroup_enabled());
+    for bad in ["2", "-1", "yes"] {
+        let e = err(
+            Kernel::V6_12,
+            Place::Sysctl,
+            &format!("kernel.sched_autogroup_enabled={bad}"),
+        );
+        assert!(
+            e.starts_with(&format!("--sysctl: kernel.sched_autogroup_enabled={bad}"))
+                && e.ends_with(
+                    "allowed: 0 or 1 (proc_dointvec_minmax over extra1..extra2, EINVAL)"
+                ),
+            "{e}"
+        );
+    }
+    let e = err(Kernel::V6_12, Place::Debugfs, "sched_autogroup_enabled=1");
+    assert!(
+        e.contains("allowed: --sysctl kernel.sched_autogroup_enabled=VALUE"),
+        "{e}"
+    );
+    // Every CFS kernel had the sysctl; a 0 is what fairsim boots with, a 1 needs the
+    // group scheduling only 6.12 has.
+    for k in [
+        Kernel::V3_9,
+        Kernel::V4_5,
+        Kernel::V4_15,
+        Kernel::V4_16,
+        Kernel::V6_5,
+    ] {
+        let t = written(k, &[(Place::Sysctl, "kernel.sched_autogroup_enabled=0")]).unwrap();
+        assert!(!t.autogroup_enabled());
+        let e = err(k, Place::Sysctl, "kernel.sched_autogroup_enabled=1");
+        assert_eq!(e, autogroup_era_error(k).to_string());
+        assert!(
+            e.contains(&format!(
+                "(Linux {}'s group scheduling is not ported)",
+                k.release()
+            )) && e.ends_with("allowed: --kernel 6.12, or kernel.sched_autogroup_enabled=0"),
+            "{e}"
+        );
+    }
 }

@@ -13,6 +13,9 @@
 //!
 //! Only Linux 6.12.117's group scheduling is ported: a CFS-era kernel with any group
 //! declared or joined is refused in one line.
+//!
+//! With `kernel.sched_autogroup_enabled=1` the groups end with one autogroup per
+//! session, created after the declared ones ([`crate::autogroup`]).
 
 use std::collections::BTreeMap;
 
@@ -173,11 +176,14 @@ pub struct Cgroup {
 
 /// The groups of a run in creation order, parents before children: group `i` here is
 /// the scheduler's group `i + 1` (`fairsim_balance::group::GroupId`; 0 is the root,
-/// which always exists and is not listed). Empty: no task groups, and the run is what
-/// it was without them.
+/// which always exists and is not listed), then the sessions' autogroups. Empty: no
+/// task groups, and the run is what it was without them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cgroups {
     groups: Vec<Cgroup>,
+    /// Sessions given an autogroup, in launch order: session `i`'s is the scheduler's
+    /// group `groups.len() + 1 + i` ([`Cgroups::autogroup_of`]).
+    autogroups: usize,
 }
 
 /// A task group some workload's tasks join, for [`Cgroups::resolve`].
@@ -195,15 +201,36 @@ pub struct Join {
 impl Cgroups {
     /// Whether no group but the root exists.
     pub fn is_empty(&self) -> bool {
-        self.groups.is_empty()
+        self.groups.is_empty() && self.autogroups == 0
     }
 
-    /// The number of groups, the root not counted.
+    /// The number of groups, autogroups included and the root not counted.
     pub fn len(&self) -> usize {
-        self.groups.len()
+        self.groups.len() + self.autogroups
     }
 
-    /// The groups with their scheduler ids, in creation order.
+    /// The number of autogroups, one per session, created after the declared groups.
+    pub fn autogroups(&self) -> usize {
+        self.autogroups
+    }
+
+    /// Gives the run `n` autogroups, after the groups there are now
+    /// ([`crate::autogroup`] checks `n` first).
+    pub(crate) fn set_autogroups(&mut self, n: usize) {
+        self.autogroups = n;
+    }
+
+    /// The autogroup of session `i` (`p->signal->autogroup->tg` of its tasks), or the
+    /// root (`autogroup_default`) without autogroups.
+    pub fn autogroup_of(&self, i: usize) -> GroupId {
+        if i < self.autogroups {
+            self.groups.len() + 1 + i
+        } else {
+            ROOT_GROUP
+        }
+    }
+
+    /// The declared groups with their scheduler ids, in creation order.
     pub fn iter(&self) -> impl Iterator<Item = (GroupId, &Cgroup)> {
         self.groups.iter().enumerate().map(|(i, g)| (i + 1, g))
     }
@@ -371,6 +398,7 @@ impl Cgroups {
     /// Creates the groups on `sched` as cgroupfs would: each `mkdir` in order, then its
     /// writes at time 0, before any task exists: the weight, `cpu.idle`, `cpu.max`, then
     /// `cpu.max.burst` (a burst above the quota is refused as the kernel refuses it).
+    /// The autogroups come after them ([`crate::autogroup::install`]).
     pub fn install(&self, sched: &mut Sched) -> Result<(), EngineError> {
         for (id, g) in self.iter() {
             let made = sched.create_task_group(g.parent, &g.path).map_err(|e| {

@@ -9,6 +9,7 @@
 //! work is charged to the CPU doing it through the [`cost::CostTable`]; every scheduler
 //! decision is a call into `fairsim_balance::Sched` at the instant it happens.
 
+pub mod autogroup;
 pub mod cgroup;
 pub mod cost;
 pub mod cost_tables;

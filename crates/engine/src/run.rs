@@ -243,7 +243,7 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
         w.build(i, spec.config.seed, &mut bp, ncpus);
         if !cgroups.is_empty() {
             let (a, b) = bp.workloads[i].tasks;
-            w.place_in_cgroups(&cgroups, &mut bp.tasks[a..b]);
+            w.place_in_cgroups(&cgroups, i, &mut bp.tasks[a..b]);
         }
     }
     if !kernel.has_uclamp() && bp.tasks.iter().any(|t| t.uclamp.is_some()) {
@@ -288,17 +288,23 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
 
 /// The task groups of the run `spec` describes: the declared ones and those its rt-app
 /// files create, once its kernel is known to model them and every workload's `cgroup=`
-/// names a declared group ([`Cgroups::resolve`]). `prepare` creates them; the command
-/// line calls it to refuse a bad run before anything is built.
+/// names a declared group ([`Cgroups::resolve`]), then with
+/// `kernel.sched_autogroup_enabled=1` one autogroup per workload, its session
+/// ([`crate::autogroup::with_autogroups`]). `prepare` creates them; the command line
+/// calls it to refuse a bad run before anything is built.
 pub fn resolve_cgroups(spec: &RunSpec) -> Result<Cgroups, EngineError> {
     let joins: Vec<_> = spec
         .workloads
         .iter()
         .flat_map(WorkloadSpec::cgroup_joins)
         .collect();
-    spec.config
-        .cgroups
-        .resolve(&joins, spec.config.params.features.kernel())
+    let kernel = spec.config.params.features.kernel();
+    let groups = spec.config.cgroups.resolve(&joins, kernel)?;
+    if spec.config.params.tunables.autogroup_enabled() {
+        crate::autogroup::with_autogroups(groups, spec.workloads.len(), kernel)
+    } else {
+        Ok(groups)
+    }
 }
 
 /// Checks what a machine names for the engine to resolve: its cost table

@@ -16,13 +16,15 @@
 //! group entities behind one id), `shares.rs` the group weight (`calc_group_shares`,
 //! `update_cfs_group`, `reweight_entity`, `update_tg_load_avg`), `class.rs` the fair
 //! class's entry points walking the hierarchy, `h_load.rs` the balancer's hierarchical
-//! load, and `blocked.rs` the blocked-load decay of group runqueues.
+//! load, `blocked.rs` the blocked-load decay of group runqueues, and `autogroup.rs` the
+//! per-session groups of `kernel.sched_autogroup_enabled`.
 
 use crate::cfs_rq::CfsRq;
 use crate::task::{SchedEntity, TaskId};
 use crate::weight::{scale_load, LoadWeight, SCHED_PRIO_TO_WEIGHT};
 use crate::Sched;
 
+mod autogroup;
 mod bandwidth;
 mod blocked;
 mod class;
@@ -32,6 +34,7 @@ mod shares;
 mod store;
 mod throttle;
 
+pub use autogroup::{autogroup_path, task_wants_autogroup, Autogroup};
 pub use bandwidth::{
     BwTimer, BwTimerKind, CfsBandwidth, CFS_BANDWIDTH_SLICE, DEFAULT_CFS_PERIOD, RUNTIME_INF,
 };
@@ -161,6 +164,9 @@ pub struct TaskGroup {
     pub depth: u32,
     /// `cfs_bandwidth`: `cpu.max`.
     pub bw: CfsBandwidth,
+    /// `tg->autogroup`: set on a session's autogroup (`autogroup_create`), `None` on a
+    /// cgroup's group and the root.
+    pub autogroup: Option<Autogroup>,
 }
 
 /// Per-CPU data of a group entity that only group entities have.
@@ -190,6 +196,10 @@ pub struct TaskGroups {
     pub(crate) cleared_next: Vec<usize>,
     /// Bandwidth timers armed and not yet taken by the engine.
     pub(crate) timer_arms: Vec<BwTimer>,
+    /// `sysctl_sched_autogroup_enabled`, from the run's tunables ([`Sched::new`]).
+    pub(crate) autogroup_enabled: bool,
+    /// `autogroup_seq_nr`: autogroups created so far.
+    pub(crate) autogroup_seq_nr: u64,
 }
 
 impl TaskGroups {
@@ -204,6 +214,7 @@ impl TaskGroups {
                 load_avg: 0,
                 depth: 0,
                 bw: CfsBandwidth::default(),
+                autogroup: None,
             }],
             ncpus,
             ..TaskGroups::default()
@@ -291,6 +302,7 @@ impl Sched {
             load_avg: 0,
             depth,
             bw: CfsBandwidth::default(),
+            autogroup: None,
         });
         // init_cfs_bandwidth: the period timer's phase is random so that groups' timers
         // interleave (get_random_u32_below(period)); drawn from the run's seed.

@@ -61,6 +61,7 @@ mod tests {
             load_avg,
             depth: 0,
             bw: Default::default(),
+            autogroup: None,
         }
     }
 

@@ -309,6 +309,7 @@ impl Sched {
             })
             .collect();
         s.smt_active = s.machine.smt_present();
+        s.groups.autogroup_enabled = tunables.autogroup_enabled != 0;
         if crate::lb::era::Balancer::for_features(params.features).has_cpu_load() {
             s.init_legacy_lb();
         }

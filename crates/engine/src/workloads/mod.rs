@@ -434,12 +434,21 @@ impl WorkloadSpec {
     /// Puts the workload's tasks, `tasks` as [`WorkloadSpec::build`] made them, in their
     /// groups of `groups` (which [`crate::cgroup::Cgroups::resolve`] made from
     /// [`WorkloadSpec::cgroup_joins`], so every path is there): the workload's group,
-    /// and an rt-app thread's own `taskgroup` over it.
-    pub fn place_in_cgroups(&self, groups: &crate::cgroup::Cgroups, tasks: &mut [TaskRt]) {
+    /// and an rt-app thread's own `taskgroup` over it. Every task is also in the
+    /// workload's session, `session` (its index: one launched tool, one session), whose
+    /// autogroup it runs in when its group is the root ([`crate::autogroup`]).
+    pub fn place_in_cgroups(
+        &self,
+        groups: &crate::cgroup::Cgroups,
+        session: usize,
+        tasks: &mut [TaskRt],
+    ) {
         let id = |path: Option<&str>| path.and_then(|p| groups.id(p));
         let base = id(self.cgroup.as_deref()).unwrap_or(fairsim_balance::group::ROOT_GROUP);
+        let autogroup = groups.autogroup_of(session);
         for t in tasks.iter_mut() {
             t.cgroup = base;
+            t.autogroup = autogroup;
         }
         if let Workload::Rtapp(r) = &self.workload {
             for (t, tg) in tasks.iter_mut().zip(r.thread_taskgroups()) {
@@ -610,6 +619,7 @@ pub(crate) fn new_task(
         uclamp: None,
         policy: fairsim_balance::Policy::Normal,
         cgroup: fairsim_balance::group::ROOT_GROUP,
+        autogroup: fairsim_balance::group::ROOT_GROUP,
     }
 }
 

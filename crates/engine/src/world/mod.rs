@@ -351,6 +351,10 @@ pub struct TaskRt {
     /// Its task group (`fairsim_balance::group::GroupId`; 0, the root, without
     /// groups), inherited from its launcher (`cgroup=`, rt-app's `taskgroup`).
     pub cgroup: usize,
+    /// Its session's autogroup (`p->signal->autogroup->tg`; 0, the root, for
+    /// `autogroup_default`), which it runs in while `kernel.sched_autogroup_enabled` is
+    /// 1 and `cgroup` is the root ([`crate::autogroup`]).
+    pub autogroup: usize,
 }
 
 /// A pipe or a stream socket with a bounded buffer.
@@ -513,6 +517,7 @@ impl World {
         // Task groups exist before any task is forked into them, as a launcher's
         // cgroups exist before it starts the tool.
         config.cgroups.install(&mut sched)?;
+        crate::autogroup::install(&config.cgroups, &mut sched)?;
         let cpufreq_rt = if config.governor.is_some() || !sched.machine.cpufreq.is_empty() {
             let caps: Vec<u64> = sched.rqs.iter().map(|rq| rq.capacity_orig).collect();
             let governor = config

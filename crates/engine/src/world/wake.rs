@@ -196,11 +196,16 @@ impl World {
         if self.tasks[x].policy != fairsim_balance::Policy::Normal {
             self.sched.set_task_policy(sid, self.tasks[x].policy);
         }
-        if self.tasks[x].cgroup != fairsim_balance::group::ROOT_GROUP {
-            // `sched_cgroup_fork`: the child is in its launcher's group before
-            // `wake_up_new_task` first enqueues it. `prepare` created every group a task
-            // names, so the scheduler knows the id.
-            let placed = self.sched.set_task_group(sid, self.tasks[x].cgroup);
+        // `sched_cgroup_fork`: the child is in its launcher's group before
+        // `wake_up_new_task` first enqueues it: its cgroup's, or with
+        // kernel.sched_autogroup_enabled=1 and the root cgroup its session's autogroup
+        // (`autogroup_task_group`). `prepare` created every group a task names, so the
+        // scheduler knows the id.
+        let tg = self
+            .sched
+            .autogroup_task_group(self.tasks[x].cgroup, self.tasks[x].autogroup);
+        if tg != fairsim_balance::group::ROOT_GROUP {
+            let placed = self.sched.set_task_group(sid, tg);
             debug_assert!(placed.is_ok(), "{placed:?}");
         }
         if let Some((min, max)) = self.tasks[x].uclamp {

@@ -200,9 +200,11 @@ pub struct RunArgs {
     /// A sysctl write, repeatable: `kernel.sched_NAME=VALUE`, as `sysctl -w` takes it,
     /// for the --kernel's /proc/sys/kernel tunables (up to 5.12: sched_latency_ns,
     /// sched_min_granularity_ns, sched_wakeup_granularity_ns, sched_migration_cost_ns,
-    /// sched_nr_migrate, sched_tunable_scaling, sched_child_runs_first; 6.5 kept only
-    /// sched_child_runs_first there, 6.12 none), checked against the kernel's ranges and
-    /// applied through its handlers in the order given.
+    /// sched_nr_migrate, sched_tunable_scaling, sched_child_runs_first; 6.5:
+    /// sched_child_runs_first, sched_energy_aware and the sched_util_clamp_* three; 6.12:
+    /// sched_energy_aware and sched_util_clamp_*; every era: sched_autogroup_enabled, 1
+    /// on 6.12 only), checked against the kernel's ranges and applied through its
+    /// handlers in the order given.
     #[arg(long = "sysctl", value_name = "kernel.sched_NAME=V")]
     pub(crate) sysctls: Vec<String>,
 
