@@ -16,7 +16,8 @@
 //! group entities behind one id), `shares.rs` the group weight (`calc_group_shares`,
 //! `update_cfs_group`, `reweight_entity`, `update_tg_load_avg`), `class.rs` the fair
 //! class's entry points walking the hierarchy, `h_load.rs` the balancer's hierarchical
-//! load, and `blocked.rs` the blocked-load decay of group runqueues.
+//! load, `blocked.rs` the blocked-load decay of group runqueues, `bandwidth.rs` and
+//! `throttle.rs` CFS bandwidth control, and `tp.rs` what it shows a tracer.
 
 use crate::cfs_rq::CfsRq;
 use crate::task::{SchedEntity, TaskId};
@@ -31,6 +32,7 @@ mod invariants;
 mod shares;
 mod store;
 mod throttle;
+pub mod tp;
 
 pub use bandwidth::{
     BwTimer, BwTimerKind, CfsBandwidth, CFS_BANDWIDTH_SLICE, DEFAULT_CFS_PERIOD, RUNTIME_INF,
@@ -190,6 +192,9 @@ pub struct TaskGroups {
     pub(crate) cleared_next: Vec<usize>,
     /// Bandwidth timers armed and not yet taken by the engine.
     pub(crate) timer_arms: Vec<BwTimer>,
+    /// The bandwidth tracepoints logged for a tracer, `None` when no tracer listens
+    /// ([`tp`]).
+    pub(crate) tp: Option<Vec<tp::BandwidthTracepoint>>,
 }
 
 impl TaskGroups {
