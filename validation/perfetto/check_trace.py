@@ -21,9 +21,17 @@ tasks and idle: a stopper's switch in, migration/N taking a CPU from its task, a
 switch to idle when it leaves the CPU idle are the trace's own), sched_waking == wakeups_local +
 wakeups_remote, sched_migrate_task == migrations; on a run with energy-aware scheduling,
 the EAS placement slices == cpufreq.eas.feec_calls and the overutilized stretches ==
-cpufreq.eas.overutilized_sets. With --text, the ftrace text's count of each event name
-must equal the protobuf's (for sched_overutilized, the lines that turn a root domain's
-flag on must equal the overutilized stretches).
+cpufreq.eas.overutilized_sets; on a run with cpu.max groups, per group the throttled
+slices' throttled_ns summed, in microseconds, == cgroups[].throttled_usec. Counter tracks
+(a group's pool) are declared with a CounterDescriptor and carry only counter values.
+With --text, the ftrace text's count of each event name must equal the protobuf's (for
+sched_overutilized, the lines that turn a root domain's flag on must equal the
+overutilized stretches; the throttled slices must equal the fairsim_cfs_throttle lines
+plus the fairsim_cfs_unthrottle lines of runqueues throttled before the trace began; the
+pool counter's values must equal the fairsim_cfs_throttle, _unthrottle and _refill
+lines), each group runqueue's throttle and unthrottle lines must alternate, and per
+group the refill lines' periods must sum to cgroups[].nr_periods (those with throttled
+runqueues to nr_throttled) and the unthrottle lines' throttled_ns to throttled_usec.
 
 Prints a one-paragraph summary; exits 1 with a message on the first class of mismatch.
 Python 3.11; needs only `perfetto` (and the `protobuf` it depends on).
@@ -44,16 +52,20 @@ SCHED_EVENTS = {
     "sched_migrate_task", "sched_process_fork", "sched_process_exit",
 }
 FTRACE_EVENTS = SCHED_EVENTS | {"cpu_idle", "cpu_frequency"}
-# The ftrace text's name for the slices of each kind of fairsim track. An "overutilized"
-# slice is one stretch of a root domain's flag, so it matches the text's
-# sched_overutilized lines that turned the flag on ("sched_overutilized_on" below), not
-# all of them.
+# The ftrace text's name for the slices (or counter values) of each kind of fairsim
+# track, by the end of the track's name. An "overutilized" slice is one stretch of a root
+# domain's flag, so it matches the text's sched_overutilized lines that turned the flag
+# on ("sched_overutilized_on" below), not all of them; a "throttled" slice is one
+# throttled stretch of a group runqueue ("cfs_throttled_stretch"), and a "pool" counter
+# has a value at each throttle, unthrottle and refill line ("cfs_pool_sample").
 TRACK_KINDS = (
     ("balancing", "fairsim_balance"), ("rq lock spins", "fairsim_lock_spin"),
     ("EAS placements", "fairsim_feec"), ("overutilized", "sched_overutilized_on"),
+    ("throttled", "cfs_throttled_stretch"), ("pool", "cfs_pool_sample"),
 )
 TRACK_TEXT_NAMES = {name for _, name in TRACK_KINDS}
-TEXT_ONLY = {"sched_overutilized"}
+TEXT_ONLY = {"sched_overutilized", "fairsim_cfs_throttle", "fairsim_cfs_unthrottle", "fairsim_cfs_refill"}
+OVERLAP = re.compile(r" \(overlap \d+\)$")
 
 LINE = re.compile(r"^\s*(.*)-(\d+)\s+\[(\d+)\] (\S{5}) +(\d+)\.(\d{6}): (\w+): ")
 
@@ -185,6 +197,9 @@ def check_proto(path):
     open_slices = {}
     track_last_ts = {}
     begins = Counter()
+    counter_tracks = set()
+    n_counter_values = 0
+    throttled_ns = Counter()
     seq_seen = {}
     n_packets = 0
     cpus = set()
@@ -241,6 +256,8 @@ def check_proto(path):
         if pkt.HasField("track_descriptor"):
             d = pkt.track_descriptor
             tracks[d.uuid] = d.name
+            if d.HasField("counter"):
+                counter_tracks.add(d.uuid)
         if pkt.HasField("track_event"):
             te = pkt.track_event
             if te.track_uuid not in tracks:
@@ -249,9 +266,21 @@ def check_proto(path):
                 fail(f"track {tracks[te.track_uuid]!r}: time goes back at packet {index}")
             track_last_ts[te.track_uuid] = pkt.timestamp
             stack = open_slices.setdefault(te.track_uuid, [])
-            if te.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+            is_counter = te.track_uuid in counter_tracks
+            if (te.type == pb.TrackEvent.TYPE_COUNTER) != is_counter:
+                fail(f"packet {index}: track event of type {te.type} on "
+                     f"{'counter' if is_counter else 'slice'} track {tracks[te.track_uuid]!r}")
+            if te.type == pb.TrackEvent.TYPE_COUNTER:
+                if not te.HasField("counter_value"):
+                    fail(f"packet {index}: counter event without counter_value")
+                begins[tracks[te.track_uuid]] += 1
+                n_counter_values += 1
+            elif te.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
                 stack.append(pkt.timestamp)
                 begins[tracks[te.track_uuid]] += 1
+                args = {a.name: a for a in te.debug_annotations}
+                if te.name == "throttled" and "throttled_ns" in args:
+                    throttled_ns[args["cgroup"].string_value] += args["throttled_ns"].uint_value
             elif te.type == pb.TrackEvent.TYPE_SLICE_END:
                 if not stack:
                     fail(f"track {tracks[te.track_uuid]!r}: slice end without a begin at {pkt.timestamp}")
@@ -266,16 +295,52 @@ def check_proto(path):
             fail(f"{kind} at {ts} names pid {pid}, which the process tree does not hold")
     fairsim = Counter()
     for name, n in begins.items():
+        base = OVERLAP.sub("", name)
         for part, text_name in TRACK_KINDS:
-            if part in name:
+            if base.endswith(" " + part):
                 fairsim[text_name] += n
+                break
+        else:
+            fail(f"track {name!r} is of no known kind")
     return {
         "counts": counts, "compact": compact, "fairsim": fairsim, "packets": n_packets, "cpus": len(cpus),
-        "threads": len(threads), "tracks": len(tracks), "bytes": len(data),
+        "threads": len(threads), "tracks": len(tracks), "bytes": len(data), "throttled_ns": throttled_ns,
+        "counter_values": n_counter_values,
     }
 
 
 OVERUTILIZED = re.compile(r"overutilized=(\d) span=(\S+)")
+CFS_FIELDS = re.compile(r"cgroup=(\S+) (?:cpu=(\d+) )?(.*)$")
+
+
+def cfs_line(path, raw, event, counts, throttled, groups):
+    """Checks one fairsim_cfs_* line: a group runqueue's throttle and unthrottle lines
+    alternate (the first may be an unthrottle, of a runqueue throttled before the trace
+    began: it opens a stretch of its own); sums each group's periods and throttled time."""
+    m = CFS_FIELDS.search(raw.rstrip())
+    if not m:
+        fail(f"{path}: {event} line without its fields: {raw.rstrip()!r}")
+    fields = dict(kv.split("=", 1) for kv in m.group(3).split())
+    g = groups.setdefault(m.group(1), Counter())
+    counts["cfs_pool_sample"] += 1
+    if event == "fairsim_cfs_refill":
+        periods = int(fields["periods"])
+        g["nr_periods"] += periods
+        if int(fields["throttled"]) > 0:
+            g["nr_throttled"] += periods
+        return
+    rq = (m.group(1), m.group(2))
+    if event == "fairsim_cfs_throttle":
+        if throttled.get(rq):
+            fail(f"{path}: {rq} throttled twice: {raw.rstrip()!r}")
+        counts["cfs_throttled_stretch"] += 1
+    else:
+        if rq not in throttled:
+            counts["cfs_throttled_stretch"] += 1
+        elif not throttled[rq]:
+            fail(f"{path}: {rq} unthrottled while not throttled: {raw.rstrip()!r}")
+        g["throttled_ns"] += int(fields["throttled_ns"])
+    throttled[rq] = event == "fairsim_cfs_throttle"
 
 
 def check_text(path):
@@ -283,6 +348,8 @@ def check_text(path):
     entries = None
     lines = 0
     flag = {}
+    throttled = {}
+    groups = {}
     for raw in open(path, encoding="utf-8"):
         if raw.startswith("#"):
             m = re.match(r"# entries-in-buffer/entries-written: (\d+)/(\d+)", raw)
@@ -302,11 +369,39 @@ def check_text(path):
             if on and not flag.get(o.group(2), False):
                 counts["sched_overutilized_on"] += 1
             flag[o.group(2)] = on
+        if m.group(7).startswith("fairsim_cfs_"):
+            cfs_line(path, raw, m.group(7), counts, throttled, groups)
     if entries is None:
         fail(f"{path}: no entries-in-buffer header")
     if entries != lines:
         fail(f"{path}: header says {entries} entries, {lines} lines follow")
-    return counts
+    return counts, groups
+
+
+def check_cgroups(doc, got, text_groups):
+    """Each cpu.max group's cpu.stat lines against the throttled slices (and the text's
+    sums); returns a note for the summary."""
+    rows = [r for r in doc.get("cgroups") or [] if r.get("throttled_usec") is not None]
+    for r in rows:
+        path = r["path"]
+        usec = got["throttled_ns"][path] // 1000
+        if usec != r["throttled_usec"]:
+            fail(f"cgroup {path}: the throttled slices add up to {usec} us but the run counted "
+                 f"throttled_usec = {r['throttled_usec']}")
+        if text_groups is None:
+            continue
+        g = text_groups.get(path, Counter())
+        for key, want in (("nr_periods", r["nr_periods"]), ("nr_throttled", r["nr_throttled"]),
+                          ("throttled_usec", r["throttled_usec"])):
+            have = g["throttled_ns"] // 1000 if key == "throttled_usec" else g[key]
+            if have != want:
+                fail(f"cgroup {path}: the fairsim_cfs_* lines add up to {key} = {have} "
+                     f"but the run counted {want}")
+    if not rows:
+        return ""
+    return " The throttled time of " + ", ".join(
+        f"{r['path']} ({r['throttled_usec']} us in {r['nr_throttled']} of {r['nr_periods']} periods)"
+        for r in rows) + " matches its throttled slices" + (" and text lines." if text_groups is not None else ".")
 
 
 def main():
@@ -340,8 +435,9 @@ def main():
                 what = "sched_switch events between tasks and idle" if event == "engine_switches" else f"{event} events"
                 fail(f"{c[event]} {what} but the run counted {counter} = {want}")
         text_note = ""
+        text_groups = None
         if args.text:
-            tc = check_text(args.text)
+            tc, text_groups = check_text(args.text)
             for name in sorted(FTRACE_EVENTS | TRACK_TEXT_NAMES):
                 want = got["fairsim"][name] if name in TRACK_TEXT_NAMES else c[name]
                 if tc[name] != want:
@@ -349,21 +445,24 @@ def main():
             extra = set(tc) - FTRACE_EVENTS - TRACK_TEXT_NAMES - TEXT_ONLY
             if extra:
                 fail(f"{args.text}: unknown event names {sorted(extra)}")
-            n_text = sum(v for k, v in tc.items() if k != "sched_overutilized_on")
+            n_text = sum(v for k, v in tc.items() if k not in TRACK_TEXT_NAMES - {
+                "fairsim_balance", "fairsim_lock_spin", "fairsim_feec"})
             text_note = f" The text file {args.text} has the same count of each of its {n_text} events."
+        text_note += check_cgroups(doc, got, text_groups)
     except Failure as e:
         print(f"check_trace: FAILED: {e}", file=sys.stderr)
         return 1
     cc = got["compact"]
     compact_note = (f" ({cc['sched_switch']} sched_switch and {cc['sched_waking']} sched_waking of them "
                     "from compact_sched)") if cc else ""
+    counter_note = f" and {got['counter_values']} counter values" if got["counter_values"] else ""
     c = Counter({k: v for k, v in c.items() if k != "engine_switches"})
     total = sum(c.values())
     per = ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
     print(
         f"check_trace: OK. {args.trace} ({got['bytes']} bytes, {got['packets']} packets) decodes with the "
         f"official protos: {total} ftrace events on {got['cpus']} CPUs ({per}){compact_note}, {got['threads']} threads in the "
-        f"process tree, {sum(got['fairsim'].values())} fairsim slices balanced on {got['tracks']} tracks (the fairsim parent included); "
+        f"process tree, {sum(got['fairsim'].values()) - got['counter_values']} fairsim slices balanced{counter_note} on {got['tracks']} tracks (the fairsim parent included); "
         f"per-CPU time and the switch chain hold, and the counts match {args.run_json} "
         f"(context_switches {s['context_switches']}, wakeups {s['wakeups_local'] + s['wakeups_remote']}, "
         f"migrations {s['migrations']}).{text_note}"

@@ -130,6 +130,55 @@ fn a_traced_run_writes_decodable_traces_and_plots_and_prints_the_same() {
 }
 
 #[test]
+fn a_traced_cpu_max_run_shows_its_throttling_and_passes_the_checker() {
+    let dir = temp_dir("cpumax");
+    let (pf, txt, json) = (
+        dir.join("t.perfetto-trace"),
+        dir.join("t.txt"),
+        dir.join("r.json"),
+    );
+    let run = [
+        "run",
+        "--smp",
+        "4",
+        "--cgroup",
+        "/lim:cpu.max=50000 100000",
+        "-w",
+        "sysbench-cpu:threads=4,events=0,time=100s,cgroup=/lim",
+        "--duration",
+        "500ms",
+    ];
+    let plain = fairsim(&run);
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    let mut args = run.to_vec();
+    args.extend([
+        "--trace",
+        s(&pf),
+        "--trace-text",
+        s(&txt),
+        "--json",
+        s(&json),
+    ]);
+    let traced = fairsim(&args);
+    assert!(traced.status.success(), "{}", stderr(&traced));
+    assert_eq!(
+        plain.stdout, traced.stdout,
+        "tracing changed the run's output"
+    );
+    let text = std::fs::read_to_string(&txt).unwrap();
+    for event in ["throttle", "unthrottle", "refill"] {
+        let needle = format!(": fairsim_cfs_{event}: cgroup=/lim ");
+        assert!(text.contains(&needle), "no {needle:?} line");
+    }
+    // The checker matches the throttled slices and lines against cpu.stat's counters.
+    python(
+        "validation/perfetto/check_trace.py",
+        &[s(&pf), s(&json), "--text", s(&txt)],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_window_keeps_the_trace_inside_it() {
     let dir = temp_dir("window");
     let txt = dir.join("w.txt");

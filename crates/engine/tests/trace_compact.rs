@@ -68,6 +68,7 @@ fn compact_sched_keeps_events_that_tie_with_a_switch_full() {
         tasks: vec![task(1, 1, 0, "a", 120), task(2, 2, 0, "b", 120)],
         levels: vec![],
         root_domains: vec![],
+        cgroups: vec![],
         initial: vec![0, 0],
         records: vec![
             rec(T0, 0, waking(1, 0)),

@@ -78,6 +78,10 @@ pub struct CfsBandwidth {
     pub period_expires: u64,
     /// The period timer's callback is running (`hrtimer_callback_running`).
     pub period_running: bool,
+    /// The CPU the period timer fires on: `start_cfs_bandwidth` arms it
+    /// `HRTIMER_MODE_ABS_PINNED` on the CPU that asked for runtime, and it re-arms
+    /// itself there. Only the trace reads it (the refill's line goes to that CPU).
+    pub period_cpu: usize,
     /// `slack_started`: the slack timer is armed.
     pub slack_started: bool,
     /// The slack timer's expiry (kernel clock).
@@ -110,6 +114,7 @@ impl Default for CfsBandwidth {
             period_active: false,
             period_expires: 0,
             period_running: false,
+            period_cpu: 0,
             slack_started: false,
             slack_expires: 0,
             throttled: Vec::new(),
@@ -155,12 +160,13 @@ impl CfsBandwidth {
         self.runtime_snap = self.runtime;
     }
 
-    /// `start_cfs_bandwidth`: arms the period timer unless it is armed.
-    fn start(&mut self, g: GroupId, now: u64, arms: &mut Vec<BwTimer>) {
+    /// `start_cfs_bandwidth`: arms the period timer on `cpu` unless it is armed.
+    fn start(&mut self, g: GroupId, cpu: usize, now: u64, arms: &mut Vec<BwTimer>) {
         if self.period_active {
             return;
         }
         self.period_active = true;
+        self.period_cpu = cpu;
         hrtimer_forward(&mut self.period_expires, now, self.period);
         arms.push(BwTimer {
             at: self.period_expires - BOOT_CLOCK_OFFSET,
@@ -194,11 +200,12 @@ impl CfsBandwidth {
     }
 }
 
-/// `__assign_cfs_rq_runtime(cfs_b, cfs_rq, target)`: tops the runqueue up to `target`
-/// from the pool (starting the period timer); whether it now has runtime left.
+/// `__assign_cfs_rq_runtime(cfs_b, cfs_rq, target)`: tops the runqueue of `cpu` up to
+/// `target` from the pool (starting the period timer); whether it now has runtime left.
 pub(crate) fn assign_runtime(
     b: &mut CfsBandwidth,
     g: GroupId,
+    cpu: usize,
     bw: &mut CfsRqBandwidth,
     target: u64,
     now: u64,
@@ -209,7 +216,7 @@ pub(crate) fn assign_runtime(
     if b.quota == RUNTIME_INF {
         amount = min_amount;
     } else {
-        b.start(g, now, arms);
+        b.start(g, cpu, now, arms);
         if b.runtime > 0 {
             amount = b.runtime.min(min_amount);
             b.runtime -= amount;
@@ -220,14 +227,15 @@ pub(crate) fn assign_runtime(
     bw.runtime_remaining > 0
 }
 
-/// `__account_cfs_rq_runtime(cfs_rq, delta_exec)`: the runqueue pays `delta` and, out of
-/// runtime and not throttled, takes a slice from its group's pool. Returns true when
-/// that failed with an entity running: the CPU must reschedule so that the hierarchy
-/// can be throttled.
+/// `__account_cfs_rq_runtime(cfs_rq, delta_exec)`: the runqueue (of `cpu`) pays `delta`
+/// and, out of runtime and not throttled, takes a slice from its group's pool. Returns
+/// true when that failed with an entity running: the CPU must reschedule so that the
+/// hierarchy can be throttled.
 pub(crate) fn account_runtime(
     tgs: &mut [TaskGroup],
     arms: &mut Vec<BwTimer>,
     cfs: &mut CfsRq,
+    cpu: usize,
     delta: u64,
     now: u64,
 ) -> bool {
@@ -239,6 +247,7 @@ pub(crate) fn account_runtime(
     let ok = assign_runtime(
         &mut tgs[g].bw,
         g,
+        cpu,
         &mut cfs.bw,
         CFS_BANDWIDTH_SLICE,
         now,
@@ -317,8 +326,10 @@ impl Sched {
             b.quota = quota;
             b.burst = burst;
             b.refill();
+            // The write happens before the first task, on no CPU in particular: the
+            // timer goes to CPU 0, where the launcher starts by default.
             if enabled {
-                b.start(g, k_now, &mut groups.timer_arms);
+                b.start(g, 0, k_now, &mut groups.timer_arms);
             }
         }
         for cpu in 0..self.nr_cpus() {
@@ -424,6 +435,8 @@ impl Sched {
         let mut throttled = !b.throttled.is_empty();
         b.nr_periods += overrun;
         b.refill();
+        self.trace_refill(g, overrun);
+        let b = &mut self.groups.tgs[g].bw;
         if b.idle && !throttled {
             return true;
         }
@@ -524,6 +537,7 @@ mod tests {
         assert!(assign_runtime(
             &mut b,
             1,
+            0,
             &mut bw,
             5_000_000,
             BOOT_CLOCK_OFFSET + 7,
@@ -539,6 +553,7 @@ mod tests {
         assert!(assign_runtime(
             &mut b,
             1,
+            0,
             &mut bw,
             5_000_000,
             BOOT_CLOCK_OFFSET + 9,
@@ -550,6 +565,7 @@ mod tests {
         assert!(!assign_runtime(
             &mut b,
             1,
+            0,
             &mut bw,
             5_000_000,
             BOOT_CLOCK_OFFSET + 9,

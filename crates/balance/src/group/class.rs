@@ -143,6 +143,7 @@ impl Sched {
                     cfs_hi: &mut [],
                     hole: usize::MAX,
                     clock,
+                    cpu,
                     cleared_next: &mut cleared,
                     bw_resched: false,
                 };
@@ -175,6 +176,7 @@ impl Sched {
                     cfs_hi: hi,
                     hole: i,
                     clock,
+                    cpu,
                     cleared_next: &mut cleared,
                     bw_resched: false,
                 };

@@ -16,8 +16,9 @@
 //! group entities behind one id), `shares.rs` the group weight (`calc_group_shares`,
 //! `update_cfs_group`, `reweight_entity`, `update_tg_load_avg`), `class.rs` the fair
 //! class's entry points walking the hierarchy, `h_load.rs` the balancer's hierarchical
-//! load, `blocked.rs` the blocked-load decay of group runqueues, and `autogroup.rs` the
-//! per-session groups of `kernel.sched_autogroup_enabled`.
+//! load, `blocked.rs` the blocked-load decay of group runqueues, `bandwidth.rs` and
+//! `throttle.rs` CFS bandwidth control, `tp.rs` what it shows a tracer, and
+//! `autogroup.rs` the per-session groups of `kernel.sched_autogroup_enabled`.
 
 use crate::cfs_rq::CfsRq;
 use crate::task::{SchedEntity, TaskId};
@@ -33,6 +34,7 @@ mod invariants;
 mod shares;
 mod store;
 mod throttle;
+pub mod tp;
 
 pub use autogroup::{autogroup_path, task_wants_autogroup, Autogroup};
 pub use bandwidth::{
@@ -200,6 +202,9 @@ pub struct TaskGroups {
     pub(crate) autogroup_enabled: bool,
     /// `autogroup_seq_nr`: autogroups created so far.
     pub(crate) autogroup_seq_nr: u64,
+    /// The bandwidth tracepoints logged for a tracer, `None` when no tracer listens
+    /// ([`tp`]).
+    pub(crate) tp: Option<Vec<tp::BandwidthTracepoint>>,
 }
 
 impl TaskGroups {

@@ -50,6 +50,8 @@ pub(crate) struct Hier<'a> {
     /// The index of the runqueue operated on (`usize::MAX` for a CPU's root).
     pub(crate) hole: usize,
     pub(crate) clock: u64,
+    /// The CPU whose runqueue the operation runs on.
+    pub(crate) cpu: usize,
     pub(crate) cleared_next: &'a mut Vec<usize>,
     /// A runqueue under bandwidth control ran out with an entity running: the CPU must
     /// reschedule (`resched_curr` in `__account_cfs_rq_runtime`).
@@ -149,8 +151,14 @@ impl Entities for Hier<'_> {
     }
 
     fn account_runtime(&mut self, cfs: &mut CfsRq, delta: u64) {
-        self.bw_resched |=
-            super::bandwidth::account_runtime(self.tgs, self.timer_arms, cfs, delta, self.clock);
+        self.bw_resched |= super::bandwidth::account_runtime(
+            self.tgs,
+            self.timer_arms,
+            cfs,
+            self.cpu,
+            delta,
+            self.clock,
+        );
     }
 
     fn return_runtime(&mut self, cfs: &mut CfsRq) {

@@ -82,7 +82,7 @@ impl Sched {
             let groups = &mut self.groups;
             let b = &mut groups.tgs[g].bw;
             let bw = &mut groups.cfs[i].bw;
-            if bandwidth::assign_runtime(b, g, bw, 1, now, &mut groups.timer_arms) {
+            if bandwidth::assign_runtime(b, g, cpu, bw, 1, now, &mut groups.timer_arms) {
                 return false;
             }
             b.throttled.push(i);
@@ -148,6 +148,7 @@ impl Sched {
         if cfs.nr_running != 0 {
             cfs.bw.throttled_clock = now;
         }
+        self.trace_throttle(i);
         true
     }
 
@@ -160,9 +161,9 @@ impl Sched {
         let now = self.rqs[cpu].clock;
         self.groups.cfs[i].bw.throttled = false;
         let tc = std::mem::take(&mut self.groups.cfs[i].bw.throttled_clock);
-        if tc != 0 {
-            self.groups.tgs[g].bw.throttled_time += now.saturating_sub(tc);
-        }
+        let throttled_ns = if tc != 0 { now.saturating_sub(tc) } else { 0 };
+        self.groups.tgs[g].bw.throttled_time += throttled_ns;
+        self.trace_unthrottle(i, throttled_ns);
         self.groups.tgs[g].bw.throttled.retain(|&x| x != i);
         self.tg_unthrottle_up(g, cpu);
         let done = 'walk: {

@@ -44,6 +44,18 @@
 //! that `find_energy_efficient_cpu` saw, `fairsim_feec: comm=rt-app pid=12 prev_cpu=0
 //! dst_cpu=4` (`dst_cpu=-1` when it left the wakeup to the usual path).
 //!
+//! CFS bandwidth control has no tracepoint in 6.12 (none in include/trace/events/sched.h,
+//! none fired by `throttle_cfs_rq`, `unthrottle_cfs_rq` or the period timer), so its
+//! events are fairsim's own too, each on the CPU where the kernel does the work: a
+//! group runqueue's throttle on its CPU, `fairsim_cfs_throttle: cgroup=/lim cpu=0
+//! runtime_remaining=-159423 h_nr_queued=1 pool=0`; its unthrottle on the same CPU (where
+//! the kernel's `unthrottle_cfs_rq_async` IPI runs it), `fairsim_cfs_unthrottle:
+//! cgroup=/lim cpu=3 throttled_ns=90799308 h_nr_queued=1 pool=46999999` (what it added
+//! to `throttled_usec`, the tasks that come back, the pool once it was paid); and each
+//! refill on the CPU the period timer is pinned to, `fairsim_cfs_refill: cgroup=/lim
+//! runtime=50000000 periods=1 throttled=4` (the pool after the refill, the periods
+//! counted, the runqueues throttled when it ran).
+//!
 //! The root domain's overutilized flag has a bare tracepoint in 6.12
 //! (`sched_overutilized_tp`, fired by every `set_rd_overutilized`) and no trace event;
 //! the sched_tp module (github.com/qais-yousef/sched_tp, `sched_tp/sched_events.h`),
@@ -134,6 +146,9 @@ fn name_and_flags(e: &TraceEvent) -> (&'static str, &'static str) {
         TraceEvent::LockSpin { .. } => ("fairsim_lock_spin", "....."),
         TraceEvent::Overutilized { .. } => ("sched_overutilized", "d..2."),
         TraceEvent::Feec { .. } => ("fairsim_feec", "....."),
+        TraceEvent::CfsThrottle { .. } => ("fairsim_cfs_throttle", "....."),
+        TraceEvent::CfsUnthrottle { .. } => ("fairsim_cfs_unthrottle", "....."),
+        TraceEvent::CfsRefill { .. } => ("fairsim_cfs_refill", "....."),
     }
 }
 
@@ -200,6 +215,21 @@ fn fields(s: &mut String, trace: &Trace, rec: &Record) {
             s,
             "comm={} pid={pid} prev_cpu={prev_cpu} dst_cpu={dst_cpu}",
             comm(pid)
+        ),
+        TraceEvent::CfsThrottle { group, h_nr_queued, runtime_remaining, pool } => write!(
+            s,
+            "cgroup={} cpu={cpu} runtime_remaining={runtime_remaining} h_nr_queued={h_nr_queued} pool={pool}",
+            trace.cgroup(group)
+        ),
+        TraceEvent::CfsUnthrottle { group, h_nr_queued, throttled_ns, pool } => write!(
+            s,
+            "cgroup={} cpu={cpu} throttled_ns={throttled_ns} h_nr_queued={h_nr_queued} pool={pool}",
+            trace.cgroup(group)
+        ),
+        TraceEvent::CfsRefill { group, throttled, runtime, periods } => write!(
+            s,
+            "cgroup={} runtime={runtime} periods={periods} throttled={throttled}",
+            trace.cgroup(group)
         ),
     };
 }

@@ -8,6 +8,7 @@ pub mod ftrace;
 pub mod perfetto;
 pub mod proto;
 pub mod record;
+mod tracks;
 
 pub use config::{parse_window, TraceConfig, RECORD_BYTES};
 pub use ftrace::write_ftrace_text;

@@ -38,11 +38,14 @@
 //! - `CpuIdleFtraceEvent`, `CpuFrequencyFtraceEvent` (`ftrace/power.proto`): `state` 1,
 //!   `cpu_id` 2.
 //! - `TrackDescriptor` (`track_event/track_descriptor.proto`): `uuid` 1, `name` 2,
-//!   `parent_uuid` 5, `child_ordering` 11 (`EXPLICIT` = 3), `sibling_order_rank` 12.
+//!   `parent_uuid` 5, `counter` 8, `child_ordering` 11 (`EXPLICIT` = 3),
+//!   `sibling_order_rank` 12. `CounterDescriptor` (`counter_descriptor.proto`): `unit` 3
+//!   (`UNIT_TIME_NS` = 1).
 //! - `TrackEvent` (`track_event/track_event.proto`): `debug_annotations` 4, `type` 9
-//!   (`TYPE_SLICE_BEGIN` = 1, `TYPE_SLICE_END` = 2), `track_uuid` 11, `name` 23.
+//!   (`TYPE_SLICE_BEGIN` = 1, `TYPE_SLICE_END` = 2, `TYPE_COUNTER` = 4), `track_uuid` 11,
+//!   `name` 23, `counter_value` 30 (int64).
 //! - `DebugAnnotation` (`track_event/debug_annotation.proto`): `uint_value` 3,
-//!   `string_value` 6, `name` 10.
+//!   `int_value` 4, `string_value` 6, `name` 10.
 //!
 //! # Layout of the stream
 //!
@@ -102,19 +105,14 @@
 //! is not something this writer relies on: a waking at the same time as a switch on its
 //! CPU, and a switch at the same time as its CPU's first switch, stay full events too.
 //!
-//! # Slices and their tracks
+//! # fairsim's tracks
 //!
-//! A balance record becomes a slice from `ts` to `ts + dur` on the CPU's
-//! "cpu N balancing" track, a lock spin a slice on "cpu N rq lock spins", a
-//! `find_energy_efficient_cpu` decision a zero-length slice on the waking CPU's
-//! "cpu N EAS placements" (named `feec COMM pid P -> cpu C`), and each stretch during
-//! which a root domain was overutilized a slice on "root domain N overutilized", from
-//! the `sched_overutilized` record that set the flag to the next that cleared it (or the
-//! trace's end); the records that write the value the flag already has open nothing.
-//! Root domain tracks come first. Slices on one track must nest. A record that starts inside an open slice of its track but would end
-//! after it is not clipped (its times stay true): it goes to the first overflow track,
-//! "cpu N balancing (overlap 1)", where it nests, or to a further one
-//! ("(overlap 2)", ...). Each track is a child of the "fairsim" track, ordered by CPU.
+//! `trace/tracks.rs` plans them: each root domain's overutilized stretches, each task
+//! group's pool counter and its runqueues' throttled stretches under a parent track of
+//! the group's, and each CPU's balances, lock spins and EAS placements, every track a
+//! child of the "fairsim" track (or of its group's) in that order. A counter track's
+//! descriptor carries a `CounterDescriptor` in nanoseconds, and its values are
+//! `TYPE_COUNTER` events; a parent with children orders them explicitly, by rank.
 
 use std::collections::BTreeMap;
 use std::io::{self, BufWriter, Write};
@@ -122,6 +120,7 @@ use std::io::{self, BufWriter, Write};
 use super::current::{cpu_slots, CurrentTasks};
 use super::proto::{put_varint, ProtoBuf};
 use super::record::{Record, Trace, TraceEvent};
+use super::tracks::{PlanEvent, TrackPlan, What};
 
 /// Most events in one `FtraceEventBundle`.
 pub const BUNDLE_MAX: usize = 1000;
@@ -138,6 +137,8 @@ const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
 const SEQ_NEEDS_INCREMENTAL_STATE: u64 = 2;
 const TYPE_SLICE_BEGIN: u64 = 1;
 const TYPE_SLICE_END: u64 = 2;
+const TYPE_COUNTER: u64 = 4;
+const UNIT_TIME_NS: u64 = 1;
 const CHILD_ORDERING_EXPLICIT: u64 = 3;
 
 /// How [`write_perfetto_with`] encodes a trace.
@@ -176,8 +177,8 @@ pub fn write_perfetto_with(
         track_packets: 0,
     };
     w.process_tree(trace)?;
-    let plan = SlicePlan::new(trace);
-    w.track_descriptors(&plan)?;
+    let plan = TrackPlan::new(trace);
+    w.track_descriptors(trace, &plan)?;
 
     let slots = cpu_slots(trace);
     let mut cur = CurrentTasks::new(trace);
@@ -253,6 +254,9 @@ fn is_fairsim(e: &TraceEvent) -> bool {
             | TraceEvent::LockSpin { .. }
             | TraceEvent::Overutilized { .. }
             | TraceEvent::Feec { .. }
+            | TraceEvent::CfsThrottle { .. }
+            | TraceEvent::CfsUnthrottle { .. }
+            | TraceEvent::CfsRefill { .. }
     )
 }
 
@@ -319,8 +323,8 @@ impl PacketWriter<'_> {
         self.emit()
     }
 
-    /// The "fairsim" parent track and one child per slice track.
-    fn track_descriptors(&mut self, plan: &SlicePlan) -> io::Result<()> {
+    /// The "fairsim" parent track and the planned tracks under it.
+    fn track_descriptors(&mut self, trace: &Trace, plan: &TrackPlan) -> io::Result<()> {
         if plan.tracks.is_empty() {
             return Ok(());
         }
@@ -335,8 +339,14 @@ impl PacketWriter<'_> {
             self.track_packet_head();
             self.pkt.message(60, |d| {
                 d.uint(1, track_uuid(i));
-                d.string(2, &t.name());
-                d.uint(5, FAIRSIM_TRACK_UUID);
+                d.string(2, &t.name(trace));
+                d.uint(5, t.parent.map_or(FAIRSIM_TRACK_UUID, track_uuid));
+                if t.is_counter() {
+                    d.message(8, |c| c.uint(3, UNIT_TIME_NS));
+                }
+                if plan.tracks.iter().any(|c| c.parent == Some(i)) {
+                    d.uint(11, CHILD_ORDERING_EXPLICIT);
+                }
                 d.int(12, i as i64);
             });
             self.emit()?;
@@ -376,7 +386,7 @@ impl PacketWriter<'_> {
     fn slices(
         &mut self,
         trace: &Trace,
-        plan: &SlicePlan,
+        plan: &TrackPlan,
         from: usize,
         until: u64,
     ) -> io::Result<usize> {
@@ -384,7 +394,7 @@ impl PacketWriter<'_> {
         while let Some(ev) = plan.events.get(i).filter(|e| e.ts <= until) {
             self.track_packet_head();
             self.pkt.uint(8, ev.ts);
-            self.pkt.message(11, |te| slice_event(te, trace, ev));
+            self.pkt.message(11, |te| track_event(te, trace, ev));
             self.emit()?;
             i += 1;
         }
@@ -550,16 +560,31 @@ fn ftrace_event(e: &mut ProtoBuf, trace: &Trace, rec: &Record, pid: u32) {
         TraceEvent::Balance { .. }
         | TraceEvent::LockSpin { .. }
         | TraceEvent::Overutilized { .. }
-        | TraceEvent::Feec { .. } => {}
+        | TraceEvent::Feec { .. }
+        | TraceEvent::CfsThrottle { .. }
+        | TraceEvent::CfsUnthrottle { .. }
+        | TraceEvent::CfsRefill { .. } => {}
     }
 }
 
-/// Encodes the `TrackEvent` of a planned slice begin or end.
-fn slice_event(te: &mut ProtoBuf, trace: &Trace, ev: &SliceEvent) {
-    let Some(rec) = ev.begin.map(|i| &trace.records[i]) else {
-        te.uint(9, TYPE_SLICE_END);
-        te.uint(11, track_uuid(ev.track));
-        return;
+/// Encodes the `TrackEvent` of a planned slice begin or end, or counter value.
+fn track_event(te: &mut ProtoBuf, trace: &Trace, ev: &PlanEvent) {
+    let (rec, closed_by) = match ev.what {
+        What::End => {
+            te.uint(9, TYPE_SLICE_END);
+            te.uint(11, track_uuid(ev.track));
+            return;
+        }
+        What::Counter(i) => {
+            te.uint(9, TYPE_COUNTER);
+            te.uint(11, track_uuid(ev.track));
+            te.int(30, pool_value(&trace.records[i].event) as i64);
+            return;
+        }
+        What::Begin { rec, closed_by } => (
+            &trace.records[rec],
+            closed_by.map(|i| &trace.records[i].event),
+        ),
     };
     te.uint(9, TYPE_SLICE_BEGIN);
     te.uint(11, track_uuid(ev.track));
@@ -573,6 +598,12 @@ fn slice_event(te: &mut ProtoBuf, trace: &Trace, ev: &SliceEvent) {
         te.message(4, |a| {
             a.string(10, name);
             a.uint(3, v);
+        });
+    };
+    let annotate_int = |te: &mut ProtoBuf, name: &str, v: i64| {
+        te.message(4, |a| {
+            a.string(10, name);
+            a.int(4, v);
         });
     };
     match rec.event {
@@ -616,8 +647,38 @@ fn slice_event(te: &mut ProtoBuf, trace: &Trace, ev: &SliceEvent) {
             annotate_uint(te, "prev_cpu", u64::from(prev_cpu));
             annotate_str(te, "dst_cpu", &dst_cpu.to_string());
         }
+        TraceEvent::CfsThrottle {
+            group,
+            h_nr_queued,
+            runtime_remaining,
+            ..
+        } => {
+            te.string(23, "throttled");
+            annotate_str(te, "cgroup", trace.cgroup(group));
+            annotate_uint(te, "cpu", u64::from(rec.cpu));
+            annotate_int(te, "runtime_remaining", runtime_remaining);
+            annotate_uint(te, "h_nr_queued", u64::from(h_nr_queued));
+        }
+        TraceEvent::CfsUnthrottle { group, .. } => {
+            // Throttled since before the trace's start: only its end is known.
+            te.string(23, "throttled");
+            annotate_str(te, "cgroup", trace.cgroup(group));
+            annotate_uint(te, "cpu", u64::from(rec.cpu));
+        }
         // Only fairsim's own records are planned as slices.
         _ => {}
+    } // A throttled stretch says what its unthrottle counted.
+    if let Some(TraceEvent::CfsUnthrottle { throttled_ns, .. }) = closed_by {
+        annotate_uint(te, "throttled_ns", *throttled_ns);
+    }
+}
+
+/// The pool value a group bandwidth record carries (`cfs_b->runtime`, ns).
+fn pool_value(e: &TraceEvent) -> u64 {
+    match *e {
+        TraceEvent::CfsThrottle { pool, .. } | TraceEvent::CfsUnthrottle { pool, .. } => pool,
+        TraceEvent::CfsRefill { runtime, .. } => runtime,
+        _ => 0,
     }
 }
 
@@ -630,176 +691,7 @@ pub fn level_name(trace: &Trace, level: u32) -> String {
         .unwrap_or_else(|| format!("level{level}"))
 }
 
-/// The uuid of slice track `index` (in [`SlicePlan::tracks`] order).
+/// The uuid of fairsim track `index` (in [`TrackPlan::tracks`] order).
 fn track_uuid(index: usize) -> u64 {
     FAIRSIM_TRACK_UUID + 1 + index as u64
-}
-
-/// Which kind of slice a track holds. Root domain tracks come first (the enum's order
-/// is the tracks' order within one CPU or root domain).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum SliceKind {
-    /// A root domain's overutilized stretches (`cpu` is the root domain's index).
-    Overutilized,
-    Balance,
-    Spin,
-    /// `find_energy_efficient_cpu` decisions, zero-length slices on the waking CPU.
-    Feec,
-}
-
-impl SliceKind {
-    /// Whether the track belongs to a root domain rather than a CPU.
-    fn per_root_domain(self) -> bool {
-        self == SliceKind::Overutilized
-    }
-}
-
-/// One slice track: a CPU's balances, spins or EAS placements, or a root domain's
-/// overutilized stretches; lane 0 or an overflow lane.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct SliceTrack {
-    cpu: u32,
-    kind: SliceKind,
-    lane: u32,
-}
-
-impl SliceTrack {
-    fn name(&self) -> String {
-        let what = match self.kind {
-            SliceKind::Overutilized => "overutilized",
-            SliceKind::Balance => "balancing",
-            SliceKind::Spin => "rq lock spins",
-            SliceKind::Feec => "EAS placements",
-        };
-        let owner = if self.kind.per_root_domain() {
-            "root domain"
-        } else {
-            "cpu"
-        };
-        match self.lane {
-            0 => format!("{owner} {} {what}", self.cpu),
-            n => format!("{owner} {} {what} (overlap {n})", self.cpu),
-        }
-    }
-}
-
-/// When each overutilized stretch that a record opens ends: the next record of its
-/// root domain that writes 0, or the trace's end. Records that write 1 into a domain
-/// already overutilized, and those that write 0, open nothing (`None`).
-fn overutilized_ends(trace: &Trace) -> Vec<Option<u64>> {
-    let mut ends = vec![None; trace.records.len()];
-    let mut open: BTreeMap<u32, usize> = BTreeMap::new();
-    for (i, rec) in trace.records.iter().enumerate() {
-        if let TraceEvent::Overutilized { rd, overutilized } = rec.event {
-            if overutilized {
-                open.entry(rd).or_insert(i);
-            } else if let Some(j) = open.remove(&rd) {
-                ends[j] = Some(rec.ts);
-            }
-        }
-    }
-    for j in open.into_values() {
-        ends[j] = Some(trace.window.1.max(trace.records[j].ts));
-    }
-    ends
-}
-
-/// A slice begin (`begin` = the record's index) or end, at `ts` on track `track`.
-#[derive(Debug, Clone)]
-struct SliceEvent {
-    ts: u64,
-    track: usize,
-    begin: Option<usize>,
-}
-
-/// Every slice track and every begin and end, in time order (per track in nesting order).
-struct SlicePlan {
-    tracks: Vec<SliceTrack>,
-    events: Vec<SliceEvent>,
-}
-
-/// A track being filled: the ends of its open slices (innermost last) and its events
-/// with their order on the track.
-#[derive(Default)]
-struct Lane {
-    open: Vec<u64>,
-    events: Vec<(u64, Option<usize>)>,
-}
-
-impl Lane {
-    /// Closes the open slices that end by `ts`, innermost first.
-    fn close_until(&mut self, ts: u64) {
-        while let Some(&end) = self.open.last().filter(|&&e| e <= ts) {
-            self.events.push((end, None));
-            self.open.pop();
-        }
-    }
-
-    /// Whether a slice ending at `end` nests in the innermost open slice.
-    fn fits(&self, end: u64) -> bool {
-        self.open.last().is_none_or(|&top| end <= top)
-    }
-}
-
-impl SlicePlan {
-    fn new(trace: &Trace) -> Self {
-        // Keyed so that root domain tracks come before the CPUs' tracks.
-        let mut lanes: BTreeMap<(bool, u32, SliceKind), Vec<Lane>> = Default::default();
-        let ou_ends = overutilized_ends(trace);
-        for (i, rec) in trace.records.iter().enumerate() {
-            let (kind, owner, end) = match rec.event {
-                TraceEvent::Balance { dur, .. } => {
-                    (SliceKind::Balance, rec.cpu, rec.ts.saturating_add(dur))
-                }
-                TraceEvent::LockSpin { dur, .. } => {
-                    (SliceKind::Spin, rec.cpu, rec.ts.saturating_add(dur))
-                }
-                TraceEvent::Feec { .. } => (SliceKind::Feec, rec.cpu, rec.ts),
-                TraceEvent::Overutilized { rd, .. } => match ou_ends[i] {
-                    Some(end) => (SliceKind::Overutilized, rd, end),
-                    None => continue,
-                },
-                _ => continue,
-            };
-            let key = (!kind.per_root_domain(), owner, kind);
-            let cpu_lanes = lanes.entry(key).or_default();
-            let mut chosen = None;
-            for (n, lane) in cpu_lanes.iter_mut().enumerate() {
-                lane.close_until(rec.ts);
-                if lane.fits(end) {
-                    chosen = Some(n);
-                    break;
-                }
-            }
-            let n = chosen.unwrap_or_else(|| {
-                cpu_lanes.push(Lane::default());
-                cpu_lanes.len() - 1
-            });
-            let lane = &mut cpu_lanes[n];
-            lane.events.push((rec.ts, Some(i)));
-            lane.open.push(end);
-        }
-        let mut tracks = Vec::new();
-        let mut events = Vec::new();
-        for ((_, cpu, kind), cpu_lanes) in lanes {
-            for (n, mut lane) in cpu_lanes.into_iter().enumerate() {
-                lane.close_until(u64::MAX);
-                let track = tracks.len();
-                tracks.push(SliceTrack {
-                    cpu,
-                    kind,
-                    lane: n as u32,
-                });
-                events.extend(lane.events.into_iter().map(|(ts, begin)| SliceEvent {
-                    ts,
-                    track,
-                    begin,
-                }));
-            }
-        }
-        // Each track's events are already in time and nesting order; a stable sort by time
-        // interleaves the tracks without reordering any one of them.
-        events.sort_by_key(|e| e.ts);
-        Self { tracks, events }
-    }
 }

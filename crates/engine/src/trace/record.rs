@@ -6,7 +6,8 @@
 //! balancing and EAS events have no kernel trace event and become Perfetto track events
 //! and `fairsim_*` lines in the text format, apart from the root domain's overutilized
 //! flag, which prints as the `sched_overutilized` event of the sched_tp module that LISA
-//! loads to expose the kernel's bare tracepoint.
+//! loads to expose the kernel's bare tracepoint. CFS bandwidth control has no tracepoint
+//! in 6.12 at all: its throttles, unthrottles and refills are fairsim's own too.
 
 /// A task's `prev_state` as `sched_switch` reports it (`__trace_sched_switch_state`):
 /// the state the task left the CPU in.
@@ -180,6 +181,41 @@ pub enum TraceEvent {
         /// The CPU chosen, or -1 when EAS left the wakeup to the usual path.
         dst_cpu: i32,
     },
+    /// `throttle_cfs_rq` (fairsim's own): a group's runqueue on the record's CPU ran out
+    /// of runtime and left the hierarchy with its tasks.
+    CfsThrottle {
+        /// Index into [`Trace::cgroups`].
+        group: u32,
+        /// The tasks it took off the CPU (`h_nr_queued`).
+        h_nr_queued: u32,
+        /// `runtime_remaining`, at most 0.
+        runtime_remaining: i64,
+        /// The group's pool (`cfs_b->runtime`), ns.
+        pool: u64,
+    },
+    /// `unthrottle_cfs_rq` (fairsim's own): the runqueue on the record's CPU is back.
+    CfsUnthrottle {
+        /// Index into [`Trace::cgroups`].
+        group: u32,
+        /// The tasks that come back (`h_nr_queued`).
+        h_nr_queued: u32,
+        /// What it added to the group's `throttled_usec`, ns.
+        throttled_ns: u64,
+        /// The group's pool once this runqueue was paid, ns.
+        pool: u64,
+    },
+    /// `do_sched_cfs_period_timer` refilled a group's pool (fairsim's own), logged on
+    /// the CPU its period timer fires on.
+    CfsRefill {
+        /// Index into [`Trace::cgroups`].
+        group: u32,
+        /// Runqueues throttled when it ran.
+        throttled: u32,
+        /// The pool after the refill (`cfs_b->runtime`), ns.
+        runtime: u64,
+        /// Periods counted (`nr_periods` grows by this).
+        periods: u64,
+    },
 }
 
 /// `PWR_EVENT_EXIT`: the `state` of a `cpu_idle` event that leaves idle.
@@ -225,6 +261,8 @@ pub struct Trace {
     pub levels: Vec<String>,
     /// Each root domain's span in the kernel's hex format (`%*pb`), by root domain index.
     pub root_domains: Vec<String>,
+    /// Each task group's path (`/` first), by group index; empty when the run had none.
+    pub cgroups: Vec<String>,
     /// The pid running on each CPU when the window opened (0: idle), so that events
     /// before a CPU's first switch know their current task.
     pub initial: Vec<u32>,
@@ -247,6 +285,11 @@ impl Trace {
         self.task(pid)
             .map(|t| t.comm.clone())
             .unwrap_or_else(|| format!("<{pid}>"))
+    }
+
+    /// The path of task group `group`, or `?` for an index outside the table.
+    pub fn cgroup(&self, group: u32) -> &str {
+        self.cgroups.get(group as usize).map_or("?", String::as_str)
     }
 
     /// `prio` of `pid` (120 for the idle task, as the tracepoints report it).

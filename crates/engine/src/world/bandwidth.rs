@@ -1,5 +1,6 @@
 //! The engine side of CFS bandwidth control: each task group's period and slack timers
-//! as events, and the reschedules their unthrottling asks for.
+//! as events, the reschedules their unthrottling asks for, and the throttles,
+//! unthrottles and refills the scheduler logged for the tracer.
 //!
 //! The kernel runs the period timer as a pinned hrtimer in hard-interrupt context on the
 //! CPU that started it; fairsim fires it at its expiry without charging a CPU for the
@@ -7,11 +8,13 @@
 //! reschedules it causes as `resched_curr` would: an idle CPU wakes at once, a busy one
 //! gets an IPI.
 
+use fairsim_balance::group::tp::BandwidthTracepoint;
 use fairsim_balance::group::{BwTimer, BwTimerKind};
 
 use super::World;
 use crate::event::Event;
 use crate::time::Time;
+use crate::trace::TraceEvent;
 
 impl World {
     /// Queues the bandwidth timers the scheduler armed since the last event.
@@ -40,6 +43,69 @@ impl World {
             if self.sched.rqs[c].need_resched {
                 self.kick(c, usize::MAX, now);
             }
+        }
+    }
+
+    /// The bandwidth tracepoints the scheduler logged since the last call
+    /// ([`fairsim_balance::group::tp`]), at `ts` (the event that made them) on the CPU
+    /// each names.
+    pub(super) fn trace_bandwidth(&mut self, ts: u64) {
+        if !self.sched.has_bandwidth_tracepoints() {
+            return;
+        }
+        let tps = self.sched.take_bandwidth_tracepoints();
+        let Some(tr) = self.tracer.as_deref_mut() else {
+            return;
+        };
+        for tp in tps {
+            let (cpu, event) = match tp {
+                BandwidthTracepoint::Throttle {
+                    group,
+                    cpu,
+                    runtime_remaining,
+                    h_nr_queued,
+                    pool,
+                } => (
+                    cpu,
+                    TraceEvent::CfsThrottle {
+                        group: group as u32,
+                        h_nr_queued,
+                        runtime_remaining,
+                        pool,
+                    },
+                ),
+                BandwidthTracepoint::Unthrottle {
+                    group,
+                    cpu,
+                    throttled_ns,
+                    h_nr_queued,
+                    pool,
+                } => (
+                    cpu,
+                    TraceEvent::CfsUnthrottle {
+                        group: group as u32,
+                        h_nr_queued,
+                        throttled_ns,
+                        pool,
+                    },
+                ),
+                BandwidthTracepoint::Refill {
+                    group,
+                    cpu,
+                    runtime,
+                    periods,
+                    throttled,
+                } => (
+                    cpu,
+                    TraceEvent::CfsRefill {
+                        group: group as u32,
+                        throttled,
+                        runtime,
+                        periods,
+                    },
+                ),
+            };
+            tr.push(ts, cpu, event);
         }
     }
 }

@@ -583,6 +583,9 @@ impl World {
                 if world.sched.eas.present {
                     world.sched.enable_eas_tracepoints();
                 }
+                if world.sched.task_groups().active() {
+                    world.sched.enable_bandwidth_tracepoints();
+                }
             }
         }
         world.queue.push(Time(world.config.duration), Event::End);
@@ -773,6 +776,7 @@ impl World {
         if self.tracer.is_some() {
             self.trace_migrations(now);
             self.trace_eas(now);
+            self.trace_bandwidth(now);
             if let Some(tr) = self.tracer.as_deref() {
                 if let Some(at) = tr.overflow_at() {
                     return Err(EngineError::TraceTooBig {

@@ -156,7 +156,7 @@ impl Recorder {
         self.events && ts >= self.start && ts < self.end && self.overflow_at.is_none()
     }
 
-    fn push(&mut self, ts: u64, cpu: usize, event: TraceEvent) {
+    pub(super) fn push(&mut self, ts: u64, cpu: usize, event: TraceEvent) {
         if !self.on(ts) {
             return;
         }
@@ -714,6 +714,14 @@ impl World {
                 .iter()
                 .map(|m| m.to_hex())
                 .collect(),
+            cgroups: {
+                let groups = self.sched.task_groups();
+                if groups.active() {
+                    groups.tgs.iter().map(|t| t.path.clone()).collect()
+                } else {
+                    Vec::new()
+                }
+            },
             initial: tr.initial.clone(),
             records,
         })

@@ -191,6 +191,7 @@ pub fn sample() -> Trace {
         ],
         levels: vec!["SMT".into(), "MC".into(), "PKG".into()],
         root_domains: vec![],
+        cgroups: vec![],
         initial: vec![1, 0, 0],
         records: vec![
             rec(T0, 0, fork(1, 2)),
@@ -502,6 +503,7 @@ pub fn busy_trace(cpus: u32, rounds: u64) -> Trace {
         tasks,
         levels: vec!["MC".into()],
         root_domains: vec![],
+        cgroups: vec![],
         initial: vec![0; cpus as usize],
         records,
     }
