@@ -99,6 +99,9 @@ pub enum Handler {
     /// `sched_scaling_write`: `kstrtouint` base 10, below `SCHED_TUNABLESCALING_END` (3),
     /// then `sched_update_scaling`.
     DebugfsScaling,
+    /// `proc_dointvec_minmax` with `extra1 = SYSCTL_ONE` and no maximum, as
+    /// `sched_cfs_bandwidth_slice_us` takes a write: 1 to `INT_MAX`, `EINVAL` below.
+    MinOne,
     /// `proc_dointvec_minmax` over `extra1..extra2` = 0..1 and nothing else, as
     /// `sched_autogroup_enabled` takes a write (the new value is read at each fork, by
     /// `autogroup_task_group`); a 1 on a CFS kernel is refused
@@ -147,6 +150,9 @@ pub enum Tunable {
     /// `sysctl_sched_autogroup_enabled`: a task forked into the root task group runs in
     /// its session's autogroup (1) or in the root (0, fairsim's boot value).
     AutogroupEnabled,
+    /// `sysctl_sched_cfs_bandwidth_slice` (us): what a group runqueue under `cpu.max`
+    /// takes from its group's pool at a time (5000 at boot).
+    CfsBandwidthSlice,
 }
 
 /// Where one era range kept a tunable.
@@ -350,6 +356,19 @@ pub const DECLARATIONS: &[TunableDecl] = &[
             place: Place::Sysctl,
             name: "sched_autogroup_enabled",
             handler: Handler::Autogroup,
+        }],
+        gone: "",
+    },
+    TunableDecl {
+        tunable: Tunable::CfsBandwidthSlice,
+        // CONFIG_CFS_BANDWIDTH's sysctl, in kern_table from 3.2 and in fair.c's own
+        // sched_fair_sysctls in 6.5 and 6.12; only 6.12 runs groups that read it.
+        homes: &[Home {
+            from: Kernel::V3_9,
+            to: Kernel::V6_12,
+            place: Place::Sysctl,
+            name: "sched_cfs_bandwidth_slice_us",
+            handler: Handler::MinOne,
         }],
         gone: "",
     },
@@ -621,6 +640,15 @@ impl Tunables {
                 false,
                 "0 or 1 (proc_dointvec_minmax over extra1..extra2, EINVAL)".to_string(),
             ),
+            Handler::MinOne => (
+                1,
+                i128::from(i32::MAX),
+                false,
+                format!(
+                    "1 to {} (proc_dointvec_minmax with extra1 = SYSCTL_ONE, EINVAL)",
+                    i32::MAX
+                ),
+            ),
             Handler::DebugfsScaling => (
                 0,
                 2,
@@ -748,6 +776,8 @@ pub struct TunableState {
     pub uclamp_key: bool,
     /// `sysctl_sched_autogroup_enabled`.
     pub autogroup_enabled: u32,
+    /// `sysctl_sched_cfs_bandwidth_slice` (us).
+    pub cfs_bandwidth_slice_us: u32,
 }
 
 impl TunableState {
@@ -782,6 +812,7 @@ impl TunableState {
             // autogroups keeps every task in the root task group and its outputs as
             // they were.
             autogroup_enabled: 0,
+            cfs_bandwidth_slice_us: 5000,
         }
     }
 
@@ -831,6 +862,7 @@ impl TunableState {
             Tunable::TunableScaling => self.scaling = v,
             Tunable::ChildRunsFirst => self.child_runs_first = v,
             Tunable::EnergyAware => self.energy_aware = v,
+            Tunable::CfsBandwidthSlice => self.cfs_bandwidth_slice_us = v,
             Tunable::AutogroupEnabled => {
                 if v != 0 && self.kernel.is_cfs() {
                     return Err(autogroup_era_error(self.kernel));
@@ -847,6 +879,7 @@ impl TunableState {
             | Handler::DebugfsU32
             | Handler::EnergyAware
             | Handler::Autogroup
+            | Handler::MinOne
             | Handler::Uclamp => Ok(()),
         }
     }

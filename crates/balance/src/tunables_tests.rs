@@ -30,6 +30,7 @@ fn each_era_has_its_names_in_its_place() {
                 "kernel.sched_tunable_scaling",
                 "kernel.sched_child_runs_first",
                 "kernel.sched_autogroup_enabled",
+                "kernel.sched_cfs_bandwidth_slice_us",
             ],
             "{k}"
         );
@@ -54,7 +55,8 @@ fn each_era_has_its_names_in_its_place() {
             "kernel.sched_util_clamp_min",
             "kernel.sched_util_clamp_max",
             "kernel.sched_util_clamp_min_rt_default",
-            "kernel.sched_autogroup_enabled"
+            "kernel.sched_autogroup_enabled",
+            "kernel.sched_cfs_bandwidth_slice_us"
         ]
     );
     assert_eq!(
@@ -73,7 +75,8 @@ fn each_era_has_its_names_in_its_place() {
             "kernel.sched_util_clamp_min",
             "kernel.sched_util_clamp_max",
             "kernel.sched_util_clamp_min_rt_default",
-            "kernel.sched_autogroup_enabled"
+            "kernel.sched_autogroup_enabled",
+            "kernel.sched_cfs_bandwidth_slice_us"
         ]
     );
 }
@@ -285,7 +288,7 @@ fn each_refusal_names_the_option_and_what_is_allowed() {
         "kernel.sched_latency_ns=1000000",
     );
     assert!(
-        e.starts_with("--sysctl: kernel.sched_latency_ns does not exist in Linux 6.12 (6.6 replaced it with debugfs base_slice_ns); allowed: kernel.sched_energy_aware, kernel.sched_util_clamp_min, kernel.sched_util_clamp_max, kernel.sched_util_clamp_min_rt_default, kernel.sched_autogroup_enabled (and at --debugfs: base_slice_ns, "),
+        e.starts_with("--sysctl: kernel.sched_latency_ns does not exist in Linux 6.12 (6.6 replaced it with debugfs base_slice_ns); allowed: kernel.sched_energy_aware, kernel.sched_util_clamp_min, kernel.sched_util_clamp_max, kernel.sched_util_clamp_min_rt_default, kernel.sched_autogroup_enabled, kernel.sched_cfs_bandwidth_slice_us (and at --debugfs: base_slice_ns, "),
         "{e}"
     );
     let e = err(
@@ -410,5 +413,23 @@ fn sched_autogroup_enabled_takes_0_or_1_and_a_1_only_on_6_12() {
             )) && e.ends_with("allowed: --kernel 6.12, or kernel.sched_autogroup_enabled=0"),
             "{e}"
         );
+    }
+}
+
+#[test]
+fn the_cfs_bandwidth_slice_takes_1_or_more_microseconds() {
+    for k in [Kernel::V3_9, Kernel::V6_5, Kernel::V6_12] {
+        let t = written(
+            k,
+            &[(Place::Sysctl, "kernel.sched_cfs_bandwidth_slice_us=1000")],
+        )
+        .unwrap();
+        assert_eq!(
+            t.describe(),
+            ["kernel.sched_cfs_bandwidth_slice_us=1000"],
+            "{k}"
+        );
+        let e = err(k, Place::Sysctl, "kernel.sched_cfs_bandwidth_slice_us=0");
+        assert!(e.contains("allowed: 1 to 2147483647"), "{k}: {e}");
     }
 }

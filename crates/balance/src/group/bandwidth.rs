@@ -66,6 +66,9 @@ pub struct CfsBandwidth {
     pub quota: u64,
     /// `burst` (ns): unused quota that may carry over, up to quota + burst.
     pub burst: u64,
+    /// `sched_cfs_bandwidth_slice()` (ns): what a runqueue takes from the pool at a time,
+    /// `kernel.sched_cfs_bandwidth_slice_us` as the run's sysctls left it at boot.
+    pub slice: u64,
     /// `runtime`: the pool.
     pub runtime: u64,
     /// `runtime_snap`: the pool after the last refill.
@@ -108,6 +111,7 @@ impl Default for CfsBandwidth {
             period: DEFAULT_CFS_PERIOD,
             quota: RUNTIME_INF,
             burst: 0,
+            slice: CFS_BANDWIDTH_SLICE,
             runtime: 0,
             runtime_snap: 0,
             idle: false,
@@ -244,15 +248,8 @@ pub(crate) fn account_runtime(
         return false;
     }
     let g = cfs.tg;
-    let ok = assign_runtime(
-        &mut tgs[g].bw,
-        g,
-        cpu,
-        &mut cfs.bw,
-        CFS_BANDWIDTH_SLICE,
-        now,
-        arms,
-    );
+    let slice = tgs[g].bw.slice;
+    let ok = assign_runtime(&mut tgs[g].bw, g, cpu, &mut cfs.bw, slice, now, arms);
     !ok && cfs.curr.is_some()
 }
 
@@ -273,7 +270,7 @@ pub(crate) fn return_runtime(
     let b = &mut tgs[g].bw;
     if b.quota != RUNTIME_INF {
         b.runtime += slack as u64;
-        if b.runtime > CFS_BANDWIDTH_SLICE && !b.throttled.is_empty() {
+        if b.runtime > b.slice && !b.throttled.is_empty() {
             b.start_slack(g, now, arms);
         }
     }
@@ -413,7 +410,7 @@ impl Sched {
                 if b.refresh_within(k_now, MIN_BANDWIDTH_EXPIRATION) {
                     return;
                 }
-                if b.quota == RUNTIME_INF || b.runtime <= CFS_BANDWIDTH_SLICE {
+                if b.quota == RUNTIME_INF || b.runtime <= b.slice {
                     return;
                 }
                 for cpu in 0..self.nr_cpus() {

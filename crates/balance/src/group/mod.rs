@@ -202,6 +202,9 @@ pub struct TaskGroups {
     pub(crate) autogroup_enabled: bool,
     /// `autogroup_seq_nr`: autogroups created so far.
     pub(crate) autogroup_seq_nr: u64,
+    /// `sched_cfs_bandwidth_slice()` in ns, from the run's tunables ([`Sched::new`]);
+    /// each group created takes it into its `cfs_bandwidth`.
+    pub(crate) bw_slice: u64,
     /// The bandwidth tracepoints logged for a tracer, `None` when no tracer listens
     /// ([`tp`]).
     pub(crate) tp: Option<Vec<tp::BandwidthTracepoint>>,
@@ -222,6 +225,7 @@ impl TaskGroups {
                 autogroup: None,
             }],
             ncpus,
+            bw_slice: CFS_BANDWIDTH_SLICE,
             ..TaskGroups::default()
         }
     }
@@ -306,7 +310,10 @@ impl Sched {
             idle: false,
             load_avg: 0,
             depth,
-            bw: CfsBandwidth::default(),
+            bw: CfsBandwidth {
+                slice: self.groups.bw_slice,
+                ..CfsBandwidth::default()
+            },
             autogroup: None,
         });
         // init_cfs_bandwidth: the period timer's phase is random so that groups' timers

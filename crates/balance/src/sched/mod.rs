@@ -310,6 +310,7 @@ impl Sched {
             .collect();
         s.smt_active = s.machine.smt_present();
         s.groups.autogroup_enabled = tunables.autogroup_enabled != 0;
+        s.groups.bw_slice = u64::from(tunables.cfs_bandwidth_slice_us) * 1000;
         if crate::lb::era::Balancer::for_features(params.features).has_cpu_load() {
             s.init_legacy_lb();
         }

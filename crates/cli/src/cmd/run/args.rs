@@ -203,8 +203,9 @@ pub struct RunArgs {
     /// sched_nr_migrate, sched_tunable_scaling, sched_child_runs_first; 6.5:
     /// sched_child_runs_first, sched_energy_aware and the sched_util_clamp_* three; 6.12:
     /// sched_energy_aware and sched_util_clamp_*; every era: sched_autogroup_enabled, 1
-    /// on 6.12 only), checked against the kernel's ranges and applied through its
-    /// handlers in the order given.
+    /// on 6.12 only, and sched_cfs_bandwidth_slice_us, read by 6.12's cpu.max groups),
+    /// checked against the kernel's ranges and applied through its handlers in the
+    /// order given.
     #[arg(long = "sysctl", value_name = "kernel.sched_NAME=V")]
     pub(crate) sysctls: Vec<String>,
 
