@@ -196,8 +196,24 @@ fn bad_declarations_and_joins_are_refused_in_one_line() {
         ),
         ("/a:cpu.idle=1,cpu.idle=0", "cpu.idle: given twice"),
         (
-            "/a:cpuset.cpus=0",
-            "cpuset.cpus: the cpuset controller's files are not modelled",
+            "/a:cpuset.cpus=999",
+            "--cgroup: /a: cpuset.cpus: invalid value '999' (CPU 999 is out of range",
+        ),
+        (
+            "/a:cpuset.cpus=x",
+            "--cgroup '/a:cpuset.cpus=x': cpuset.cpus: invalid value 'x'",
+        ),
+        (
+            "/a:cpuset.cpus=0,cpuset.cpus.partition=isolated",
+            "cpuset.cpus.partition: 'isolated' (a partition without load balancing) is not modelled",
+        ),
+        (
+            "/a:cpuset.cpus.partition=root",
+            "--cgroup: /a: cpuset.cpus.partition=root needs the group's own cpuset.cpus",
+        ),
+        (
+            "/a:cpuset.mems=0",
+            "cpuset.mems: this cpuset controller file is not modelled",
         ),
         (
             "/a:io.weight=5",
@@ -446,5 +462,79 @@ fn a_group_at_cpu_max_half_a_cpu_gets_half_and_counts_its_throttling() {
     assert!(lim["throttled_usec"].as_u64().unwrap() > 4_000_000);
     assert_eq!(cg[2]["cpu.idle"], 1);
     assert_eq!(cg[2]["cpu.weight"], 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A root partition on a group of the tree is `--cpuset` with the workload's `cpus=`: the
+/// same schedstat, summary and JSON but for the workload's own spelling; a group with
+/// cpuset files only is no task group, so neither run has a cgroups table.
+#[test]
+fn a_cpuset_partition_group_is_the_cpuset_shorthand() {
+    let dir = scratch("cpuset");
+    let run = |extra: &[&str], name: &str| {
+        let ss = dir.join(format!("{name}.ss"));
+        let j = dir.join(format!("{name}.json"));
+        let mut args = vec![
+            "run",
+            "--topology",
+            "numa-2s4c2t",
+            "--seed",
+            "4",
+            "--schedstat",
+            ss.to_str().unwrap(),
+            "--json",
+            j.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let out = ok(&args);
+        let mut doc = json(&j);
+        doc.as_object_mut().unwrap().remove("workloads");
+        doc.as_object_mut().unwrap().remove("events");
+        (std::fs::read_to_string(&ss).unwrap(), doc, out)
+    };
+    let (ss_a, j_a, out_a) = run(
+        &[
+            "--cgroup",
+            "/p:cpuset.cpus=4-5,6-7,cpuset.cpus.partition=root",
+            "-w",
+            "hackbench:g=1,l=50,f=4,cgroup=/p",
+        ],
+        "group",
+    );
+    let (ss_b, j_b, out_b) = run(
+        &["--cpuset", "4-7", "-w", "hackbench:g=1,l=50,f=4,cpus=4-7"],
+        "option",
+    );
+    assert_eq!(ss_a, ss_b);
+    assert_eq!(j_a["machine"]["cpusets"], j_b["machine"]["cpusets"]);
+    assert!(j_a.get("cgroups").is_none());
+    assert!(
+        out_a.contains("cpuset partitions: root domains 0-3,8-15 | 4-7"),
+        "{out_a}"
+    );
+    assert!(!out_a.contains("cgroups ("));
+    let keep = |o: &str| -> Vec<String> {
+        o.lines()
+            .filter(|l| !l.contains("workload 1:") && !l.contains("events"))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(keep(&out_a), keep(&out_b));
+    // A scenario table makes the same partition.
+    let s = dir.join("s.toml");
+    std::fs::write(
+        &s,
+        "[cgroup.\"/p\"]\n\"cpuset.cpus\" = \"4-7\"\n\"cpuset.cpus.partition\" = \"root\"\n",
+    )
+    .unwrap();
+    let (ss_c, _, _) = run(
+        &[
+            s.to_str().unwrap(),
+            "-w",
+            "hackbench:g=1,l=50,f=4,cgroup=/p",
+        ],
+        "scenario",
+    );
+    assert_eq!(ss_a, ss_c);
     let _ = std::fs::remove_dir_all(&dir);
 }

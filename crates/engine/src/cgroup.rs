@@ -16,6 +16,19 @@
 //!
 //! With `kernel.sched_autogroup_enabled=1` the groups end with one autogroup per
 //! session, created after the declared ones ([`crate::autogroup`]).
+//!
+//! The cpuset controller lives in the same tree: `cpuset.cpus=LIST` bounds the affinity
+//! of a group's tasks (its effective CPUs, inherited by children that write none), and
+//! `cpuset.cpus.partition=root` on a child of `/` makes the group an exclusive partition,
+//! its own root domain, as `--cpuset LIST` does ([`Cgroups::cpusets`]). cgroup v2 enables
+//! each controller per subtree, and the two are separate: a group has the cpu controller
+//! (is a scheduler task group) when it writes a `cpu.*` file, is declared with no file at
+//! all (`--cgroup /PATH`, a task group at the defaults, as before cpusets were modelled),
+//! is an rt-app `taskgroup`, or has a descendant that has it (the controller is enabled
+//! down to it through every ancestor's `cgroup.subtree_control`). A group that writes only
+//! `cpuset.*` files, with no such descendant, creates no task group: its tasks run in its
+//! nearest ancestor that has one (the root if none), so a run with cpusets alone schedules
+//! as a flat run does.
 
 use std::collections::BTreeMap;
 
@@ -23,6 +36,7 @@ use fairsim_balance::group::{
     shares_from_cpu_weight, shares_from_cpu_weight_nice, GroupError, GroupId, ROOT_GROUP,
 };
 use fairsim_balance::{Kernel, Sched};
+use fairsim_topology::{check_cpusets, parse_cpulist, CpuMask};
 
 use crate::error::EngineError;
 use crate::scenario::{tunable_writes, TunableValue};
@@ -42,7 +56,11 @@ pub const MAX_NAME_BYTES: usize = 255;
 pub const PATH_ALLOWED: &str = "an absolute path such as /a or /a/b, each component 1 to 255 letters, digits or '-', '_', '.', '@', '+' (not '.' or '..')";
 
 /// The cpu controller files a declaration may write, for the errors.
-pub const KEYS_ALLOWED: &str = "cpu.weight=N (1 to 10000) or cpu.weight.nice=N (-20 to 19), cpu.idle=0|1, cpu.max='QUOTA_US|max [PERIOD_US]', cpu.max.burst=US";
+pub const KEYS_ALLOWED: &str = "cpu.weight=N (1 to 10000) or cpu.weight.nice=N (-20 to 19), cpu.idle=0|1, cpu.max='QUOTA_US|max [PERIOD_US]', cpu.max.burst=US, cpuset.cpus=LIST, cpuset.cpus.partition=root|member";
+
+/// The most CPUs a `cpuset.cpus` list is checked against before the machine is known
+/// (its syntax only; the machine's range is checked by [`Cgroups::cpusets`]).
+const CPULIST_SYNTAX_CPUS: usize = 8192;
 
 /// Checks `path` as a cgroup path: `/` (the root) or `/`-separated components under it,
 /// each a name cgroupfs would take and that fairsim's option syntax can carry (no `,`,
@@ -159,25 +177,62 @@ impl Writes {
     }
 }
 
+/// cgroup v2's `cpuset.cpus.partition` values fairsim models (`isolated` is refused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Partition {
+    /// `member`, the default: the group's CPUs stay in its parent's partition.
+    Member,
+    /// `root`: the group's CPUs are an exclusive partition, a root domain of their own.
+    Root,
+}
+
+/// A group's cpuset controller writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CpusetWrites {
+    /// `cpuset.cpus`, as written (a kernel cpulist, checked for syntax).
+    pub cpus: Option<String>,
+    /// `cpuset.cpus.partition`.
+    pub partition: Option<Partition>,
+}
+
+impl CpusetWrites {
+    /// Whether any `cpuset.*` file is written.
+    pub fn any(&self) -> bool {
+        self.cpus.is_some() || self.partition.is_some()
+    }
+
+    fn overlay(&mut self, other: CpusetWrites) {
+        self.cpus = other.cpus.or(self.cpus.take());
+        self.partition = other.partition.or(self.partition);
+    }
+}
+
 /// One group other than the root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cgroup {
     /// Its path, `/a/b`.
     pub path: String,
-    /// Its parent's id (the root is 0).
+    /// Its parent's position in [`Cgroups::all`] plus one (the root is 0); for a group
+    /// of the cpu controller, [`Cgroups::iter`] gives the scheduler's id of its parent.
     pub parent: GroupId,
     /// The weight written to it, if any (the default is `cpu.weight` 100).
     pub weight: Option<CpuWeight>,
     /// Its other cpu controller writes.
     pub writes: Writes,
+    /// Its cpuset controller writes.
+    pub cpuset: CpusetWrites,
+    /// Whether it has the cpu controller, so is a scheduler task group (see the module
+    /// documentation).
+    pub cpu: bool,
     /// Where it came from.
     pub origin: Origin,
 }
 
-/// The groups of a run in creation order, parents before children: group `i` here is
-/// the scheduler's group `i + 1` (`fairsim_balance::group::GroupId`; 0 is the root,
-/// which always exists and is not listed), then the sessions' autogroups. Empty: no
-/// task groups, and the run is what it was without them.
+/// The groups of a run in creation order, parents before children. The `i`-th group of
+/// the cpu controller is the scheduler's group `i + 1` (`fairsim_balance::group::GroupId`;
+/// 0 is the root, which always exists and is not listed), then come the sessions'
+/// autogroups; groups with the cpuset controller alone have no scheduler id. Empty: no
+/// task groups, and the run is scheduled as it was without them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cgroups {
     groups: Vec<Cgroup>,
@@ -199,14 +254,66 @@ pub struct Join {
 }
 
 impl Cgroups {
-    /// Whether no group but the root exists.
+    /// Whether no task group but the root exists (groups of the cpuset controller alone
+    /// do not count).
     pub fn is_empty(&self) -> bool {
-        self.groups.is_empty() && self.autogroups == 0
+        self.task_groups() == 0 && self.autogroups == 0
     }
 
-    /// The number of groups, autogroups included and the root not counted.
+    /// The number of task groups, autogroups included and the root not counted.
     pub fn len(&self) -> usize {
-        self.groups.len() + self.autogroups
+        self.task_groups() + self.autogroups
+    }
+
+    /// The number of declared groups of the cpu controller.
+    fn task_groups(&self) -> usize {
+        self.groups.iter().filter(|g| g.cpu).count()
+    }
+
+    /// Whether some group writes a `cpuset.*` file.
+    pub fn has_cpusets(&self) -> bool {
+        self.groups.iter().any(|g| g.cpuset.any())
+    }
+
+    /// Every group, of either controller, in creation order.
+    pub fn all(&self) -> impl Iterator<Item = &Cgroup> {
+        self.groups.iter()
+    }
+
+    /// For each group of [`Cgroups::all`], the scheduler's group its tasks run in: its
+    /// own id with the cpu controller, else its nearest such ancestor's (the root's, 0).
+    fn sched_ids(&self) -> Vec<GroupId> {
+        let mut ids = Vec::with_capacity(self.groups.len());
+        let mut next = 0;
+        for g in &self.groups {
+            let id = if g.cpu {
+                next += 1;
+                next
+            } else if g.parent == ROOT_GROUP {
+                ROOT_GROUP
+            } else {
+                ids[g.parent - 1]
+            };
+            ids.push(id);
+        }
+        ids
+    }
+
+    /// Gives the group at position `i` of [`Cgroups::all`] and its ancestors the cpu
+    /// controller.
+    fn enable_cpu(&mut self, mut i: usize) {
+        loop {
+            self.groups[i].cpu = true;
+            match self.groups[i].parent {
+                ROOT_GROUP => break,
+                p => i = p - 1,
+            }
+        }
+    }
+
+    /// The position in [`Cgroups::all`] of the group at `path`.
+    fn index(&self, path: &str) -> Option<usize> {
+        self.groups.iter().position(|g| g.path == path)
     }
 
     /// The number of autogroups, one per session, created after the declared groups.
@@ -224,26 +331,38 @@ impl Cgroups {
     /// root (`autogroup_default`) without autogroups.
     pub fn autogroup_of(&self, i: usize) -> GroupId {
         if i < self.autogroups {
-            self.groups.len() + 1 + i
+            self.task_groups() + 1 + i
         } else {
             ROOT_GROUP
         }
     }
 
-    /// The declared groups with their scheduler ids, in creation order.
-    pub fn iter(&self) -> impl Iterator<Item = (GroupId, &Cgroup)> {
-        self.groups.iter().enumerate().map(|(i, g)| (i + 1, g))
+    /// The declared groups of the cpu controller, in creation order, with their
+    /// scheduler ids, each with its `parent` as the scheduler's id of its parent.
+    pub fn iter(&self) -> impl Iterator<Item = (GroupId, Cgroup)> + '_ {
+        let ids = self.sched_ids();
+        self.groups
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| g.cpu)
+            .map(move |(i, g)| {
+                let mut g = g.clone();
+                if g.parent != ROOT_GROUP {
+                    g.parent = ids[g.parent - 1];
+                }
+                (ids[i], g)
+            })
     }
 
-    /// The id of the group at `path` (`/` is the root, 0).
+    /// The scheduler's group the tasks of the group at `path` run in (`/` is the root,
+    /// 0): its own, or for a group of the cpuset controller alone its nearest ancestor's
+    /// with the cpu controller.
     pub fn id(&self, path: &str) -> Option<GroupId> {
         if path == "/" {
             return Some(ROOT_GROUP);
         }
-        self.groups
-            .iter()
-            .position(|g| g.path == path)
-            .map(|i| i + 1)
+        let i = self.index(path)?;
+        Some(self.sched_ids()[i])
     }
 
     /// The paths a `cgroup=` key may name, for errors.
@@ -256,8 +375,11 @@ impl Cgroups {
     /// Makes the group at `path` and any missing ancestor (`mkdir -p`), the ancestors
     /// as [`Origin::Parent`]; an existing group is left as it is. Returns its id.
     fn mkdir_p(&mut self, path: &str, origin: Origin) -> Result<GroupId, EngineError> {
-        if let Some(id) = self.id(path) {
-            return Ok(id);
+        if path == "/" {
+            return Ok(ROOT_GROUP);
+        }
+        if let Some(i) = self.index(path) {
+            return Ok(i + 1);
         }
         let parent = parent_path(path);
         let parent_id = self.mkdir_p(parent, Origin::Parent)?;
@@ -272,6 +394,8 @@ impl Cgroups {
             parent: parent_id,
             weight: None,
             writes: Writes::default(),
+            cpuset: CpusetWrites::default(),
+            cpu: false,
             origin,
         });
         Ok(self.groups.len())
@@ -302,8 +426,12 @@ impl Cgroups {
                 "'/' is the root cgroup, which always exists and whose cpu.weight cannot be written (EINVAL); allowed: a child path such as /a".into(),
             ));
         }
-        let (weight, writes) = parse_keys(keys).map_err(bad)?;
-        if let Some(i) = self.id(path).map(|id| id - 1) {
+        let keys = parse_keys(keys).map_err(bad)?;
+        let (weight, writes, cpuset) = (keys.weight, keys.writes, keys.cpuset);
+        if let Some(i) = self.index(path) {
+            if keys.cpu {
+                self.enable_cpu(i);
+            }
             let g = &mut self.groups[i];
             if g.origin == origin {
                 return Err(bad(format!(
@@ -315,6 +443,7 @@ impl Cgroups {
                 g.weight = weight;
             }
             g.writes.overlay(writes);
+            g.cpuset.overlay(cpuset);
             return Ok(());
         }
         let id = self.mkdir_p(path, origin).map_err(|e| match e {
@@ -323,15 +452,34 @@ impl Cgroups {
         })?;
         self.groups[id - 1].weight = weight;
         self.groups[id - 1].writes = writes;
+        self.groups[id - 1].cpuset = cpuset;
+        if keys.cpu {
+            self.enable_cpu(id - 1);
+        }
         Ok(())
     }
 
-    /// Declares the group of one `--cgroup` option: `/PATH` or `/PATH:KEY=V,...`.
+    /// Declares the group of one `--cgroup` option: `/PATH` or `/PATH:KEY=V,...`. An item
+    /// without `=` after `cpuset.cpus=` continues its list (`cpuset.cpus=0-3,8-11`).
     pub fn declare_option(&mut self, text: &str) -> Result<(), EngineError> {
         let field = format!("--cgroup '{text}'");
         let (path, keys) = text.split_once(':').unwrap_or((text, ""));
-        let keys = keys.split(',').map(str::trim).filter(|k| !k.is_empty());
-        self.declare(&field, path.trim(), keys, Origin::Option)
+        let mut items: Vec<String> = Vec::new();
+        for k in keys.split(',').map(str::trim).filter(|k| !k.is_empty()) {
+            match items.last_mut() {
+                Some(last) if !k.contains('=') && last.starts_with("cpuset.cpus=") => {
+                    last.push(',');
+                    last.push_str(k);
+                }
+                _ => items.push(k.to_string()),
+            }
+        }
+        self.declare(
+            &field,
+            path.trim(),
+            items.iter().map(String::as_str),
+            Origin::Option,
+        )
     }
 
     /// The groups of a run: a scenario's `[cgroup."/PATH"]` tables (in path order, so
@@ -361,20 +509,33 @@ impl Cgroups {
     /// task groups and that every other join names a declared group (or the root).
     pub fn resolve(&self, joins: &[Join], kernel: Kernel) -> Result<Cgroups, EngineError> {
         if kernel.is_cfs() {
-            let (field, what) = match (self.groups.first(), joins.first()) {
+            // Groups of the cpuset controller alone, and joining them, need no task group.
+            let cpuset_only = |p: &str| self.index(p).is_some_and(|i| !self.groups[i].cpu);
+            let first_cpu = self.groups.iter().find(|g| g.cpu);
+            let first_join = joins.iter().find(|j| j.creates || !cpuset_only(&j.path));
+            let (field, what) = match (first_cpu, first_join) {
                 (Some(g), _) => (g.origin.field().to_string(), "no --cgroup"),
                 (None, Some(j)) if j.creates => (j.field.clone(), "no taskgroup"),
                 (None, Some(j)) => (j.field.clone(), "no cgroup="),
-                (None, None) => return Ok(self.clone()),
+                (None, None) => (String::new(), ""),
             };
-            return Err(EngineError::Config(format!(
-                "{field}: task groups are modelled for --kernel 6.12 only (Linux {}'s group scheduling is not ported); allowed: --kernel 6.12, or {what}",
-                kernel.release()
-            )));
+            if !field.is_empty() {
+                return Err(EngineError::Config(format!(
+                    "{field}: task groups are modelled for --kernel 6.12 only (Linux {}'s group scheduling is not ported); allowed: --kernel 6.12, or {what}",
+                    kernel.release()
+                )));
+            }
         }
         let mut all = self.clone();
         for j in joins {
-            if all.id(&j.path).is_some() {
+            if let Some(i) = all.index(&j.path) {
+                // rt-app's taskgroup is a group of the cpu controller.
+                if j.creates {
+                    all.enable_cpu(i);
+                }
+                continue;
+            }
+            if j.path == "/" {
                 continue;
             }
             if !j.creates {
@@ -385,14 +546,108 @@ impl Cgroups {
                     self.allowed_paths()
                 )));
             }
-            all.mkdir_p(&j.path, Origin::Rtapp).map_err(|e| match e {
+            let id = all.mkdir_p(&j.path, Origin::Rtapp).map_err(|e| match e {
                 EngineError::Config(m) => {
                     EngineError::Config(m.replacen(Origin::Rtapp.field(), &j.field, 1))
                 }
                 other => other,
             })?;
+            all.enable_cpu(id - 1);
         }
         Ok(all)
+    }
+
+    /// The cpuset side of the groups on a machine of `nr_cpus` CPUs, after `--cpuset`'s
+    /// partitions `base`: every `cpuset.cpus` checked against the machine, the
+    /// partitions (`base`, then each group with `cpuset.cpus.partition=root` in creation
+    /// order, all checked together by `check_cpusets`), and each group's effective CPUs.
+    /// A partition root takes its `cpuset.cpus`; another group with `cpuset.cpus` takes
+    /// them within its parent's effective CPUs (the root's: the CPUs no partition takes);
+    /// a group without inherits its parent's. Groups with no `cpuset.cpus` on the way to
+    /// the root have none: their tasks keep the affinity they had.
+    pub fn cpusets(&self, nr_cpus: usize, base: &[CpuMask]) -> Result<CpusetPlan, EngineError> {
+        let last = nr_cpus.saturating_sub(1);
+        let mut own: Vec<Option<CpuMask>> = Vec::with_capacity(self.groups.len());
+        let mut partitions = base.to_vec();
+        let mut first_root: Option<&Cgroup> = None;
+        for g in &self.groups {
+            let bad = |what: String| {
+                EngineError::Config(format!("{}: {}: {what}", g.origin.field(), g.path))
+            };
+            let mask = match &g.cpuset.cpus {
+                Some(text) => {
+                    let m = parse_cpulist(nr_cpus, text).map_err(|why| {
+                        bad(format!(
+                            "cpuset.cpus: invalid value '{text}' ({why}); allowed: a CPU list of CPUs 0-{last}, e.g. 0-3,8-11"
+                        ))
+                    })?;
+                    if m.is_empty() {
+                        return Err(bad(format!(
+                            "cpuset.cpus: '{text}' names no CPU; allowed: a non-empty CPU list of CPUs 0-{last} (or no cpuset.cpus, to take the parent's CPUs)"
+                        )));
+                    }
+                    Some(m)
+                }
+                None => None,
+            };
+            if g.cpuset.partition == Some(Partition::Root) {
+                let Some(m) = &mask else {
+                    return Err(bad(
+                        "cpuset.cpus.partition=root needs the group's own cpuset.cpus; allowed: cpuset.cpus=LIST with it".into(),
+                    ));
+                };
+                if g.parent != ROOT_GROUP {
+                    return Err(bad(
+                        "cpuset.cpus.partition=root below another group is not modelled (nested partitions); allowed: root partitions on children of /".into(),
+                    ));
+                }
+                partitions.push(m.clone());
+                first_root.get_or_insert(g);
+            }
+            own.push(mask);
+        }
+        if let Some(g) = first_root {
+            let field = format!("{} cpuset.cpus", g.origin.field());
+            check_cpusets(nr_cpus, &partitions, &field)
+                .map_err(|e| EngineError::Config(e.to_string()))?;
+        }
+        let mut top = CpuMask::full(nr_cpus);
+        for p in &partitions {
+            top.andnot_with(p);
+        }
+        let mut effective: Vec<Option<CpuMask>> = Vec::with_capacity(self.groups.len());
+        for (g, mask) in self.groups.iter().zip(own) {
+            let parent = match g.parent {
+                ROOT_GROUP => None,
+                p => effective[p - 1].clone(),
+            };
+            let eff = match mask {
+                Some(m) if g.cpuset.partition == Some(Partition::Root) => Some(m),
+                Some(m) => {
+                    let within = parent.unwrap_or_else(|| top.clone());
+                    let e = m.and(&within);
+                    if e.is_empty() {
+                        return Err(EngineError::Config(format!(
+                            "{}: {}: cpuset.cpus={} shares no CPU with its parent's effective CPUs ({}); allowed: CPUs of {}",
+                            g.origin.field(),
+                            g.path,
+                            m.to_list(),
+                            if within.is_empty() { "none".into() } else { within.to_list() },
+                            if within.is_empty() { "another parent".into() } else { within.to_list() },
+                        )));
+                    }
+                    Some(e)
+                }
+                None => parent,
+            };
+            effective.push(eff);
+        }
+        let paths = self.groups.iter().map(|g| g.path.clone()).collect();
+        Ok(CpusetPlan {
+            partitions,
+            paths,
+            effective,
+        })
     }
 
     /// Creates the groups on `sched` as cgroupfs would: each `mkdir` in order, then its
@@ -442,21 +697,55 @@ impl Cgroups {
     }
 }
 
+/// The cpuset side of a run's groups on its machine ([`Cgroups::cpusets`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CpusetPlan {
+    /// The exclusive partitions: `--cpuset`'s, then the groups' root partitions.
+    pub partitions: Vec<CpuMask>,
+    paths: Vec<String>,
+    effective: Vec<Option<CpuMask>>,
+}
+
+impl CpusetPlan {
+    /// The effective CPUs of the group at `path` (`None` for the root, an unknown path,
+    /// or a group with no `cpuset.cpus` on the way to the root).
+    pub fn effective(&self, path: &str) -> Option<&CpuMask> {
+        let i = self.paths.iter().position(|p| p == path)?;
+        self.effective[i].as_ref()
+    }
+}
+
+/// A declaration's writes, as [`parse_keys`] reads them.
+struct Keys {
+    weight: Option<CpuWeight>,
+    writes: Writes,
+    cpuset: CpusetWrites,
+    /// Whether the declaration gives the group the cpu controller: a `cpu.*` file, or
+    /// no file at all.
+    cpu: bool,
+}
+
 /// Parses a declaration's writes: at most one of `cpu.weight` and `cpu.weight.nice`,
 /// each in the kernel's range (its `ERANGE` message), `cpu.idle` (0 or 1), `cpu.max`
 /// (`QUOTA_US|max [PERIOD_US]`, as `cpu_period_quota_parse` reads it) and
-/// `cpu.max.burst` (us), each once; every other key refused by name.
-fn parse_keys<'a>(
-    keys: impl IntoIterator<Item = &'a str>,
-) -> Result<(Option<CpuWeight>, Writes), String> {
+/// `cpu.max.burst` (us), `cpuset.cpus` (a cpulist, its syntax checked here) and
+/// `cpuset.cpus.partition` (`root` or `member`), each once; every other key refused by
+/// name.
+fn parse_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Result<Keys, String> {
     let mut weight: Option<(&str, CpuWeight)> = None;
     let mut writes = Writes::default();
+    let mut cpuset = CpusetWrites::default();
+    let mut cpu_keys = 0usize;
+    let mut cpuset_keys = 0usize;
     let mut seen: Vec<&str> = Vec::new();
     for item in keys {
         let (key, value) = match item.split_once('=') {
             Some((k, v)) => (k.trim(), v.trim()),
             None => (item.trim(), ""),
         };
+        if key.starts_with("cpu.") {
+            cpu_keys += 1;
+        }
         let w = match key {
             "cpu.weight" => {
                 let w = value.parse::<u64>().map_err(|_| {
@@ -501,9 +790,36 @@ fn parse_keys<'a>(
                     "{key}: group utilization clamps are not modelled yet; allowed: {KEYS_ALLOWED} (or uclamp= on the workload)"
                 ))
             }
+            "cpuset.cpus" | "cpuset.cpus.partition" => {
+                if seen.contains(&key) {
+                    return Err(format!("{key}: given twice; allowed: each file once"));
+                }
+                seen.push(key);
+                cpuset_keys += 1;
+                if key == "cpuset.cpus" {
+                    parse_cpulist(CPULIST_SYNTAX_CPUS, value).map_err(|why| {
+                        format!(
+                            "cpuset.cpus: invalid value '{value}' ({why}); allowed: a CPU list such as 0-3,8-11"
+                        )
+                    })?;
+                    cpuset.cpus = Some(value.to_string());
+                } else {
+                    cpuset.partition = Some(match value {
+                        "root" => Partition::Root,
+                        "member" => Partition::Member,
+                        "isolated" => return Err(
+                            "cpuset.cpus.partition: 'isolated' (a partition without load balancing) is not modelled; allowed: root or member".into(),
+                        ),
+                        _ => return Err(format!(
+                            "cpuset.cpus.partition: invalid value '{value}'; allowed: root or member"
+                        )),
+                    });
+                }
+                continue;
+            }
             k if k.starts_with("cpuset.") => {
                 return Err(format!(
-                    "{k}: the cpuset controller's files are not modelled per group; allowed: {KEYS_ALLOWED} (exclusive partitions: --cpuset LIST)"
+                    "{k}: this cpuset controller file is not modelled; allowed: {KEYS_ALLOWED}"
                 ))
             }
             k => {
@@ -520,7 +836,12 @@ fn parse_keys<'a>(
         }
         weight = Some((key, w));
     }
-    Ok((weight.map(|(_, w)| w), writes))
+    Ok(Keys {
+        weight: weight.map(|(_, w)| w),
+        writes,
+        cpuset,
+        cpu: cpu_keys > 0 || cpuset_keys == 0,
+    })
 }
 
 /// `cpu_period_quota_parse`: `max` or a quota in us, then optionally a period in us; the
@@ -597,16 +918,22 @@ mod tests {
     #[test]
     fn declarations_make_parents_first_and_keep_order() {
         let c = declared(&["/b/c:cpu.weight=200", "/a", "/b:cpu.weight.nice=-5"]).unwrap();
-        let got: Vec<(GroupId, &str, GroupId, Option<CpuWeight>, Origin)> = c
+        let got: Vec<(GroupId, String, GroupId, Option<CpuWeight>, Origin)> = c
             .iter()
-            .map(|(id, g)| (id, g.path.as_str(), g.parent, g.weight, g.origin))
+            .map(|(id, g)| (id, g.path, g.parent, g.weight, g.origin))
             .collect();
         assert_eq!(
             got,
             [
-                (1, "/b", 0, Some(CpuWeight::Nice(-5)), Origin::Option),
-                (2, "/b/c", 1, Some(CpuWeight::Weight(200)), Origin::Option),
-                (3, "/a", 0, None, Origin::Option),
+                (1, "/b".into(), 0, Some(CpuWeight::Nice(-5)), Origin::Option),
+                (
+                    2,
+                    "/b/c".into(),
+                    1,
+                    Some(CpuWeight::Weight(200)),
+                    Origin::Option
+                ),
+                (3, "/a".into(), 0, None, Origin::Option),
             ]
         );
         assert_eq!(c.id("/"), Some(0));
@@ -663,7 +990,30 @@ mod tests {
             ),
             ("/a:cpu.idle=yes", &["cpu.idle: invalid value 'yes'"]),
             ("/a:cpu.max=1 2 3", &["cpu.max: invalid value '1 2 3'"]),
-            ("/a:cpuset.cpus=0-3", &["cpuset.cpus", "--cpuset LIST"]),
+            (
+                "/a:cpuset.cpus=0-x",
+                &["cpuset.cpus: invalid value '0-x'", "allowed: a CPU list"],
+            ),
+            (
+                "/a:cpuset.cpus.partition=isolated",
+                &[
+                    "cpuset.cpus.partition: 'isolated'",
+                    "not modelled",
+                    "allowed: root or member",
+                ],
+            ),
+            (
+                "/a:cpuset.cpus.partition=other",
+                &["cpuset.cpus.partition: invalid value 'other'"],
+            ),
+            (
+                "/a:cpuset.mems=0",
+                &["cpuset.mems: this cpuset controller file is not modelled"],
+            ),
+            (
+                "/a:cpuset.cpus=1,cpuset.cpus=2",
+                &["cpuset.cpus: given twice"],
+            ),
             (
                 "/a:memory.max=1G",
                 &["'memory.max' is not a cpu controller file"],
@@ -699,7 +1049,7 @@ mod tests {
         tables.insert("/b".to_string(), BTreeMap::new());
         let c = Cgroups::from_sources(&tables, &["/a:cpu.weight=50".into(), "/c".into()]).unwrap();
         let got: Vec<(&str, Option<CpuWeight>)> =
-            c.iter().map(|(_, g)| (g.path.as_str(), g.weight)).collect();
+            c.all().map(|g| (g.path.as_str(), g.weight)).collect();
         assert_eq!(
             got,
             [
@@ -744,10 +1094,7 @@ mod tests {
             "{e}"
         );
         let all = c.resolve(&[rtapp("/r/s")], Kernel::V6_12).unwrap();
-        let got: Vec<(&str, Origin)> = all
-            .iter()
-            .map(|(_, g)| (g.path.as_str(), g.origin))
-            .collect();
+        let got: Vec<(&str, Origin)> = all.all().map(|g| (g.path.as_str(), g.origin)).collect();
         assert_eq!(
             got,
             [
@@ -788,6 +1135,148 @@ mod tests {
                 "{e}"
             );
             assert!(Cgroups::default().resolve(&[], k).is_ok());
+        }
+    }
+
+    #[test]
+    fn cpuset_only_groups_make_no_task_group_and_keep_the_ids() {
+        let c = declared(&[
+            "/p:cpuset.cpus=4-7,cpuset.cpus.partition=root",
+            "/a:cpu.weight=200",
+            "/s/t:cpuset.cpus=0-1",
+            "/s/t/u:cpu.weight=50",
+            "/q/r:cpuset.cpus=2",
+            "/bare",
+        ])
+        .unwrap();
+        let cpu: Vec<(&str, bool)> = c.all().map(|g| (g.path.as_str(), g.cpu)).collect();
+        assert_eq!(
+            cpu,
+            [
+                ("/p", false),
+                ("/a", true),
+                ("/s", true),
+                ("/s/t", true),
+                ("/s/t/u", true),
+                ("/q", false),
+                ("/q/r", false),
+                ("/bare", true),
+            ]
+        );
+        let ids: Vec<(GroupId, String, GroupId)> =
+            c.iter().map(|(id, g)| (id, g.path, g.parent)).collect();
+        assert_eq!(
+            ids,
+            [
+                (1, "/a".into(), 0),
+                (2, "/s".into(), 0),
+                (3, "/s/t".into(), 2),
+                (4, "/s/t/u".into(), 3),
+                (5, "/bare".into(), 0),
+            ]
+        );
+        assert_eq!(c.len(), 5);
+        assert_eq!(c.id("/p"), Some(0));
+        assert_eq!(c.id("/q/r"), Some(0));
+        assert_eq!(c.id("/s/t/u"), Some(4));
+        // A cpuset-only run has no task group, and its joins pass on a CFS kernel.
+        let only = declared(&["/p:cpuset.cpus=4-7,cpuset.cpus.partition=root"]).unwrap();
+        assert!(only.is_empty() && only.has_cpusets());
+        let join = Join {
+            path: "/p".into(),
+            field: "--workload: schbench: cgroup".into(),
+            creates: false,
+        };
+        assert!(only.resolve(&[join], Kernel::V6_5).is_ok());
+        // A later cpu write gives the group the cpu controller.
+        let both = declared(&["/p:cpuset.cpus=1", "/p/c:cpu.weight=10"]).unwrap();
+        assert_eq!(both.len(), 2);
+        // The comma of a CPU list continues cpuset.cpus in --cgroup.
+        let lists = declared(&["/x:cpuset.cpus=0-1,4,cpu.weight=5"]).unwrap();
+        let g = lists.all().next().unwrap();
+        assert_eq!(g.cpuset.cpus.as_deref(), Some("0-1,4"));
+        assert_eq!(g.weight, Some(CpuWeight::Weight(5)));
+    }
+
+    #[test]
+    fn cpusets_give_partitions_and_effective_cpus() {
+        let c = declared(&[
+            "/p:cpuset.cpus=4-7,cpuset.cpus.partition=root",
+            "/p/c",
+            "/p/d:cpuset.cpus=5-6,cpuset.cpus.partition=member",
+            "/m:cpuset.cpus=2-5",
+            "/free",
+        ])
+        .unwrap();
+        let base = vec![CpuMask::from_cpus(8, [0])];
+        let plan = c.cpusets(8, &base).unwrap();
+        let lists: Vec<String> = plan.partitions.iter().map(CpuMask::to_list).collect();
+        assert_eq!(lists, ["0", "4-7"]);
+        let eff = |p: &str| plan.effective(p).map(CpuMask::to_list);
+        assert_eq!(eff("/p").as_deref(), Some("4-7"));
+        assert_eq!(eff("/p/c").as_deref(), Some("4-7"));
+        assert_eq!(eff("/p/d").as_deref(), Some("5-6"));
+        // A member under the root keeps the CPUs no partition takes.
+        assert_eq!(eff("/m").as_deref(), Some("2-3"));
+        assert_eq!(eff("/free"), None);
+        assert_eq!(eff("/"), None);
+    }
+
+    #[test]
+    fn bad_cpusets_name_the_field_in_one_line() {
+        for (opts, base, needles) in [
+            (
+                &["/p:cpuset.cpus.partition=root"][..],
+                None,
+                &["--cgroup: /p: cpuset.cpus.partition=root needs the group's own cpuset.cpus"][..],
+            ),
+            (
+                &["/p:cpuset.cpus=8"],
+                None,
+                &[
+                    "--cgroup: /p: cpuset.cpus: invalid value '8'",
+                    "out of range 0-7",
+                ],
+            ),
+            (
+                &["/p:cpuset.cpus=0-5:0/3"],
+                None,
+                &["cpuset.cpus: '0-5:0/3' names no CPU"],
+            ),
+            (
+                &["/a/p:cpuset.cpus=1,cpuset.cpus.partition=root"],
+                None,
+                &["/a/p: cpuset.cpus.partition=root below another group is not modelled"],
+            ),
+            (
+                &[
+                    "/p:cpuset.cpus=0-3,cpuset.cpus.partition=root",
+                    "/q:cpuset.cpus=3-4,cpuset.cpus.partition=root",
+                ],
+                None,
+                &["--cgroup cpuset.cpus: 3-4 and 0-3 share CPUs 3"],
+            ),
+            (
+                &["/p:cpuset.cpus=0-3,cpuset.cpus.partition=root"],
+                Some(2),
+                &["share CPUs 2"],
+            ),
+            (
+                &[
+                    "/p:cpuset.cpus=0-3,cpuset.cpus.partition=root",
+                    "/p/c:cpuset.cpus=5",
+                ],
+                None,
+                &["/p/c: cpuset.cpus=5 shares no CPU with its parent's effective CPUs (0-3)"],
+            ),
+        ] {
+            let c = declared(opts).unwrap();
+            let base: Vec<CpuMask> = base.iter().map(|&b| CpuMask::from_cpus(8, [b])).collect();
+            let e = c.cpusets(8, &base).unwrap_err().to_string();
+            assert!(!e.contains('\n'), "{e}");
+            for n in needles {
+                assert!(e.contains(n), "{opts:?}: {n:?} not in {e}");
+            }
         }
     }
 

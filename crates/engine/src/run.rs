@@ -225,25 +225,31 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
     }
     // The whole machine's estimate bounds a partitioned build too: every domain of a
     // partition spans no more than the same level's domain on the whole machine.
-    let topo = partition_sched_domains(&spec.machine, spec.build, &spec.cpusets).map_err(|e| {
-        EngineError::Invalid {
-            field: "machine".into(),
-            got: spec.machine.name.clone(),
-            allowed: e.to_string(),
-        }
-    })?;
+    let cgroups = resolve_cgroups(spec)?;
+    let cpusets = cgroups.cpusets(ncpus, &spec.cpusets)?;
+    let topo =
+        partition_sched_domains(&spec.machine, spec.build, &cpusets.partitions).map_err(|e| {
+            EngineError::Invalid {
+                field: "machine".into(),
+                got: spec.machine.name.clone(),
+                allowed: e.to_string(),
+            }
+        })?;
     for w in &spec.workloads {
         w.check(ncpus)?;
     }
     check_machine(&spec.machine, &format!("machine {}", spec.machine.name))?;
     let kernel = spec.config.params.features.kernel();
-    let cgroups = resolve_cgroups(spec)?;
     let mut bp = Blueprint::default();
     for (i, w) in spec.workloads.iter().enumerate() {
         w.build(i, spec.config.seed, &mut bp, ncpus);
         if !cgroups.is_empty() {
             let (a, b) = bp.workloads[i].tasks;
             w.place_in_cgroups(&cgroups, i, &mut bp.tasks[a..b]);
+        }
+        if cgroups.has_cpusets() {
+            let (a, b) = bp.workloads[i].tasks;
+            w.restrict_to_cpusets(&cpusets, &mut bp.tasks[a..b])?;
         }
     }
     if !kernel.has_uclamp() && bp.tasks.iter().any(|t| t.uclamp.is_some()) {
@@ -293,6 +299,26 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
 /// ([`crate::autogroup::with_autogroups`]). `prepare` creates them; the command line
 /// calls it to refuse a bad run before anything is built.
 pub fn resolve_cgroups(spec: &RunSpec) -> Result<Cgroups, EngineError> {
+    let groups = resolve_task_groups(spec)?;
+    // The groups' cpusets on this machine, checked with `--cpuset`'s partitions.
+    groups.cpusets(spec.machine.nr_cpus(), &spec.cpusets)?;
+    Ok(groups)
+}
+
+/// The exclusive partitions of the run `spec` made as `w`: `--cpuset`'s, then those of
+/// the groups with `cpuset.cpus.partition=root` ([`Cgroups::cpusets`]).
+pub fn partitions(spec: &RunSpec, w: &World) -> Vec<CpuMask> {
+    if !w.config.cgroups.has_cpusets() {
+        return spec.cpusets.clone();
+    }
+    w.config
+        .cgroups
+        .cpusets(spec.machine.nr_cpus(), &spec.cpusets)
+        .map_or_else(|_| spec.cpusets.clone(), |p| p.partitions)
+}
+
+/// [`resolve_cgroups`] without the cpuset checks, which need the machine's CPUs.
+fn resolve_task_groups(spec: &RunSpec) -> Result<Cgroups, EngineError> {
     let joins: Vec<_> = spec
         .workloads
         .iter()

@@ -41,7 +41,7 @@ pub use machine::{
 };
 pub use opp::{FreqDomain, Opp};
 pub use partition::{
-    check_cpusets, generate_sched_domains, parse_cpusets, partition_sched_domains,
+    check_cpusets, generate_sched_domains, parse_cpulist, parse_cpusets, partition_sched_domains,
 };
 pub use ring::GroupRing;
 pub use speed::SpeedTable;

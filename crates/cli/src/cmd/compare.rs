@@ -473,7 +473,7 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
         let names = compare_until::metric_names(
             spec.workloads.iter().map(|w| w.name()),
             depth,
-            groups.iter().map(|(_, g)| g.path.as_str()),
+            groups.all().filter(|g| g.cpu).map(|g| g.path.as_str()),
         );
         compare_until::check_metric(u, &names)?;
     }

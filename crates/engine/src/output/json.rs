@@ -295,8 +295,9 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
     }
     // Only a run with cpuset partitions names them, for the same reason: the partitions
     // as given, and the root domains built from them (the top cpuset's leftover first).
-    if !spec.cpusets.is_empty() {
-        let lists: Vec<Value> = spec.cpusets.iter().map(|c| c.to_list().into()).collect();
+    let partitions = crate::run::partitions(spec, w);
+    if !partitions.is_empty() {
+        let lists: Vec<Value> = partitions.iter().map(|c| c.to_list().into()).collect();
         let rds: Vec<Value> = w
             .sched
             .topo

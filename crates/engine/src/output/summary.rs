@@ -134,7 +134,7 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
     ));
     s.push_str(&tunables_line(&spec.config.params.tunables));
     s.push_str(&speed_line(&spec.machine));
-    if !spec.cpusets.is_empty() {
+    if !crate::run::partitions(spec, w).is_empty() {
         let rds: Vec<String> = w
             .sched
             .topo

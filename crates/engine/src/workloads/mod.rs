@@ -459,6 +459,48 @@ impl WorkloadSpec {
         }
     }
 
+    /// Bounds the affinity of the workload's tasks, `tasks` as [`WorkloadSpec::build`]
+    /// made them, by their cgroup's effective CPUs (`cpus` from
+    /// [`crate::cgroup::Cgroups::cpusets`]): the workload's group, or an rt-app thread's
+    /// own `taskgroup`. A task's own affinity (`cpus=`, nanosleep's `pin`) is intersected
+    /// with them; an empty intersection is refused in one line.
+    pub fn restrict_to_cpusets(
+        &self,
+        cpus: &crate::cgroup::CpusetPlan,
+        tasks: &mut [TaskRt],
+    ) -> Result<(), EngineError> {
+        let base = self.cgroup.as_deref();
+        let own: Vec<Option<&str>> = match &self.workload {
+            Workload::Rtapp(r) => r.thread_taskgroups().collect(),
+            _ => Vec::new(),
+        };
+        for (i, t) in tasks.iter_mut().enumerate() {
+            let path = own.get(i).copied().flatten().or(base);
+            let Some(eff) = path.and_then(|p| cpus.effective(p)) else {
+                continue;
+            };
+            let mask = match &t.cpus_allowed {
+                Some(m) => m.and(eff),
+                None => eff.clone(),
+            };
+            if mask.is_empty() {
+                let own = t
+                    .cpus_allowed
+                    .as_ref()
+                    .map_or_else(String::new, |m| m.to_list());
+                return Err(EngineError::Workload(format!(
+                    "{}: cgroup: the affinity {own} of task {} shares no CPU with {}'s cpuset.cpus (effective CPUs {}); allowed: cpus= that overlaps the group's CPUs",
+                    self.name(),
+                    t.name,
+                    path.unwrap_or("/"),
+                    eff.to_list()
+                )));
+            }
+            t.cpus_allowed = Some(mask);
+        }
+        Ok(())
+    }
+
     /// The memory intensity of the workload's work, per mille: `mem=` or the tool's
     /// default ([`crate::memory::default_intensity`]).
     pub fn mem_intensity(&self) -> u32 {

@@ -45,18 +45,23 @@ pub struct RunArgs {
     /// format, e.g. `0-9,20-29`. Each becomes a root partition as cgroup v2's
     /// `cpuset.cpus.partition = root` makes it: sched domains of its own and a root
     /// domain balanced apart from the others; the CPUs none takes stay with the top
-    /// cpuset and form one more. Replaces a scenario's `cpusets`.
+    /// cpuset and form one more. Replaces a scenario's `cpusets`. The shorthand of
+    /// `--cgroup '/cpuset-N:cpuset.cpus=LIST,cpuset.cpus.partition=root'`, a group no
+    /// task joins.
     #[arg(long = "cpuset", value_name = "LIST")]
     pub(crate) cpusets: Vec<String>,
 
-    /// A task group (cgroup v2's cpu controller), repeatable: `/PATH` to create it, and
-    /// `/PATH:KEY=V,...` to write its files: `cpu.weight=N` (1..10000, default 100) or
-    /// `cpu.weight.nice=N` (-20..19), `cpu.idle=0|1`, `cpu.max='QUOTA_US [PERIOD_US]'`
-    /// (or `max`; period 100000 by default) and `cpu.max.burst=US`, e.g.
+    /// A cgroup (cgroup v2's cpu and cpuset controllers), repeatable: `/PATH` to create
+    /// it, and `/PATH:KEY=V,...` to write its files: `cpu.weight=N` (1..10000, default
+    /// 100) or `cpu.weight.nice=N` (-20..19), `cpu.idle=0|1`, `cpu.max='QUOTA_US
+    /// [PERIOD_US]'` (or `max`; period 100000 by default), `cpu.max.burst=US`,
+    /// `cpuset.cpus=LIST` (its tasks' CPUs) and `cpuset.cpus.partition=root|member`
+    /// (`root`: an exclusive partition, as --cpuset), e.g.
     /// `--cgroup '/svc:cpu.weight=200,cpu.max=50000 100000'`. Missing parents are
     /// created as `mkdir -p` would; a workload joins a group with its `cgroup=/PATH` key
-    /// (rt-app files with their tasks' `taskgroup`). Other files are refused. --kernel
-    /// 6.12 only. Added to a scenario's [cgroup."/PATH"] tables.
+    /// (rt-app files with their tasks' `taskgroup`). A group with `cpuset.*` files only
+    /// is no task group. Other files are refused. Task groups: --kernel 6.12 only.
+    /// Added to a scenario's [cgroup."/PATH"] tables.
     #[arg(long = "cgroup", value_name = "/PATH[:KEY=V,...]")]
     pub(crate) cgroups: Vec<String>,
 
