@@ -90,21 +90,22 @@ impl Entities for [Task] {
     }
 }
 
+/// The task table as the scheduler keeps it: the slice's store.
 impl Entities for Vec<Task> {
     const GROUPS: bool = false;
 
     #[inline]
     fn se(&self, id: usize) -> &SchedEntity {
-        &self[id].se
+        self.as_slice().se(id)
     }
 
     #[inline]
     fn se_mut(&mut self, id: usize) -> &mut SchedEntity {
-        &mut self[id].se
+        self.as_mut_slice().se_mut(id)
     }
 
     #[inline]
     fn migrating(&self, id: usize) -> bool {
-        self[id].on_rq_migrating()
+        self.as_slice().migrating(id)
     }
 }

@@ -726,15 +726,13 @@ impl Sched {
             return;
         }
         let c = self.h_cfs_of(se, cpu);
-        let (resched, short, picked) = self.h_op(c, cpu, |cfs, h, clocks, fair| {
+        let (resched, picked) = self.h_op(c, cpu, |cfs, h, clocks, fair| {
             let upd = update_curr(cfs, h, clocks, fair);
-            let short = do_preempt_short(cfs, h, pse, se, feat);
-            if short {
+            if do_preempt_short(cfs, h, pse, se, feat) {
                 cancel_protect_slice(h.se_mut(se));
             }
-            (upd.resched, short, cfs.pick_eevdf(h, feat))
+            (upd.resched, cfs.pick_eevdf(h, feat))
         });
-        let _ = short;
         if resched {
             self.rqs[cpu].need_resched = true;
         }

@@ -114,7 +114,7 @@ impl Sched {
             if upd.resched {
                 self.rqs[cpu].need_resched = true;
             }
-            if self.groups.tgs[self.groups.group_cpu_of(s & !GROUP_SE_BIT).0].idle {
+            if self.h_se_is_idle(s) {
                 idle = self.groups.cfs[i].h_nr_queued as i32;
             }
             self.h_count(qc, -queued, -runnable, -delayed, -idle);
@@ -133,7 +133,7 @@ impl Sched {
                 update_load_avg(cfs, h, s, clocks, NONE, fair);
                 h.se_update_runnable(s);
             });
-            if self.groups.tgs[self.groups.group_cpu_of(s & !GROUP_SE_BIT).0].idle {
+            if self.h_se_is_idle(s) {
                 idle = self.groups.cfs[i].h_nr_queued as i32;
             }
             self.h_count(qc, -queued, -runnable, -delayed, -idle);
@@ -166,66 +166,69 @@ impl Sched {
         self.trace_unthrottle(i, throttled_ns);
         self.groups.tgs[g].bw.throttled.retain(|&x| x != i);
         self.tg_unthrottle_up(g, cpu);
-        let done = 'walk: {
-            let cfs = &self.groups.cfs[i];
-            if cfs.load.weight == 0 {
-                break 'walk false;
-            }
-            let (queued, runnable, mut idle, delayed) = (
-                cfs.h_nr_queued as i32,
-                cfs.h_nr_runnable as i32,
-                cfs.idle_h_nr_running as i32,
-                cfs.h_nr_delayed as i32,
-            );
-            let mut se = Some(GROUP_SE_BIT | i);
-            while let Some(s) = se {
-                let qc = self.h_cfs_of(s, cpu);
-                if self.h_delayed(s) {
-                    self.h_op(qc, cpu, |cfs, h, clocks, fair| {
-                        dequeue_entity(
-                            cfs,
-                            h,
-                            s,
-                            qflags::SLEEP_WAKEUP | qflags::DELAYED,
-                            clocks,
-                            fair,
-                        )
-                    });
-                } else if self.h_on_rq(s) {
-                    break;
-                }
-                self.h_enqueue_entity(qc, s, qflags::SLEEP_WAKEUP, cpu);
-                if self.groups.tgs[self.groups.group_cpu_of(s & !GROUP_SE_BIT).0].idle {
-                    idle = self.groups.cfs[i].h_nr_queued as i32;
-                }
-                self.h_count(qc, queued, runnable, delayed, idle);
-                if self.h_throttled(qc) {
-                    break 'walk false;
-                }
-                se = self.h_parent(s, cpu);
-            }
-            while let Some(s) = se {
-                let qc = self.h_cfs_of(s, cpu);
-                self.h_op(qc, cpu, |cfs, h, clocks, fair| {
-                    update_load_avg(cfs, h, s, clocks, TG, fair);
-                    h.se_update_runnable(s);
-                });
-                if self.groups.tgs[self.groups.group_cpu_of(s & !GROUP_SE_BIT).0].idle {
-                    idle = self.groups.cfs[i].h_nr_queued as i32;
-                }
-                self.h_count(qc, queued, runnable, delayed, idle);
-                if self.h_throttled(qc) {
-                    break 'walk false;
-                }
-                se = self.h_parent(s, cpu);
-            }
-            self.add_nr_running(cpu, queued as u32);
-            true
-        };
-        let _ = done;
+        self.unthrottle_requeue(i, cpu);
         if self.rqs[cpu].curr.is_none() && self.rqs[cpu].cfs.nr_running != 0 {
             self.resched_curr(cpu);
         }
+    }
+
+    /// The requeue half of `unthrottle_cfs_rq`: the runqueue's entity and the tasks below
+    /// it rejoin the hierarchy, up to the first throttled ancestor (which ends the walk
+    /// before the CPU counts them).
+    fn unthrottle_requeue(&mut self, i: usize, cpu: usize) {
+        let cfs = &self.groups.cfs[i];
+        if cfs.load.weight == 0 {
+            return;
+        }
+        let (queued, runnable, mut idle, delayed) = (
+            cfs.h_nr_queued as i32,
+            cfs.h_nr_runnable as i32,
+            cfs.idle_h_nr_running as i32,
+            cfs.h_nr_delayed as i32,
+        );
+        let mut se = Some(GROUP_SE_BIT | i);
+        while let Some(s) = se {
+            let qc = self.h_cfs_of(s, cpu);
+            if self.h_delayed(s) {
+                self.h_op(qc, cpu, |cfs, h, clocks, fair| {
+                    dequeue_entity(
+                        cfs,
+                        h,
+                        s,
+                        qflags::SLEEP_WAKEUP | qflags::DELAYED,
+                        clocks,
+                        fair,
+                    )
+                });
+            } else if self.h_on_rq(s) {
+                break;
+            }
+            self.h_enqueue_entity(qc, s, qflags::SLEEP_WAKEUP, cpu);
+            if self.h_se_is_idle(s) {
+                idle = self.groups.cfs[i].h_nr_queued as i32;
+            }
+            self.h_count(qc, queued, runnable, delayed, idle);
+            if self.h_throttled(qc) {
+                return;
+            }
+            se = self.h_parent(s, cpu);
+        }
+        while let Some(s) = se {
+            let qc = self.h_cfs_of(s, cpu);
+            self.h_op(qc, cpu, |cfs, h, clocks, fair| {
+                update_load_avg(cfs, h, s, clocks, TG, fair);
+                h.se_update_runnable(s);
+            });
+            if self.h_se_is_idle(s) {
+                idle = self.groups.cfs[i].h_nr_queued as i32;
+            }
+            self.h_count(qc, queued, runnable, delayed, idle);
+            if self.h_throttled(qc) {
+                return;
+            }
+            se = self.h_parent(s, cpu);
+        }
+        self.add_nr_running(cpu, queued as u32);
     }
 
     /// `add_nr_running(rq, count)`: a CPU that now has two or more tasks makes its root
