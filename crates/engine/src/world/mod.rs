@@ -6,8 +6,18 @@
 //! tasks run, the cost of kernel work on the CPU that does it ([`crate::cost::CostTable`]),
 //! interrupts and IPIs arriving late, and the task programs themselves.
 //!
-//! Modules: `cpu` (segments, charging, ticks, schedule), `exec` (the program
-//! interpreter), `wake` (wakeups, forks, timers, pipes).
+//! Modules, one concept each:
+//! - `cpu`: run segments, charging kernel work, the scheduler tick and `schedule()`.
+//! - `exec`: the program interpreter; `loop_stack`: the counters of a task's open loops.
+//! - `wake`: wakeups, forks, hrtimers and pipes.
+//! - `balance`: the balance softirq, the nohz kick, active and newidle balancing.
+//! - `idle`: `do_idle` over the cpuidle governors; `cpufreq`: schedutil's work and
+//!   frequency transitions.
+//! - `locks`: runqueue locks, their holders and spinners.
+//! - `bandwidth`: CFS bandwidth control's period and slack timers.
+//! - `net`: loopback sockets for the network workloads.
+//! - `tracing`: the tracer's hooks; `progress`: the guard against a run stuck at one
+//!   instant.
 
 mod balance;
 mod bandwidth;
