@@ -24,6 +24,7 @@ pub mod profile;
 pub mod program;
 pub mod race;
 mod radix;
+pub mod resolve;
 pub mod rng;
 pub mod run;
 pub mod scenario;

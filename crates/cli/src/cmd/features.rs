@@ -11,7 +11,7 @@ use crate::error::CliError;
 
 /// The note `--ilb-sd-share` prints: the option is kept so that old command lines run as
 /// they did, but the features declared to change the domains now set them up themselves.
-pub(crate) const ILB_SD_SHARE_NOTE: &str = "--ilb-sd-share is deprecated and will go: ILB_SNAPSHOT, ILB_UTIL and ILB_FAST give every non-NUMA domain its sched_domain_shared themselves (seed 000 patch 1/7); the option still builds it here";
+pub(crate) use fairsim_engine::resolve::ILB_SD_SHARE_NOTE;
 
 /// Arguments of `fairsim features`.
 #[derive(Debug, clap::Args)]

@@ -2,7 +2,6 @@
 
 pub mod compare;
 pub(crate) mod compare_until;
-pub(crate) mod costs;
 pub mod features;
 pub mod machine_args;
 pub(crate) mod outputs;

@@ -7,20 +7,13 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use fairsim_engine::balance::cpufreq::Governor;
-use fairsim_engine::balance::pelt::UtilEstMode;
 use fairsim_engine::balance::schedstat::{show_schedstat_with, SchedstatVersion};
-use fairsim_engine::balance::{Feature, Features, Kernel, SchedParams, TunablePlace, Tunables};
-use fairsim_engine::cgroup::Cgroups;
+use fairsim_engine::balance::Kernel;
 use fairsim_engine::output::{summary, to_json};
-use fairsim_engine::run::{
-    default_duration, estimate_json_memory, estimate_run_memory, RunSpec, DEFAULT_MEMORY_BUDGET,
-};
+use fairsim_engine::resolve::{resolve_kernel, resolve_run, Resolved, RunOptions};
+use fairsim_engine::run::{estimate_json_memory, estimate_run_memory, RunSpec};
 use fairsim_engine::scenario::Scenario;
-use fairsim_engine::time::{parse_duration_with_unit, SEC};
-use fairsim_engine::world::{Launch, DEFAULT_TIMER_SLACK};
-use fairsim_engine::{Cpuidle, NoiseModel, TimerExpiry, WorkloadSpec, WorldConfig};
-use fairsim_topology::{parse_cpusets, BuildOptions};
+use fairsim_engine::time::SEC;
 
 mod args;
 
@@ -133,81 +126,6 @@ fn resolve(args: &RunArgs, note: &mut dyn FnMut(String)) -> Result<(Plan, bool),
     resolve_for(args, None, note)
 }
 
-/// The kernel of a run: `kernel` (compare's side), else `--kernel`, else the scenario's
-/// key, else 6.12.
-fn resolve_kernel(
-    args: &RunArgs,
-    scenario: &Scenario,
-    kernel: Option<Kernel>,
-) -> Result<Kernel, CliError> {
-    if let Some(k) = kernel {
-        return Ok(k);
-    }
-    match (&args.kernel, &scenario.kernel) {
-        (Some(t), _) => Kernel::parse(t).map_err(|e| CliError::msg(e.to_string())),
-        (None, Some(t)) => Kernel::parse(t).map_err(|e| {
-            CliError::msg(e.to_string().replacen("--kernel", "scenario key kernel", 1))
-        }),
-        (None, None) => Ok(Kernel::default()),
-    }
-}
-
-/// Whether `kernel` had the cpuidle governor `c` (every kernel had menu; `none` is no
-/// driver at all).
-fn kernel_has_cpuidle(kernel: Kernel, c: Cpuidle) -> bool {
-    if c == Cpuidle::None {
-        return true;
-    }
-    // `cpuidle_governors` lists the names first, then what came later in parentheses.
-    let names = kernel.cpuidle_governors();
-    let names = names.split(" (").next().unwrap_or(names);
-    names.split(", ").any(|n| n == c.name())
-}
-
-/// The run's tunable writes, checked against `kernel`: the scenario's `[sysctl]` and
-/// `[debugfs]` tables (in key order), then `--sysctl` and `--debugfs` (in the order
-/// given).
-fn resolve_tunables(
-    args: &RunArgs,
-    scenario: &Scenario,
-    kernel: Kernel,
-) -> Result<Tunables, CliError> {
-    use fairsim_engine::scenario::tunable_writes;
-    let mut t = Tunables::default();
-    for (place, key, writes) in [
-        (
-            TunablePlace::Sysctl,
-            "sysctl",
-            tunable_writes(&scenario.sysctl),
-        ),
-        (
-            TunablePlace::Debugfs,
-            "debugfs",
-            tunable_writes(&scenario.debugfs),
-        ),
-    ] {
-        for w in writes {
-            t.write(kernel, place, &w).map_err(|e| {
-                CliError::msg(e.to_string().replacen(
-                    place.option(),
-                    &format!("scenario table [{key}]"),
-                    1,
-                ))
-            })?;
-        }
-    }
-    for (place, writes) in [
-        (TunablePlace::Sysctl, &args.sysctls),
-        (TunablePlace::Debugfs, &args.debugfs),
-    ] {
-        for w in writes {
-            t.write(kernel, place, w)
-                .map_err(|e| CliError::msg(e.to_string()))?;
-        }
-    }
-    Ok(t)
-}
-
 fn resolve_for(
     args: &RunArgs,
     kernel: Option<Kernel>,
@@ -219,7 +137,7 @@ fn resolve_for(
     };
     // The kernel first: the features, util_est form, schedstat version and the governors
     // allowed all depend on it.
-    let kernel = resolve_kernel(args, &scenario, kernel)?;
+    let kernel = resolve_kernel(args.kernel.as_deref(), &scenario, kernel)?;
     let base = args.scenario.as_deref().and_then(Path::parent);
     let mut machine_args = args.machine.clone();
     let no_machine = machine_args.topology.is_none()
@@ -237,180 +155,22 @@ fn resolve_for(
             .as_ref()
             .map(|m| base.map_or_else(|| PathBuf::from(m), |b| b.join(m)));
     }
-    let mut machine = machine_args.load()?;
-    super::costs::apply_speed(&mut machine, &scenario.speed, &args.speeds)?;
-    let cpusets = if args.cpusets.is_empty() {
-        parse_cpusets(machine.nr_cpus(), &scenario.cpusets, "scenario key cpusets")?
-    } else {
-        parse_cpusets(machine.nr_cpus(), &args.cpusets, "--cpuset")?
-    };
-
-    let mut texts: Vec<String> = scenario.workload.clone();
-    texts.extend(args.workloads.iter().cloned());
-    let builtin = texts.is_empty() && args.scenario.is_none();
-    if builtin {
-        texts.push(BUILTIN_WORKLOAD.to_string());
-    }
-    let workloads = texts
-        .iter()
-        .map(|w| WorkloadSpec::parse(w))
-        .collect::<Result<Vec<_>, _>>()?;
-    // Said once per command: compare resolves its arguments once for all its runs.
-    for n in workloads.iter().flat_map(WorkloadSpec::notes) {
-        note(n);
-    }
-
-    let features = match args.features.as_ref().or(scenario.features.as_ref()) {
-        Some(f) => Features::parse_for(kernel, f)?,
-        None => kernel.features(),
-    };
-    if args.ilb_sd_share {
-        note(super::features::ILB_SD_SHARE_NOTE.to_string());
-    }
-    let tunables = resolve_tunables(args, &scenario, kernel)?;
-    let util_est = match args.util_est.as_ref().or(scenario.util_est.as_ref()) {
-        Some(s) => {
-            let m = UtilEstMode::parse(s)
-                .ok_or_else(|| invalid("--util-est", s, UtilEstMode::NAMES))?;
-            if m.enabled() && !kernel.has_feature(Feature::UTIL_EST) {
-                return Err(CliError::msg(format!(
-                    "--util-est: Linux {} had no util_est; allowed: off, or --kernel 4.16 (seed 003's patch, with --features UTIL_EST), 6.5 or 6.12",
-                    kernel.name()
-                )));
-            }
-            // 4.16's util_est is seed 003's patch, off unless the features turn it on:
-            // a form given without it would be dropped without a word.
-            if m.enabled()
-                && !features.has(Feature::UTIL_EST)
-                && !kernel.features().has(Feature::UTIL_EST)
-            {
-                return Err(CliError::msg(format!(
-                    "--util-est: Linux {}'s util_est (seed 003's patch) is off by default, so '{s}' would not run; allowed: off, or '{s}' with --features UTIL_EST",
-                    kernel.name()
-                )));
-            }
-            m
-        }
-        None => kernel.util_est(),
-    };
-    let hz = args.hz.or(scenario.hz).unwrap_or(250);
-    if ![100, 250, 300, 1000].contains(&hz) {
-        return Err(invalid("--hz", hz, "100, 250, 300 or 1000"));
-    }
-    let duration = match args.duration.as_ref().or(scenario.duration.as_ref()) {
-        Some(d) => {
-            let ns = parse_duration_with_unit(d)
-                .map_err(|e| CliError::msg(format!("--duration: {e}")))?;
-            if ns == 0 || ns > 24 * 3_600 * SEC {
-                return Err(invalid(
-                    "--duration",
-                    d,
-                    "more than 0 and at most 86400s (24 hours)",
-                ));
-            }
-            ns
-        }
-        None if builtin => BUILTIN_DURATION,
-        None => default_duration(&workloads),
-    };
-    let cost_table = super::costs::resolve_costs(
-        args.cost_table.as_ref(),
-        scenario.costs.as_ref(),
-        &machine,
+    let machine = machine_args.load()?;
+    let builtin =
+        scenario.workload.is_empty() && args.workloads.is_empty() && args.scenario.is_none();
+    let opts = run_options(args, builtin);
+    let Resolved {
+        mut spec,
+        features_given,
+    } = resolve_run(
+        &scenario,
+        &opts,
+        kernel,
+        machine,
         &machine_args.source(),
+        note,
     )?;
-    let mut cost = cost_table.table();
-    for (name, value) in &scenario.cost {
-        cost.apply(&format!("{name}={value}"))?;
-    }
-    for c in &args.costs {
-        cost.apply(c)?;
-    }
-    let timer_slack = match args.timer_slack.as_ref().or(scenario.timer_slack.as_ref()) {
-        Some(s) => {
-            let ns = parse_duration_with_unit(s)
-                .map_err(|e| CliError::msg(format!("--timer-slack: {e}")))?;
-            if ns > SEC {
-                return Err(invalid("--timer-slack", s, "a duration of at most 1s"));
-            }
-            ns
-        }
-        None => DEFAULT_TIMER_SLACK,
-    };
-    let timer_expiry = match args
-        .timer_expiry
-        .as_ref()
-        .or(scenario.timer_expiry.as_ref())
-    {
-        Some(s) => TimerExpiry::parse(s)
-            .ok_or_else(|| invalid("--timer-expiry", s, "hard, mid or soft"))?,
-        None => TimerExpiry::Hard,
-    };
-    let idle_given = args.idle_states.as_ref().or(scenario.idle_states.as_ref());
-    let idle_states = match (idle_given, &machine.idle_states) {
-        (Some(spec), _) => {
-            fairsim_cpuidle::parse_idle_states_with(spec, machine.nr_cpus(), cost.idle_exit)
-                .map_err(|e| CliError::msg(e.to_string()))?
-        }
-        (None, Some(spec)) => {
-            fairsim_cpuidle::parse_idle_states_with(spec, machine.nr_cpus(), cost.idle_exit)
-                .map_err(|e| CliError::msg(format!("machine {}: idle_states: {e}", machine.name)))?
-        }
-        (None, None) => fairsim_cpuidle::flat(cost.idle_exit, machine.nr_cpus()),
-    };
-    let cpuidle = match args.cpuidle.as_ref().or(scenario.cpuidle.as_ref()) {
-        Some(s) => Cpuidle::parse(s).ok_or_else(|| invalid("--cpuidle", s, Cpuidle::NAMES))?,
-        // The haltpoll driver asks for its own governor (`.governor = "haltpoll"`).
-        None if idle_states.tables.iter().all(|t| t.driver == "haltpoll") => Cpuidle::Haltpoll,
-        None => Cpuidle::Menu,
-    };
-    if !kernel_has_cpuidle(kernel, cpuidle) {
-        let had = kernel.cpuidle_governors();
-        return Err(CliError::msg(
-            if args.cpuidle.is_some() || scenario.cpuidle.is_some() {
-                format!(
-                    "--cpuidle: Linux {} had no {} governor; allowed: {had} or none",
-                    kernel.name(),
-                    cpuidle.name()
-                )
-            } else {
-                format!(
-                    "--idle-states: the haltpoll states ask for the haltpoll governor, which Linux {} lacked; allowed: --cpuidle {had} or none, or other idle states",
-                    kernel.name()
-                )
-            },
-        ));
-    }
-    if cpuidle == Cpuidle::None {
-        if let Some(spec) = idle_given {
-            return Err(CliError::msg(format!(
-                "--idle-states: '{spec}' cannot apply with --cpuidle none (no cpuidle driver); allowed: --cpuidle menu, teo or haltpoll, or no --idle-states"
-            )));
-        }
-    }
-    let noise = match args.noise.as_ref().or(scenario.noise.as_ref()) {
-        Some(s) => NoiseModel::parse(s)
-            .ok_or_else(|| invalid("--noise", s, "on, off or a spread from 0 to 1"))?,
-        None => NoiseModel::DEFAULT,
-    };
-    let warmup = match args.warmup.as_ref().or(scenario.warmup.as_ref()) {
-        Some(s) => {
-            let ns =
-                parse_duration_with_unit(s).map_err(|e| CliError::msg(format!("--warmup: {e}")))?;
-            if ns >= duration {
-                return Err(invalid(
-                    "--warmup",
-                    s,
-                    &format!(
-                        "a duration shorter than the run ({})",
-                        fairsim_engine::time::format_duration(duration)
-                    ),
-                ));
-            }
-            ns
-        }
-        None => 0,
-    };
+    let duration = spec.config.duration;
     let version = match (&args.schedstat_version, scenario.schedstat_version) {
         (Some(v), _) => SchedstatVersion::parse(v)
             .ok_or_else(|| invalid("--schedstat-version", v, "15, 16 or 17"))?,
@@ -430,91 +190,6 @@ fn resolve_for(
         .json
         .clone()
         .or_else(|| scenario.json.as_ref().map(PathBuf::from));
-    let memory_budget = match args.memory_budget {
-        Some(0) => return Err(invalid("--memory-budget", 0, "a size in MiB above 0")),
-        Some(m) => m.saturating_mul(1 << 20),
-        None => DEFAULT_MEMORY_BUDGET,
-    };
-    let launch = match args.launch_cpu.as_ref().or(scenario.launch_cpu.as_ref()) {
-        Some(text) => Launch::parse(text, machine.nr_cpus())?,
-        None => Launch::Cpu(0),
-    };
-    let governor = match args.governor.as_ref().or(scenario.governor.as_ref()) {
-        Some(text) => {
-            let g = Governor::parse(text).map_err(|e| CliError::msg(format!("--governor: {e}")))?;
-            if machine.cpufreq.is_empty() {
-                return Err(CliError::msg(format!(
-                    "--governor: machine {} has no cpufreq policies; allowed: a machine with frequency domains (--topology rk3399, or a machine file's [[cpufreq]] tables)",
-                    machine.name
-                )));
-            }
-            Some(g)
-        }
-        None => None,
-    };
-    if !kernel.has_schedutil() {
-        // The engine gives a machine with cpufreq schedutil unless told otherwise
-        // (`Governor::DEFAULT`).
-        let k = kernel.name();
-        match governor {
-            Some(Governor::Schedutil { .. }) => {
-                return Err(CliError::msg(format!(
-                    "--governor: Linux {k} had no schedutil (it came in 4.7); allowed: performance, powersave or userspace:KHZ"
-                )))
-            }
-            None if !machine.cpufreq.is_empty() => {
-                return Err(CliError::msg(format!(
-                    "--governor: machine {}'s cpufreq policies default to schedutil, which Linux {k} lacked (it came in 4.7); allowed: --governor performance, powersave or userspace:KHZ",
-                    machine.name
-                )))
-            }
-            _ => {}
-        }
-    }
-    let cgroups = Cgroups::from_sources(&scenario.cgroup, &args.cgroups)?;
-    let config = WorldConfig {
-        params: SchedParams {
-            features,
-            hz,
-            util_est,
-            tunables,
-            ..SchedParams::default()
-        },
-        cost,
-        cost_table,
-        duration,
-        seed: args
-            .seed
-            .or(scenario.seed)
-            .unwrap_or(fairsim_engine::rng::DEFAULT_SEED),
-        timer_slack,
-        timer_expiry,
-        cpuidle,
-        idle_states: Some(idle_states),
-        check_invariants: args.check_invariants,
-        noise,
-        warmup,
-        trace: None,
-        launch,
-        governor,
-        rtapp_log: args.rtapp_log.is_some(),
-        cgroups,
-    };
-    let mut spec = RunSpec {
-        cpusets,
-        machine,
-        build: BuildOptions {
-            // A feature declared to change the domains sets them up itself.
-            shared_all_non_numa: args.ilb_sd_share || features.shares_all_non_numa(),
-            ..BuildOptions::default()
-        },
-        workloads,
-        config,
-        memory_budget,
-    };
-    // The era and every workload's cgroup= are checked now, before any output is
-    // opened (`prepare` checks them again for the library's callers).
-    fairsim_engine::run::resolve_cgroups(&spec)?;
     let window = match &args.trace_window {
         Some(w) => {
             let (a, b) = fairsim_engine::trace::parse_window(w).map_err(CliError::msg)?;
@@ -550,10 +225,47 @@ fn resolve_for(
             spec,
             schedstat,
             json,
-            features_given: args.features.is_some() || scenario.features.is_some(),
+            features_given,
         },
         builtin,
     ))
+}
+
+/// The library's [`RunOptions`] from `run`'s arguments; the built-in scenario adds its
+/// workload and run length.
+fn run_options(args: &RunArgs, builtin: bool) -> RunOptions {
+    let mut workloads = args.workloads.clone();
+    if builtin {
+        workloads.push(BUILTIN_WORKLOAD.to_string());
+    }
+    RunOptions {
+        workloads,
+        cpusets: args.cpusets.clone(),
+        cgroups: args.cgroups.clone(),
+        features: args.features.clone(),
+        duration: args.duration.clone(),
+        seed: args.seed,
+        hz: args.hz,
+        util_est: args.util_est.clone(),
+        cost_table: args.cost_table.clone(),
+        costs: args.costs.clone(),
+        speeds: args.speeds.clone(),
+        timer_slack: args.timer_slack.clone(),
+        launch_cpu: args.launch_cpu.clone(),
+        timer_expiry: args.timer_expiry.clone(),
+        cpuidle: args.cpuidle.clone(),
+        idle_states: args.idle_states.clone(),
+        governor: args.governor.clone(),
+        noise: args.noise.clone(),
+        warmup: args.warmup.clone(),
+        ilb_sd_share: args.ilb_sd_share,
+        sysctls: args.sysctls.clone(),
+        debugfs: args.debugfs.clone(),
+        check_invariants: args.check_invariants,
+        memory_budget_mib: args.memory_budget,
+        rtapp_log: args.rtapp_log.is_some(),
+        default_duration: builtin.then_some(BUILTIN_DURATION),
+    }
 }
 
 /// Refuses `--json` (or `--check-determinism`, which renders the JSON of two runs and
