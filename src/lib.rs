@@ -4,6 +4,8 @@
 //! reach every layer through one dependency. See `ARCHITECTURE.md` for the map.
 
 pub use fairsim_balance as balance;
+pub use fairsim_des as des;
 pub use fairsim_engine as engine;
 pub use fairsim_pelt as pelt;
 pub use fairsim_topology as topology;
+pub use fairsim_trace as trace;

@@ -25,12 +25,9 @@ pub mod program;
 pub mod race;
 mod radix;
 pub mod resolve;
-pub mod rng;
 pub mod run;
 pub mod scenario;
 pub mod speed;
-pub mod time;
-pub mod trace;
 mod wheel;
 pub mod workloads;
 pub mod world;
@@ -38,6 +35,12 @@ pub mod world;
 pub use cost::{CostTable, CostTableName};
 pub use error::EngineError;
 pub use fairsim_balance as balance;
+/// The world's seeded random streams, from the discrete-event core, re-exported for the
+/// same reason as [`time`].
+pub use fairsim_des::rng;
+/// Virtual time, from the discrete-event core; re-exported so that `crate::time` paths and
+/// the engine's users keep their names.
+pub use fairsim_des::time;
 pub use noise::NoiseModel;
 pub use profile::Profile;
 pub use run::{

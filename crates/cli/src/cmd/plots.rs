@@ -6,12 +6,12 @@ use std::path::Path;
 
 use fairsim_engine::balance::{Features, Kernel};
 use fairsim_engine::run::RunSpec;
-use fairsim_engine::trace::{BalanceKind, NewidleSeries, Trace, TraceConfig, TraceEvent};
 use fairsim_engine::World;
 use fairsim_plot::data::{
     Bar, CpuGroup, DomainSeries, FrequencySeries, HdrBuckets, LatencyCdf, MeanChange, MetricBars,
     NewidleSeries as PlotSeries, PlotData, PolicyFrequency, Slice, SliceKind, Timeline,
 };
+use fairsim_trace::{BalanceKind, NewidleSeries, Trace, TraceConfig, TraceEvent};
 use hdrhistogram::Histogram;
 
 use crate::compare_table::{mean_rows, summarise, MetricSamples};

@@ -10,11 +10,11 @@
 
 use fairsim_balance::group::tp::BandwidthTracepoint;
 use fairsim_balance::group::{BwTimer, BwTimerKind};
+use fairsim_trace::TraceEvent;
 
 use super::World;
 use crate::event::Event;
 use crate::time::Time;
-use crate::trace::TraceEvent;
 
 impl World {
     /// Queues the bandwidth timers the scheduler armed since the last event.

@@ -183,7 +183,7 @@ pub struct WorldConfig {
     /// covers `[warmup, end)`, as a `schedstat.py -i` delta started after launch does.
     pub warmup: u64,
     /// What the run traces (`--trace`, `--plot`); `None` records nothing.
-    pub trace: Option<crate::trace::TraceConfig>,
+    pub trace: Option<fairsim_trace::TraceConfig>,
     /// The CPU the run's root tasks are forked from (the launching shell's).
     pub launch: Launch,
     /// The cpufreq governor (`--governor`); `None` takes schedutil on a machine with

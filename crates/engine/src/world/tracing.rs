@@ -18,12 +18,12 @@
 
 use fairsim_balance::energy::tp::EasTracepoint;
 use fairsim_balance::CpuIdleType;
-
-use crate::event::Tid;
-use crate::trace::{
+use fairsim_trace::{
     BalanceKind, NewidleSeries, PrevState, Record, TaskInfo, Trace, TraceConfig, TraceEvent,
     CPU_IDLE_EXIT, RECORD_BYTES,
 };
+
+use crate::event::Tid;
 
 use super::{RtState, World};
 

@@ -322,7 +322,7 @@ fn every_transition_is_traced_on_each_cpu_of_its_policy() {
         1_000,
         Governor::DEFAULT,
     );
-    s.config.trace = Some(fairsim_engine::trace::TraceConfig::events());
+    s.config.trace = Some(fairsim_trace::TraceConfig::events());
     let mut r = run(&s, &mut |_, _| {}).unwrap();
     let timeline: Vec<(u64, u32, u32)> = r
         .world
@@ -338,7 +338,7 @@ fn every_transition_is_traced_on_each_cpu_of_its_policy() {
         .records
         .iter()
         .filter_map(|rec| match rec.event {
-            fairsim_engine::trace::TraceEvent::CpuFrequency { khz } => Some((rec.ts, rec.cpu, khz)),
+            fairsim_trace::TraceEvent::CpuFrequency { khz } => Some((rec.ts, rec.cpu, khz)),
             _ => None,
         })
         .collect();
@@ -432,7 +432,7 @@ fn eas_places_wakeups_until_a_ramping_task_overutilizes_the_root_domain() {
 
 #[test]
 fn a_traced_eas_run_shows_each_placement_and_each_overutilized_stretch() {
-    use fairsim_engine::trace::{write_ftrace_text, write_perfetto, TraceConfig, TraceEvent};
+    use fairsim_trace::{write_ftrace_text, write_perfetto, TraceConfig, TraceEvent};
     let w = rtapp(
         &std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),

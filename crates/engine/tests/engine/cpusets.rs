@@ -8,8 +8,8 @@ use crate::common;
 use std::collections::BTreeMap;
 
 use fairsim_engine::run;
-use fairsim_engine::trace::{TraceConfig, TraceEvent};
 use fairsim_topology::{parse_cpusets, CpuMask};
+use fairsim_trace::{TraceConfig, TraceEvent};
 
 /// Runs the two hackbenches on numa-2s4c2t (socket 1 is CPUs 8-15) with `cpusets`, and
 /// returns per pid the CPUs it ran on (every `sched_switch` that switched it in).

@@ -4,6 +4,9 @@
 //! once per crate; `cargo test -p fairsim-engine --test engine MODULE::` runs one of them.
 
 mod common;
+// The protobuf walker and trace builders live with the trace crate's writer tests; the
+// engine's trace tests decode what a run wrote with the same walker.
+#[path = "../../../trace/tests/trace/trace_support/mod.rs"]
 mod trace_support;
 
 mod autogroup;
@@ -30,9 +33,7 @@ mod rtapp;
 mod rtapp_log;
 mod soak;
 mod speed;
-mod trace_compact;
 mod trace_engine;
-mod trace_format;
 mod trace_throttle;
 mod workload_cmdline;
 mod workloads;

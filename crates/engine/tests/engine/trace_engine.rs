@@ -5,8 +5,8 @@
 use crate::common;
 
 use fairsim_engine::output::to_json;
-use fairsim_engine::trace::{BalanceKind, Trace, TraceConfig, TraceEvent, CPU_IDLE_EXIT};
 use fairsim_engine::{run, Cpuidle};
+use fairsim_trace::{BalanceKind, Trace, TraceConfig, TraceEvent, CPU_IDLE_EXIT};
 
 /// Runs `spec` with and without the tracer and returns both JSON documents and the trace.
 fn traced(mut spec: fairsim_engine::run::RunSpec) -> (String, String, Trace, u64) {
@@ -181,7 +181,7 @@ fn a_trace_that_outgrows_the_budget_fails_in_one_line() {
     let mut spec = common::spec("smt-mc-1s4c2t", &["hackbench:g=2,l=2000"], 200, 1);
     spec.config.trace = Some(TraceConfig::events());
     let mut world = fairsim_engine::run::prepare(&spec).unwrap();
-    world.cap_queue_memory(fairsim_engine::trace::RECORD_BYTES * 1000);
+    world.cap_queue_memory(fairsim_trace::RECORD_BYTES * 1000);
     let err = world.run(&mut |_, _| {}).unwrap_err().to_string();
     assert!(
         err.starts_with("--trace: 1000 events recorded by t="),

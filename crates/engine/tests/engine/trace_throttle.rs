@@ -8,7 +8,7 @@ use fairsim_engine::balance::group::ROOT_GROUP;
 use fairsim_engine::cgroup::Cgroups;
 use fairsim_engine::output::{summary, to_json};
 use fairsim_engine::run::{run, RunSpec};
-use fairsim_engine::trace::{write_ftrace_text, write_perfetto, TraceConfig, TraceEvent};
+use fairsim_trace::{write_ftrace_text, write_perfetto, TraceConfig, TraceEvent};
 
 use crate::trace_support;
 

@@ -218,12 +218,12 @@ impl Write for LineSink {
 }
 
 /// The events of a run's trace, read back from the ftrace text the trace writer makes.
-pub(crate) fn events_of_trace(trace: &fairsim_engine::trace::Trace) -> Result<Events, CliError> {
+pub(crate) fn events_of_trace(trace: &fairsim_trace::Trace) -> Result<Events, CliError> {
     let mut sink = LineSink {
         reader: Reader::new(),
         partial: Vec::new(),
     };
-    fairsim_engine::trace::write_ftrace_text(trace, &mut sink).map_err(|e| {
+    fairsim_trace::write_ftrace_text(trace, &mut sink).map_err(|e| {
         CliError::internal(format!(
             "--report: the run's own trace text did not read back ({e}); please report it"
         ))
@@ -241,7 +241,7 @@ pub(crate) fn events_of_trace(trace: &fairsim_engine::trace::Trace) -> Result<Ev
 /// names the traced window.
 pub(crate) fn print_run_reports(
     reports: &[Report],
-    trace: &fairsim_engine::trace::Trace,
+    trace: &fairsim_trace::Trace,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     if reports.is_empty() {

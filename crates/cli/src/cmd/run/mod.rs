@@ -192,7 +192,8 @@ fn resolve_for(
         .or_else(|| scenario.json.as_ref().map(PathBuf::from));
     let window = match &args.trace_window {
         Some(w) => {
-            let (a, b) = fairsim_engine::trace::parse_window(w).map_err(CliError::msg)?;
+            let (a, b) =
+                fairsim_trace::parse_window(w).map_err(|e| CliError::msg(e.to_string()))?;
             if a >= duration {
                 return Err(invalid(
                     "--trace-window",
@@ -293,18 +294,18 @@ fn check_json_budget(plan: &Plan, twice: bool) -> Result<(), CliError> {
 }
 
 /// Writes `--trace` (Perfetto) and `--trace-text` (ftrace text) from the run's trace.
-fn write_traces(args: &RunArgs, trace: &fairsim_engine::trace::Trace) -> Result<(), CliError> {
-    type Writer = fn(&fairsim_engine::trace::Trace, &mut dyn Write) -> std::io::Result<()>;
+fn write_traces(args: &RunArgs, trace: &fairsim_trace::Trace) -> Result<(), CliError> {
+    type Writer = fn(&fairsim_trace::Trace, &mut dyn Write) -> std::io::Result<()>;
     let outputs: [(&Option<PathBuf>, &str, Writer); 2] = [
         (
             &args.trace,
             "--trace",
-            fairsim_engine::trace::perfetto::write_perfetto,
+            fairsim_trace::perfetto::write_perfetto,
         ),
         (
             &args.trace_text,
             "--trace-text",
-            fairsim_engine::trace::ftrace::write_ftrace_text,
+            fairsim_trace::ftrace::write_ftrace_text,
         ),
     ];
     for (path, what, write) in outputs {

@@ -6,8 +6,8 @@
 pub use std::path::PathBuf;
 pub use std::process::Command;
 
-pub use fairsim_engine::trace::perfetto::{write_perfetto_with, PerfettoOptions, BUNDLE_MAX};
-pub use fairsim_engine::trace::{
+pub use fairsim_trace::perfetto::{write_perfetto_with, PerfettoOptions, BUNDLE_MAX};
+pub use fairsim_trace::{
     write_ftrace_text, write_perfetto, BalanceKind, PrevState, Record, TaskInfo, Trace, TraceEvent,
     CPU_IDLE_EXIT,
 };

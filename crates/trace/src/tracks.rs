@@ -368,7 +368,7 @@ impl TrackPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::Record;
+    use crate::Record;
 
     fn rec(ts: u64, cpu: u32, event: TraceEvent) -> Record {
         Record { ts, cpu, event }

@@ -270,7 +270,7 @@ pub fn prev_state_text(bits: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::PrevState;
+    use crate::PrevState;
 
     #[test]
     fn trace_prev_state_letters_follow_the_tracepoint() {
