@@ -2,18 +2,18 @@
 //! the number of OS threads running them at once (1, 2, and every count up to the host's
 //! parallelism in powers of two), with seed 000's ILB features on and off.
 //!
-//! The machine is spr-2s56c2t in the fixed state of `race::storm`: both threads of every
-//! other core run a token with a cache-hot one queued behind it, the other 112 CPUs are
-//! idle. One iteration is one round: each idle CPU runs `sched_balance_newidle` once, all
-//! threads at once over the shared runqueues, so the time per iteration is what one wave
-//! of 112 newly idle CPUs costs the machine in wall time.
+//! The machine is spr-2s56c2t in the fixed state of `fairsim_race::storm`: both threads
+//! of every other core run a token with a cache-hot one queued behind it, the other 112
+//! CPUs are idle. One iteration is one round: each idle CPU runs `sched_balance_newidle`
+//! once, all threads at once over the shared runqueues, so the time per iteration is what
+//! one wave of 112 newly idle CPUs costs the machine in wall time.
 
 // criterion's macros generate public functions that cannot carry doc comments.
 #![allow(missing_docs)]
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use fairsim::balance::{Features, SchedParams};
-use fairsim::engine::race::storm::NewidleStorm;
+use fairsim::race::storm::NewidleStorm;
 use fairsim::topology::source::preset;
 
 fn thread_counts() -> Vec<usize> {

@@ -265,6 +265,19 @@ impl Features {
             .collect()
     }
 
+    /// The features that differ from the kernel's defaults as one summary line's value:
+    /// `default (Linux 6.12.117)` when none do, else [`Features::diff_from_default`]'s
+    /// words joined by commas. The engine's summary and race mode's report both print it,
+    /// so it lives with the features rather than in either.
+    pub fn diff_summary(self) -> String {
+        let words = self.diff_from_default();
+        if words.is_empty() {
+            format!("default (Linux {})", self.kernel().release())
+        } else {
+            words.join(",")
+        }
+    }
+
     /// Checks the declarations' conflicts, then their requires: the first pair, in
     /// declaration order, with both on (conflicts) or the feature on and what it needs off
     /// (requires) is the error.

@@ -128,6 +128,21 @@ impl From<fairsim_engine::resolve::ResolveError> for CliError {
     }
 }
 
+/// Race mode's errors are classed as the engine's: a broken invariant is fairsim's
+/// fault, a refused spec or a watchdog that fired is about the options.
+impl From<fairsim_race::RaceError> for CliError {
+    fn from(err: fairsim_race::RaceError) -> Self {
+        CliError {
+            text: err.to_string(),
+            class: if err.is_internal() {
+                Class::Internal
+            } else {
+                Class::Input
+            },
+        }
+    }
+}
+
 /// Serialising fairsim's own result types cannot fail on valid data, so a failure is a
 /// bug.
 impl From<serde_json::Error> for CliError {
@@ -250,5 +265,9 @@ mod tests {
         assert_eq!(bug.class, Class::Internal);
         let input = CliError::from(fairsim_engine::EngineError::Workload("Broken pipe".into()));
         assert_eq!(input.class, Class::Input);
+        let race_bug = CliError::from(fairsim_race::RaceError::Invariant("x".into()));
+        assert_eq!(race_bug.class, Class::Internal);
+        let late = CliError::from(fairsim_race::RaceError::Watchdog("thread 0".into()));
+        assert_eq!(late.class, Class::Input);
     }
 }

@@ -22,7 +22,6 @@ pub mod noise;
 pub mod output;
 pub mod profile;
 pub mod program;
-pub mod race;
 mod radix;
 pub mod resolve;
 pub mod run;

@@ -9,11 +9,11 @@ use std::path::PathBuf;
 use fairsim_engine::balance::pelt::UtilEstMode;
 use fairsim_engine::balance::schedstat::SchedstatVersion;
 use fairsim_engine::balance::{Feature, Features, Kernel, SchedParams};
-use fairsim_engine::race::control::{default_threads, host_cpus, THREADS_PER_HOST_CPU};
-use fairsim_engine::race::report::RaceReport;
-use fairsim_engine::race::{run_race, Placement, RaceSpec, TokenProgram};
 use fairsim_engine::run::{estimate_memory, DEFAULT_MEMORY_BUDGET};
 use fairsim_engine::time::{parse_duration_with_unit, SEC};
+use fairsim_race::control::{default_threads, host_cpus, THREADS_PER_HOST_CPU};
+use fairsim_race::report::RaceReport;
+use fairsim_race::{run_race, Placement, RaceSpec, TokenProgram};
 use fairsim_topology::{estimate_build_memory, BuildOptions, Machine};
 
 use super::machine_args::MachineArgs;
@@ -211,7 +211,7 @@ fn check_budget(
             shared_all_non_numa: f.shares_all_non_numa(),
             ..BuildOptions::default()
         };
-        // Each CPU also keeps two duration histograms of 3.5 KiB (race/hist.rs).
+        // Each CPU also keeps two duration histograms of 3.5 KiB (crates/race/src/hist.rs).
         let need = estimate_memory(tasks as u64, ncpus)
             .saturating_add(ncpus as u64 * 8 * 1024)
             .saturating_add(estimate_build_memory(machine, build));

@@ -13,7 +13,7 @@ mod summary;
 pub use cgroups::{cgroup_rows, CgroupRow};
 pub use json::{to_json, JSON_SCHEMA_VERSION};
 pub use memory::locality_totals;
-pub use summary::{features_diff, kernel_line, summary};
+pub use summary::{kernel_line, summary};
 
 use crate::metrics::CpuMetrics;
 use crate::run::RunResult;

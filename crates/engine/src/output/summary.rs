@@ -1,7 +1,7 @@
 //! The readable summary: a header, each workload's tool-style output, and a scheduler
 //! section.
 
-use fairsim_balance::{Features, Kernel};
+use fairsim_balance::Kernel;
 
 use crate::cost::{CostTable, CostTableName};
 use crate::run::{RunResult, RunSpec};
@@ -9,17 +9,6 @@ use crate::time::format_duration;
 use crate::world::Overhead;
 
 use super::totals;
-
-/// The features that differ from their kernel's defaults, as `--features` takes them, or
-/// `default`.
-pub fn features_diff(f: Features) -> String {
-    let words = f.diff_from_default();
-    if words.is_empty() {
-        format!("default (Linux {})", f.kernel().release())
-    } else {
-        words.join(",")
-    }
-}
 
 /// The line naming an older kernel than 6.12 (`--kernel`), or nothing for 6.12, whose
 /// summary reads as it always has: `kernel: Linux 4.5.0 (CFS; --kernel 4.5)`.
@@ -110,7 +99,7 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
         format_duration(elapsed)
     ));
     // The util_est form is named when it is not the kernel's own (6.12's for 6.12: the
-    // default says nothing, as features_diff does for default features).
+    // default says nothing, as `Features::diff_summary` does for default features).
     let kernel = spec.config.params.features.kernel();
     let mut util_est = match spec.config.params.util_est {
         m if m == kernel.util_est() => String::new(),
@@ -126,7 +115,7 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
     s.push_str(&kernel_line(spec.config.params.features.kernel()));
     s.push_str(&format!(
         "features: {}{util_est}\ncosts: {}; timer slack {} ({:?} expiry); cpuidle {}\n",
-        features_diff(spec.config.params.features),
+        spec.config.params.features.diff_summary(),
         cost_diff(&spec.config.cost, spec.config.cost_table),
         format_duration(spec.config.timer_slack),
         spec.config.timer_expiry,

@@ -1,4 +1,4 @@
-//! The engine's integration tests: workloads, cgroups, traces, costs, noise, race mode and the ground truth.
+//! The engine's integration tests: workloads, cgroups, traces, costs, noise and the ground truth.
 //!
 //! One binary per crate, its former test files as modules, so that `cargo test` links
 //! once per crate; `cargo test -p fairsim-engine --test engine MODULE::` runs one of them.
@@ -28,7 +28,6 @@ mod measurement;
 mod memory_locality;
 mod net_workloads;
 mod properties;
-mod race;
 mod rtapp;
 mod rtapp_log;
 mod soak;

@@ -1,6 +1,6 @@
 //! The locks and atomics race mode's runqueues and world are made of: std's, or loom's
 //! when built with `--cfg loom`, so that the model-checking tests
-//! (`crates/engine/tests/race_loom.rs`) explore the real code's interleavings.
+//! (`crates/race/tests/race_loom.rs`) explore the real code's interleavings.
 
 #[cfg(loom)]
 pub use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize};

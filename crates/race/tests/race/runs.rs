@@ -1,9 +1,8 @@
 //! Race mode on real threads: tasks are conserved while CPUs race through newidle and
 //! periodic balances over shared runqueues, and bad specs are refused.
 
-use fairsim_engine::balance::{Features, SchedParams};
-use fairsim_engine::race::{run_race, validate, Placement, RaceSpec, TokenProgram};
-use fairsim_engine::EngineError;
+use fairsim_balance::{Features, SchedParams};
+use fairsim_race::{run_race, validate, Placement, RaceError, RaceSpec, TokenProgram};
 use fairsim_topology::source::{parse_spec, preset, SpecOptions};
 use fairsim_topology::{Arch, BuildOptions};
 
@@ -65,8 +64,8 @@ fn ilb_fast_with_one_thread_per_cpu_conserves_every_task() {
 
 #[test]
 fn bad_specs_are_refused_naming_the_field() {
-    let field = |e: EngineError| match e {
-        EngineError::Invalid { field, .. } => field,
+    let field = |e: RaceError| match e {
+        RaceError::Invalid { field, .. } => field,
         other => panic!("unexpected {other:?}"),
     };
     let mut s = spec("", 0, 4);
@@ -89,7 +88,7 @@ fn bad_specs_are_refused_naming_the_field() {
 
 #[test]
 fn the_storm_state_is_fixed_and_every_idle_cpu_scans() {
-    use fairsim_engine::race::storm::NewidleStorm;
+    use fairsim_race::storm::NewidleStorm;
     let params = SchedParams {
         features: Features::parse("ILB_SNAPSHOT,ILB_FAST,NO_NI_RANDOM").expect("features"),
         ..SchedParams::default()
@@ -123,7 +122,8 @@ fn the_watchdog_reports_a_thread_that_does_not_stop_in_time() {
     s.program.spin_ns = 200_000_000;
     s.watchdog_ns = 1_000_000;
     match run_race(&s) {
-        Err(EngineError::Config(msg)) => {
+        Err(e @ RaceError::Watchdog(_)) => {
+            let msg = e.to_string();
             assert!(msg.starts_with("race watchdog: 1 of 1 threads"), "{msg}");
             assert!(msg.contains("thread 0"), "{msg}");
         }

@@ -8,10 +8,10 @@ use fairsim_balance::schedstat::{initial_jiffies, render_schedstat, SchedstatVer
 use fairsim_balance::{CpuIdleType, RqSchedstat, SdSchedstat, TaskId};
 use fairsim_topology::{SchedDomains, SdId};
 
-use super::cpu::{CpuCtx, CpuStats};
-use super::hist::DurHist;
-use super::rq::Token;
-use super::{Placement, RaceSpec};
+use crate::cpu::{CpuCtx, CpuStats};
+use crate::hist::DurHist;
+use crate::rq::Token;
+use crate::spec::{Placement, RaceSpec};
 
 /// What one emulated CPU returned.
 #[derive(Debug, Clone)]
@@ -225,7 +225,7 @@ impl RaceReport {
             cpus: spec.machine.nr_cpus(),
             threads: spec.threads,
             tasks: spec.tasks,
-            features: crate::output::features_diff(spec.params.features),
+            features: spec.params.features.diff_summary(),
             wall_s: wall_ns as f64 / 1e9,
             newidle,
             periodic,

@@ -3,6 +3,13 @@
 //! so that the scan's real cost under true concurrency, the contention on runqueue locks
 //! and the conservation of tasks under real interleavings can be measured.
 //!
+//! The crate stands on the scheduler crates (balance, topology) and not on the
+//! virtual-time engine: race mode runs outside virtual time, so nothing of the engine's
+//! event loop, costs or trace applies to it, and keeping it apart lets either change
+//! without building the other.
+//!
+//! - [`spec`]: what defines a run ([`RaceSpec`]) and the ranges accepted.
+//! - [`error`]: what can go wrong ([`RaceError`]).
 //! - [`rq`]: runqueues with published lockless fields and a mutex for the rest.
 //! - [`cpu`]: the shared [`RaceWorld`] and the per-CPU [`CpuCtx`], which implements the
 //!   balance crate's `LbRead`, `MoveTasks` and `BalanceHost`.
@@ -10,15 +17,21 @@
 //! - [`report`]: merging the CPUs' measurements and printing them.
 //! - [`control`]: the default thread count, the start gate, each thread's deadline and
 //!   the watchdog's heartbeats.
+//! - [`hist`]: the fixed-size histogram of `update_sd_lb_stats` timings, so memory does
+//!   not grow with a run's length.
+//! - [`storm`]: the fixed state the `newidle_storm` bench times.
+//! - [`sync`]: std's locks and atomics, or loom's under `--cfg loom`.
 //!
 //! Unlike the virtual-time engine, a race run is a measurement of this host: two runs
 //! differ. What is fixed by the seed is only each CPU's `sched_rng` stream.
 
 pub mod control;
 pub mod cpu;
+pub mod error;
 pub mod hist;
 pub mod report;
 pub mod rq;
+pub mod spec;
 pub mod step;
 pub mod storm;
 pub mod sync;
@@ -32,138 +45,15 @@ use fairsim_balance::pelt::UtilEstMode;
 use fairsim_balance::{Feature, SchedParams, TaskId};
 use fairsim_topology::{build_sched_domains, BuildOptions, Machine};
 
-use crate::error::EngineError;
 use control::Control;
 use cpu::{CpuCtx, RaceWorld};
+use error::invalid;
+pub use error::RaceError;
 use report::{CpuResult, RaceReport};
 use rq::{RaceRq, RqInner, Token};
+pub use spec::{validate, Placement, RaceSpec, MAX_RACE_DURATION, MAX_RACE_TASKS};
 pub use step::TokenProgram;
 use sync::{AtomicBool, AtomicU64, AtomicUsize};
-
-/// Where the tokens start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Placement {
-    /// All on CPU 0, as if one launcher had forked them without fork balancing: the
-    /// balancers must spread them, and every idle CPU races for CPU 0's lock at first.
-    Cpu0,
-    /// Token `i` on CPU `i % nr_cpus`.
-    Spread,
-}
-
-/// Everything that defines a race run.
-#[derive(Debug, Clone)]
-pub struct RaceSpec {
-    /// The machine (symmetric capacities).
-    pub machine: Machine,
-    /// Sched-domain build options.
-    pub build: BuildOptions,
-    /// Features, HZ, util_est, migration cost, nr_migrate and the seed of `sched_rng`.
-    pub params: SchedParams,
-    /// Tokens.
-    pub tasks: usize,
-    /// OS threads; each drives the CPUs `k, k + threads, ...`.
-    pub threads: usize,
-    /// Wall-clock run length in ns.
-    pub duration_ns: u64,
-    /// What each token does.
-    pub program: TokenProgram,
-    /// Where tokens start.
-    pub placement: Placement,
-    /// How long after the run's end (`duration_ns` after the threads start) a thread may
-    /// take to stop before the run fails; starting the threads counts against it too.
-    pub watchdog_ns: u64,
-}
-
-/// The most tokens a race run takes.
-pub const MAX_RACE_TASKS: usize = 1 << 16;
-/// The longest race run (wall clock).
-pub const MAX_RACE_DURATION: u64 = 3600 * 1_000_000_000;
-
-fn invalid(field: &str, got: impl ToString, allowed: &str) -> EngineError {
-    EngineError::Invalid {
-        field: field.into(),
-        got: got.to_string(),
-        allowed: allowed.into(),
-    }
-}
-
-/// Checks a spec's ranges.
-pub fn validate(spec: &RaceSpec) -> Result<(), EngineError> {
-    let n = spec.machine.nr_cpus();
-    if n == 0 {
-        return Err(EngineError::NoCpus);
-    }
-    let kernel = spec.params.features.kernel();
-    if !matches!(
-        kernel,
-        fairsim_balance::Kernel::V6_12 | fairsim_balance::Kernel::V6_5
-    ) {
-        // Race mode's per-thread contexts run 6.12's and 6.5's balancers; the older
-        // kernels' keep state (cpu_load[], their capacities) that only the engine's
-        // machine has.
-        return Err(invalid(
-            "--kernel",
-            kernel.name(),
-            "6.12 or 6.5 (race mode runs those kernels' load balancers; the older kernels' are not ported to race mode)",
-        ));
-    }
-    if spec
-        .params
-        .features
-        .has(fairsim_balance::features::Feature::LEGACY_LB)
-    {
-        // The race mode's per-thread contexts run 6.12's balancer only.
-        return Err(invalid(
-            "--features",
-            "LEGACY_LB",
-            "features of 6.12's balancer (the race mode does not run Linux 3.9's)",
-        ));
-    }
-    if spec.threads == 0 || spec.threads > n {
-        return Err(invalid(
-            "--threads",
-            spec.threads,
-            &format!("1 to the CPU count ({n})"),
-        ));
-    }
-    if spec.tasks == 0 || spec.tasks > MAX_RACE_TASKS {
-        return Err(invalid(
-            "--tasks",
-            spec.tasks,
-            &format!("1 to {MAX_RACE_TASKS}"),
-        ));
-    }
-    if spec.duration_ns == 0 || spec.duration_ns > MAX_RACE_DURATION {
-        return Err(invalid(
-            "--duration",
-            format!("{}ns", spec.duration_ns),
-            "more than 0, at most 1h",
-        ));
-    }
-    let caps = &spec.machine.cpus;
-    if caps.iter().any(|c| c.capacity != caps[0].capacity) {
-        return Err(invalid(
-            "machine",
-            &spec.machine.name,
-            "a machine whose CPUs all have the same capacity (race mode does not run misfit migration)",
-        ));
-    }
-    if spec.program.spin_ns == 0 || spec.program.spin_ns > 1_000_000_000 {
-        return Err(invalid(
-            "--run",
-            format!("{}ns", spec.program.spin_ns),
-            "more than 0, at most 1s",
-        ));
-    }
-    if spec.program.sleep_ns > 1_000_000_000 {
-        return Err(invalid(
-            "--sleep",
-            format!("{}ns", spec.program.sleep_ns),
-            "at most 1s",
-        ));
-    }
-    Ok(())
-}
 
 fn util_est_mode(params: &SchedParams) -> UtilEstMode {
     if params.features.has(Feature::UTIL_EST) {
@@ -182,7 +72,7 @@ pub fn build_world(
     params: &SchedParams,
     tasks: usize,
     place: impl Fn(TaskId) -> usize,
-) -> Result<(RaceWorld, LbState), EngineError> {
+) -> Result<(RaceWorld, LbState), RaceError> {
     let topo = build_sched_domains(machine, build)
         .map_err(|e| invalid("machine", &machine.name, &e.to_string()))?;
     let n = machine.nr_cpus();
@@ -295,21 +185,12 @@ fn drive(
         .collect()
 }
 
-/// The watchdog's error, saying `what` went wrong. Threads that miss their stop are a
-/// consequence of the options (a watchdog shorter than a spin, too few threads for the
-/// host), not a broken invariant, so the error is a configuration one.
-fn watchdog_error(what: String) -> EngineError {
-    EngineError::Config(format!(
-        "race watchdog: {what}; allowed: a longer --watchdog, more --threads (fewer CPUs per thread) or a shorter --run"
-    ))
-}
-
 /// Runs `spec` on real threads and reports.
 ///
 /// The watchdog covers the whole run: starting the threads, the run and their stop. A run
 /// whose threads have not all stopped `spec.watchdog_ns` after the deadline fails with an
 /// error naming `--watchdog`; its threads are left to stop on their own.
-pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, EngineError> {
+pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, RaceError> {
     validate(spec)?;
     let n = spec.machine.nr_cpus();
     let (world, lb) =
@@ -357,7 +238,7 @@ pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, EngineError> {
             ctl.open(0);
             handles.iter().for_each(|h| h.thread().unpark());
             return Err(failed.unwrap_or_else(|| {
-                watchdog_error(format!(
+                RaceError::Watchdog(format!(
                     "only {} of {} threads started within the run and --watchdog ({:.3} s)",
                     handles.len(),
                     spec.threads,
@@ -392,7 +273,7 @@ pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, EngineError> {
                     ),
                 })
                 .collect();
-            return Err(watchdog_error(format!(
+            return Err(RaceError::Watchdog(format!(
                 "{} of {} threads did not stop within --watchdog {:.3} s of the run's end at {:.3} s: {}",
                 stuck.len(),
                 spec.threads,
@@ -411,7 +292,7 @@ pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, EngineError> {
         match h.join() {
             Ok(r) => cpus.extend(r),
             Err(_) => {
-                return Err(EngineError::Invariant(
+                return Err(RaceError::Invariant(
                     "race: a driving thread panicked".into(),
                 ))
             }
@@ -426,7 +307,7 @@ pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, EngineError> {
         .sum();
     let serialize_failed = world.serialize_failed.load(Ordering::Relaxed);
     let world = Arc::try_unwrap(world).map_err(|_| {
-        EngineError::Invariant("race: the world is still shared after every thread finished".into())
+        RaceError::Invariant("race: the world is still shared after every thread finished".into())
     })?;
     let topo = world.topo.clone();
     let mut seen = vec![0u32; spec.tasks];

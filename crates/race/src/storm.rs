@@ -15,9 +15,9 @@ use fairsim_balance::lb::{LbState, NewidleBalance, NewidleStep};
 use fairsim_balance::{CpuIdleType, PeriodicBalance, SchedParams};
 use fairsim_topology::{BuildOptions, Machine};
 
-use super::build_world;
-use super::cpu::{CpuCtx, RaceWorld};
-use crate::error::EngineError;
+use crate::build_world;
+use crate::cpu::{CpuCtx, RaceWorld};
+use crate::error::RaceError;
 
 /// The storm's shared state.
 pub struct NewidleStorm {
@@ -29,7 +29,7 @@ pub struct NewidleStorm {
 impl NewidleStorm {
     /// Sets up `machine` with `params` (its migration cost is overridden as described in
     /// the module docs).
-    pub fn new(machine: Machine, mut params: SchedParams) -> Result<NewidleStorm, EngineError> {
+    pub fn new(machine: Machine, mut params: SchedParams) -> Result<NewidleStorm, RaceError> {
         params.migration_cost = u64::MAX / 4;
         let n = machine.nr_cpus();
         // Cores in order of their first CPU; the even ones are busy.

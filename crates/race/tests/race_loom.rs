@@ -3,7 +3,7 @@
 //! `--cfg loom`, which swaps the shared atomics and locks for loom's:
 //!
 //! ```text
-//! RUSTFLAGS="--cfg loom" cargo test -p fairsim-engine --test race_loom --release
+//! RUSTFLAGS="--cfg loom" cargo test -p fairsim-race --test race_loom --release
 //! ```
 //!
 //! `.ci/run` runs them so.
@@ -13,14 +13,14 @@ use std::sync::atomic::Ordering;
 
 use loom::sync::Arc;
 
-use fairsim_engine::balance::lb::rq_balance::ScanOutcome;
-use fairsim_engine::balance::lb::LbState;
-use fairsim_engine::balance::{
+use fairsim_balance::lb::rq_balance::ScanOutcome;
+use fairsim_balance::lb::LbState;
+use fairsim_balance::{
     BalanceAct, BalanceScan, CpuIdleType, Features, GroupStats, PeriodicBalance, ScanCounters,
     SchedParams,
 };
-use fairsim_engine::race::build_world;
-use fairsim_engine::race::cpu::{CpuCtx, RaceWorld};
+use fairsim_race::build_world;
+use fairsim_race::cpu::{CpuCtx, RaceWorld};
 use fairsim_topology::source::{parse_spec, SpecOptions};
 use fairsim_topology::{Arch, BuildOptions};
 
