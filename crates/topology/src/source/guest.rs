@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use crate::cpumask::{CpuMask, NR_CPUS_MAX};
 use crate::error::TopologyError;
-use crate::machine::{Arch, CpuTopology, Machine, SCHED_CAPACITY_SCALE};
+use crate::limits::SCHED_CAPACITY_SCALE;
+use crate::machine::{Arch, CpuTopology, Machine};
 use crate::source::nodes::{cpu_nodes, node_of_cpus, RawNode};
 
 /// The per-CPU mask fields of `guest_observed.cpus[]`, in the order tried when matching the
