@@ -40,7 +40,6 @@ pub use error::TopologyError;
 pub use estimate::{check_build_memory, estimate_build_memory};
 pub use flags::SdFlags;
 pub use levels::{LevelTable, NumaInfo, NumaTopologyType, TopologyLevel};
-pub use limits::SCHED_CAPACITY_SCALE;
 pub use machine::{machine_from_ids, Arch, CpuIds, CpuTopology, LlcScope, Machine};
 pub use opp::{FreqDomain, Opp};
 pub use partition::{
