@@ -31,7 +31,7 @@ pub mod sync;
 
 pub use attach::build_sched_domains;
 pub use capacity::normalize_capacities;
-pub use cpumask::{CpuMask, NR_CPUS_MAX};
+pub use cpumask::{CpuListError, CpuMask, NR_CPUS_MAX};
 pub use domain::{
     BuildOptions, CpuDomains, GroupId, SchedDomain, SchedDomainShared, SchedDomains, SchedGroup,
     SchedGroupCapacity, SdId, SgcId, SharedId,
