@@ -2,7 +2,7 @@
 //! variants carry.
 //!
 //! A child of `event` of its own because the queue in `event` stores events packed by
-//! [`crate::event_pack`], which reads the enum's variants: with the enum in `event`, `event`
+//! `event_pack`, which reads the enum's variants: with the enum in `event`, `event`
 //! and `event_pack` imported each other.
 
 /// Index of a task in the engine's task table (not the scheduler's `TaskId`).
