@@ -27,6 +27,28 @@ use crate::task::TaskId;
 const SCALE: u32 = fairsim_pelt::SCHED_CAPACITY_SCALE as u32;
 /// `UCLAMP_BUCKETS` (`CONFIG_UCLAMP_BUCKETS_COUNT`, default 5).
 pub const UCLAMP_BUCKETS: usize = 5;
+
+/// Why `uclamp_validate` refused a pair of clamps ([`Sched::sched_setattr_uclamp`]), with
+/// the pair as asked, so that a caller can tell the two rules apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum UclampError {
+    /// A clamp above `SCHED_CAPACITY_SCALE`.
+    #[error("uclamp {min}..{max}: each clamp is 0 to {SCALE} (uclamp_validate)")]
+    OutOfScale {
+        /// `util_min` as asked.
+        min: u32,
+        /// `util_max` as asked.
+        max: u32,
+    },
+    /// `util_min` above `util_max`.
+    #[error("uclamp {min}..{max}: util_min above util_max (uclamp_validate)")]
+    MinAboveMax {
+        /// `util_min` as asked.
+        min: u32,
+        /// `util_max` as asked.
+        max: u32,
+    },
+}
 /// `UCLAMP_BUCKET_DELTA`: `DIV_ROUND_CLOSEST(SCHED_CAPACITY_SCALE, UCLAMP_BUCKETS)`.
 const UCLAMP_BUCKET_DELTA: u32 = (SCALE + UCLAMP_BUCKETS as u32 / 2) / UCLAMP_BUCKETS as u32;
 
@@ -192,16 +214,17 @@ impl Sched {
     /// `sched_setattr(p, {SCHED_FLAG_UTIL_CLAMP_MIN | _MAX})` before the task first runs:
     /// `uclamp_validate` (each in 0..=1024, min not above max) turns the static key on,
     /// `__setscheduler_uclamp` stores the user-defined requests. `Err` names the rule.
-    pub fn sched_setattr_uclamp(&mut self, p: TaskId, min: u32, max: u32) -> Result<(), String> {
+    pub fn sched_setattr_uclamp(
+        &mut self,
+        p: TaskId,
+        min: u32,
+        max: u32,
+    ) -> Result<(), UclampError> {
         if min > SCALE || max > SCALE {
-            return Err(format!(
-                "uclamp {min}..{max}: each clamp is 0 to {SCALE} (uclamp_validate)"
-            ));
+            return Err(UclampError::OutOfScale { min, max });
         }
         if min > max {
-            return Err(format!(
-                "uclamp {min}..{max}: util_min above util_max (uclamp_validate)"
-            ));
+            return Err(UclampError::MinAboveMax { min, max });
         }
         self.uclamp_used = true;
         let t = &mut self.tasks[p].uclamp;

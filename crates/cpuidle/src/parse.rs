@@ -145,7 +145,7 @@ pub fn parse_idle_states_with(
         [one] if !one.contains(':') => named_preset(one, nr_cpus, flat_exit_ns)?,
         [one] if is_flat_override(one) => {
             let (_, dur) = one.split_once(':').unwrap_or((one, ""));
-            let ns = parse_duration(dur).map_err(|r| malformed(one, &r))?;
+            let ns = parse_duration(dur).map_err(|r| malformed(one, r))?;
             flat(ns, nr_cpus)
         }
         list => IdleStates::uniform(parse_list(list, spec)?, nr_cpus),
@@ -168,7 +168,7 @@ pub fn check_table(states: &[IdleState]) -> Result<(), IdleSpecError> {
     Ok(())
 }
 
-fn malformed(token: &str, reason: &str) -> IdleSpecError {
+fn malformed(token: &str, reason: impl std::fmt::Display) -> IdleSpecError {
     IdleSpecError::Malformed {
         token: token.to_string(),
         reason: reason.to_string(),
@@ -272,15 +272,15 @@ fn parse_entry(entry: &str, first: bool) -> Result<IdleState, IdleSpecError> {
         3 | 4 => {}
         _ => return Err(malformed(entry, "too many ':' fields")),
     }
-    let exit_ns = parse_duration(fields[1]).map_err(|r| malformed(entry, &r))?;
-    let target_ns = parse_duration(fields[2]).map_err(|r| malformed(entry, &r))?;
+    let exit_ns = parse_duration(fields[1]).map_err(|r| malformed(entry, r))?;
+    let target_ns = parse_duration(fields[2]).map_err(|r| malformed(entry, r))?;
     let timer_stop = match fields.get(3) {
         None => false,
         Some(f) if f.eq_ignore_ascii_case("timer-stop") => true,
         Some(f) => {
             return Err(malformed(
                 entry,
-                &format!("unknown flag '{f}' (the only flag is timer-stop)"),
+                format!("unknown flag '{f}' (the only flag is timer-stop)"),
             ))
         }
     };
@@ -331,9 +331,27 @@ fn check_state(prev: Option<&IdleState>, s: &IdleState, token: &str) -> Result<(
     Ok(())
 }
 
+/// Why a duration of an idle-state entry was refused, with the text as trimmed. Each
+/// message is a phrase for [`malformed`], which puts it after the entry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum DurationError {
+    /// Not digits with an optional fraction and unit.
+    #[error("'{0}' is not a duration")]
+    NotDuration(String),
+    /// More nanoseconds than a `u64` holds.
+    #[error("'{0}' is too long a duration")]
+    TooLong(String),
+    /// A fraction finer than any unit's nanosecond.
+    #[error("'{0}' has more than 9 decimals")]
+    TooManyDecimals(String),
+    /// A fraction that does not come to whole nanoseconds.
+    #[error("'{0}' is not a whole number of nanoseconds")]
+    NotWholeNanoseconds(String),
+}
+
 /// A duration in nanoseconds: digits with an optional fraction, then `ns`, `us` or `ms`;
-/// no unit means microseconds. The reason on error is a phrase for [`malformed`].
-fn parse_duration(text: &str) -> Result<u64, String> {
+/// no unit means microseconds.
+fn parse_duration(text: &str) -> Result<u64, DurationError> {
     let t = text.trim();
     let (num, unit_ns) = if let Some(n) = t.strip_suffix("ns") {
         (n, 1)
@@ -344,13 +362,13 @@ fn parse_duration(text: &str) -> Result<u64, String> {
     } else {
         (t, 1_000)
     };
-    let bad = || format!("'{t}' is not a duration");
+    let bad = || DurationError::NotDuration(t.to_string());
     let (int, frac) = num.split_once('.').unwrap_or((num, ""));
     let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     if (int.is_empty() && frac.is_empty()) || !digits(int) || !digits(frac) {
         return Err(bad());
     }
-    let too_long = || format!("'{t}' is too long a duration");
+    let too_long = || DurationError::TooLong(t.to_string());
     let whole: u64 = if int.is_empty() {
         0
     } else {
@@ -363,11 +381,11 @@ fn parse_duration(text: &str) -> Result<u64, String> {
             .ok()
             .filter(|&n| n <= 9)
             .map(|n| 10u64.pow(n))
-            .ok_or_else(|| format!("'{t}' has more than 9 decimals"))?;
+            .ok_or_else(|| DurationError::TooManyDecimals(t.to_string()))?;
         let part: u64 = frac.parse().map_err(|_| bad())?;
         let scaled = part * unit_ns;
         if scaled % scale != 0 {
-            return Err(format!("'{t}' is not a whole number of nanoseconds"));
+            return Err(DurationError::NotWholeNanoseconds(t.to_string()));
         }
         ns = ns.checked_add(scaled / scale).ok_or_else(too_long)?;
     }
@@ -504,7 +522,7 @@ mod tests {
         assert_eq!(parse_duration("0"), Ok(0));
         assert_eq!(
             parse_duration("1.000000001ms"),
-            Err("'1.000000001ms' is not a whole number of nanoseconds".into())
+            Err(DurationError::NotWholeNanoseconds("1.000000001ms".into()))
         );
     }
 

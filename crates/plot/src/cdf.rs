@@ -4,11 +4,10 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::canvas::{Area, DrawResult, FONT};
 use crate::data::{HdrBuckets, LatencyCdf, PlotData};
 use crate::error::PlotError;
-use crate::style::{
-    fmt_num, legend_box, log_range, render, series_color, Area, DrawResult, FONT, GUIDE,
-};
+use crate::style::{fmt_num, legend_box, log_range, render, series_color, GUIDE};
 use crate::text::{fit, header, width};
 
 /// The picture's size.

@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 use serde::Deserialize;
 
+use crate::canvas::{DrawResult, FONT};
 use crate::error::{bad, PlotError};
 use crate::file::{create_dir, read_bounded, write_svg};
-use crate::style::{fmt_num, log_range, render, series_color, DrawResult, FONT};
+use crate::style::{fmt_num, log_range, render, series_color};
 
 /// The group `benches/lb_scan.rs` measures `update_sd_lb_stats` in.
 pub const LB_SCAN_GROUP: &str = "update_sd_lb_stats newidle MC";

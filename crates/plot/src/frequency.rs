@@ -4,11 +4,10 @@
 
 use plotters::prelude::*;
 
+use crate::canvas::{Area, DrawResult, FONT};
 use crate::data::{FrequencySeries, PlotData};
 use crate::error::PlotError;
-use crate::style::{
-    fmt_num, legend_box, linear_range, render, series_color, Area, DrawResult, FONT,
-};
+use crate::style::{fmt_num, legend_box, linear_range, render, series_color};
 use crate::text::{fit, header};
 
 /// The picture's size.

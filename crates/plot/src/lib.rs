@@ -15,6 +15,7 @@ mod error;
 mod file;
 mod validate;
 
+mod canvas;
 mod cdf;
 mod frequency;
 mod metrics;

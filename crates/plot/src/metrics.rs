@@ -5,11 +5,10 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::canvas::{Area, DrawResult, FONT};
 use crate::data::{MeanChange, MetricBars, PlotData};
 use crate::error::PlotError;
-use crate::style::{
-    fmt_num, legend_rows, linear_range, render, series_color, Area, DrawResult, Entry, FONT,
-};
+use crate::style::{fmt_num, legend_rows, linear_range, render, series_color, Entry};
 use crate::text::{fit, header, line_height};
 
 /// The file name.

@@ -4,10 +4,11 @@
 
 use plotters::prelude::*;
 
+use crate::canvas::{Area, DrawResult, FONT};
 use crate::cdf::fmt_ns;
 use crate::data::{DomainSeries, NewidleSeries, PlotData};
 use crate::error::PlotError;
-use crate::style::{fmt_num, linear_range, render, series_color, Area, DrawResult, FONT};
+use crate::style::{fmt_num, linear_range, render, series_color};
 use crate::text::header;
 
 /// The picture's size.

@@ -3,21 +3,11 @@
 //! hand-drawn legend row and header, and number formatting that does not depend on
 //! floating-point noise.
 
-use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::canvas::{Area, DrawResult, FONT};
 use crate::error::PlotError;
-
-/// The drawing area every plot draws on: an SVG written into a `String`.
-pub(crate) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
-
-/// What plotters' calls return when drawing into a string.
-pub(crate) type DrawResult<T = ()> = Result<T, DrawingAreaErrorKind<std::io::Error>>;
-
-/// The font family of every text: the viewer picks a sans-serif face, since the SVG
-/// names the family and no font file is read or embedded.
-pub(crate) const FONT: &str = "sans-serif";
 
 /// Colours of series (lines, bars), in the order series appear: Tableau 10, chosen
 /// because they stay distinct for most colour-blind readers.

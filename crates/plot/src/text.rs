@@ -9,7 +9,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::style::{Area, DrawResult, FONT};
+use crate::canvas::{Area, DrawResult, FONT};
 
 /// DejaVu Sans' advance widths of the printable ASCII characters (`' '` to `'~'`), in
 /// thousandths of an em, read from the font's `hmtx` table (2048 units an em).

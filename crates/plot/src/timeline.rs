@@ -9,12 +9,12 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::canvas::{Area, DrawResult, FONT};
 use crate::cdf::fmt_ns;
 use crate::data::{PlotData, Slice, SliceKind, Timeline};
 use crate::error::PlotError;
 use crate::style::{
-    fmt_num, legend_rows, render, task_color, Area, DrawResult, Entry, BALANCE, FONT, LOCK_SPIN,
-    NEWIDLE, TASKS,
+    fmt_num, legend_rows, render, task_color, Entry, BALANCE, LOCK_SPIN, NEWIDLE, TASKS,
 };
 use crate::text::{fit, header};
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::build::Builder;
+use crate::builder::Builder;
 use crate::cpumask::CpuMask;
 use crate::domain::{BuildOptions, CpuDomains, SchedDomains, SdId};
 use crate::error::TopologyError;

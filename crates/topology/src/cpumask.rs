@@ -326,7 +326,7 @@ impl CpuMask {
 
     /// Parses a CPU list such as `0-3,8-11` or `5` (sysfs `cpulist` files, `-numa cpus=`).
     /// Whitespace around items is ignored; an empty string is an empty mask.
-    pub fn parse_list(nbits: usize, text: &str) -> Result<CpuMask, String> {
+    pub fn parse_list(nbits: usize, text: &str) -> Result<CpuMask, CpuListError> {
         let mut m = CpuMask::new(nbits);
         for item in text.trim().split(',') {
             let item = item.trim();
@@ -341,13 +341,13 @@ impl CpuMask {
                 }
             };
             if lo > hi {
-                return Err(format!("range '{item}' runs backwards"));
+                return Err(CpuListError::Backwards(item.to_string()));
             }
             if hi >= nbits {
-                return Err(format!(
-                    "CPU {hi} is out of range 0-{}",
-                    nbits.saturating_sub(1)
-                ));
+                return Err(CpuListError::OutOfRange {
+                    cpu: hi,
+                    last: nbits.saturating_sub(1),
+                });
             }
             for c in lo..=hi {
                 m.set(c);
@@ -357,10 +357,37 @@ impl CpuMask {
     }
 }
 
-fn parse_cpu(s: &str) -> Result<usize, String> {
+fn parse_cpu(s: &str) -> Result<usize, CpuListError> {
     s.trim()
         .parse::<usize>()
-        .map_err(|_| format!("'{}' is not a CPU number", s.trim()))
+        .map_err(|_| CpuListError::NotCpu(s.trim().to_string()))
+}
+
+/// Why a CPU list ([`CpuMask::parse_list`], [`crate::partition::parse_cpulist`]) was
+/// refused. Typed so that callers can tell the cases apart; each message is the reason
+/// alone, which callers put in parentheses after the option and the value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CpuListError {
+    /// An item that is not a CPU number (nor `N` where the kernel's patterns allow it).
+    #[error("'{0}' is not a CPU number")]
+    NotCpu(String),
+    /// A range `A-B` with `A` above `B`.
+    #[error("range '{0}' runs backwards")]
+    Backwards(String),
+    /// A CPU at or above the mask's width.
+    #[error("CPU {cpu} is out of range 0-{last}")]
+    OutOfRange {
+        /// The CPU named.
+        cpu: usize,
+        /// The last CPU of the mask.
+        last: usize,
+    },
+    /// A `A-B:USED` pattern without its `/GROUP`.
+    #[error("'{0}' has a pattern without '/GROUP'")]
+    PatternWithoutGroup(String),
+    /// A `USED/GROUP` pattern with `GROUP` 0 or `USED` above it.
+    #[error("'{0}' needs USED/GROUP with GROUP above 0 and USED at most GROUP")]
+    BadPattern(String),
 }
 
 impl fmt::Debug for CpuMask {

@@ -13,15 +13,9 @@ use crate::sync::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use crate::cpumask::CpuMask;
 use crate::flags::SdFlags;
 use crate::levels::LevelTable;
+use crate::ring::GroupRing;
 
-/// Index of a domain in [`SchedDomains::domains`].
-pub type SdId = usize;
-/// Index of a group in [`SchedDomains::groups`].
-pub type GroupId = usize;
-/// Index of a group capacity in [`SchedDomains::sgcs`].
-pub type SgcId = usize;
-/// Index of a shared-state object in [`SchedDomains::shared`].
-pub type SharedId = usize;
+pub use crate::ids::{GroupId, SdId, SgcId, SharedId};
 
 /// One `struct sched_domain` of one CPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,7 +40,7 @@ pub struct SchedDomain {
     pub child: Option<SdId>,
     /// The circular group list, starting at `sd->groups` (the group holding `cpu`),
     /// shared with the other CPUs whose domains walk the same ring.
-    pub groups: crate::ring::GroupRing,
+    pub groups: GroupRing,
     /// `sd->min_interval`, in milliseconds.
     pub min_interval: u64,
     /// `sd->max_interval`, in milliseconds.

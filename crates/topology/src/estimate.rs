@@ -45,7 +45,8 @@ use crate::domain::{
 use crate::error::TopologyError;
 use crate::flags::SdFlags;
 use crate::levels::{arch_levels, arch_mask_index, arch_masks, has_numa_in_package, TopologyLevel};
-use crate::machine::{Machine, LOCAL_DISTANCE};
+use crate::limits::LOCAL_DISTANCE;
+use crate::machine::Machine;
 
 /// A vector filled by pushes holds at most twice its length, and while it grows the old
 /// block lives beside the new one.

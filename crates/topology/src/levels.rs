@@ -7,7 +7,8 @@
 
 use crate::cpumask::CpuMask;
 use crate::flags::SdFlags;
-use crate::machine::{Arch, Machine, LOCAL_DISTANCE};
+use crate::limits::LOCAL_DISTANCE;
+use crate::machine::{Arch, Machine};
 
 /// Which per-CPU mask a level spans.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -9,12 +9,16 @@
 
 mod attach;
 mod build;
+mod builder;
+pub mod capacity;
 pub mod cpumask;
 pub mod domain;
 pub mod error;
 mod estimate;
 pub mod flags;
+pub mod ids;
 pub mod levels;
+pub mod limits;
 pub mod machine;
 pub mod opp;
 pub mod partition;
@@ -26,7 +30,8 @@ pub mod speed;
 pub mod sync;
 
 pub use attach::build_sched_domains;
-pub use cpumask::{CpuMask, NR_CPUS_MAX};
+pub use capacity::normalize_capacities;
+pub use cpumask::{CpuListError, CpuMask, NR_CPUS_MAX};
 pub use domain::{
     BuildOptions, CpuDomains, GroupId, SchedDomain, SchedDomainShared, SchedDomains, SchedGroup,
     SchedGroupCapacity, SdId, SgcId, SharedId,
@@ -35,10 +40,7 @@ pub use error::TopologyError;
 pub use estimate::{check_build_memory, estimate_build_memory};
 pub use flags::SdFlags;
 pub use levels::{LevelTable, NumaInfo, NumaTopologyType, TopologyLevel};
-pub use machine::{
-    machine_from_ids, normalize_capacities, Arch, CpuIds, CpuTopology, LlcScope, Machine,
-    SCHED_CAPACITY_SCALE,
-};
+pub use machine::{machine_from_ids, Arch, CpuIds, CpuTopology, LlcScope, Machine};
 pub use opp::{FreqDomain, Opp};
 pub use partition::{
     check_cpusets, generate_sched_domains, parse_cpulist, parse_cpusets, partition_sched_domains,

@@ -11,20 +11,9 @@ use std::collections::BTreeMap;
 
 use crate::cpumask::{CpuMask, NR_CPUS_MAX};
 use crate::error::TopologyError;
+use crate::limits::{LOCAL_DISTANCE, MAX_NUMNODES, NR_DISTANCE_VALUES, SCHED_CAPACITY_SCALE};
 use crate::opp::FreqDomain;
 use crate::speed::SpeedTable;
-
-/// Largest number of NUMA nodes: Debian's `CONFIG_NODES_SHIFT` of 10 gives 1024.
-pub const MAX_NUMNODES: usize = 1024;
-
-/// `SCHED_CAPACITY_SCALE`: the capacity of the biggest CPU at its highest frequency.
-pub const SCHED_CAPACITY_SCALE: u32 = 1024;
-
-/// `LOCAL_DISTANCE` in `include/linux/topology.h`.
-pub const LOCAL_DISTANCE: u32 = 10;
-
-/// Distances must stay below `1 << DISTANCE_BITS` for `sched_init_numa` to accept them.
-pub const NR_DISTANCE_VALUES: u32 = 256;
 
 /// Which architecture's topology levels the kernel uses.
 ///
@@ -533,43 +522,9 @@ pub fn machine_from_ids(
     Ok(m)
 }
 
-/// Normalises raw capacities (such as `capacity-dmips-mhz` values) so that the biggest CPU
-/// gets 1024, as `topology_normalize_cpu_scale` does: `raw * 1024 / max_raw`, integer.
-pub fn normalize_capacities(raw: &[u64]) -> Result<Vec<u32>, TopologyError> {
-    let max = raw.iter().copied().max().unwrap_or(0);
-    if max == 0 {
-        return Err(TopologyError::invalid(
-            "capacity",
-            0,
-            "positive raw capacities (capacity-dmips-mhz)",
-        ));
-    }
-    raw.iter()
-        .enumerate()
-        .map(|(cpu, &r)| {
-            if r == 0 {
-                return Err(TopologyError::invalid(
-                    &format!("cpu{cpu} capacity"),
-                    0,
-                    "a positive raw capacity",
-                ));
-            }
-            let scaled = (u128::from(r) * u128::from(SCHED_CAPACITY_SCALE)) / u128::from(max);
-            Ok(scaled.max(1) as u32)
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tc2_dmips_normalise_like_the_kernel() {
-        // topology_normalize_cpu_scale: 606 * 1024 / 1441 = 430 (integer division).
-        let caps = normalize_capacities(&[1441, 1441, 606, 606, 606]).unwrap();
-        assert_eq!(caps, vec![1024, 1024, 430, 430, 430]);
-    }
 
     fn ids(n: u32, threads: u32) -> Vec<CpuIds> {
         (0..n)

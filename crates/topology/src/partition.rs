@@ -9,7 +9,7 @@
 //! per CPU, so no domain, group or balance ever reaches across two sets.
 
 use crate::attach::build_root_domains;
-use crate::cpumask::CpuMask;
+use crate::cpumask::{CpuListError, CpuMask};
 use crate::domain::{BuildOptions, SchedDomains};
 use crate::error::TopologyError;
 use crate::machine::Machine;
@@ -44,15 +44,15 @@ pub fn parse_cpusets(
 /// by commas, each `A`, `A-B` or `A-B:USED/GROUP` (the first USED CPUs of every GROUP
 /// CPUs from A up to B), where `N` stands for the last CPU. An empty text is an empty
 /// mask, which the callers refuse.
-pub fn parse_cpulist(nr_cpus: usize, text: &str) -> Result<CpuMask, String> {
+pub fn parse_cpulist(nr_cpus: usize, text: &str) -> Result<CpuMask, CpuListError> {
     let last = nr_cpus.saturating_sub(1);
-    let num = |s: &str| -> Result<usize, String> {
+    let num = |s: &str| -> Result<usize, CpuListError> {
         let s = s.trim();
         if s == "N" {
             return Ok(last);
         }
         s.parse::<usize>()
-            .map_err(|_| format!("'{s}' is not a CPU number"))
+            .map_err(|_| CpuListError::NotCpu(s.to_string()))
     };
     let mut mask = CpuMask::new(nr_cpus);
     for item in text.trim().split(',').map(str::trim) {
@@ -75,21 +75,19 @@ pub fn parse_cpulist(nr_cpus: usize, text: &str) -> Result<CpuMask, String> {
             Some(p) => {
                 let (u, g) = p
                     .split_once('/')
-                    .ok_or_else(|| format!("'{item}' has a pattern without '/GROUP'"))?;
+                    .ok_or_else(|| CpuListError::PatternWithoutGroup(item.to_string()))?;
                 (num(u)?, num(g)?)
             }
             None => (width, width),
         };
         if start > end {
-            return Err(format!("range '{item}' runs backwards"));
+            return Err(CpuListError::Backwards(item.to_string()));
         }
         if group == 0 || used > group {
-            return Err(format!(
-                "'{item}' needs USED/GROUP with GROUP above 0 and USED at most GROUP"
-            ));
+            return Err(CpuListError::BadPattern(item.to_string()));
         }
         if end >= nr_cpus {
-            return Err(format!("CPU {end} is out of range 0-{last}"));
+            return Err(CpuListError::OutOfRange { cpu: end, last });
         }
         // Saturating and checked sums: USED and GROUP may be any number a user types.
         let mut base = Some(start);
@@ -188,7 +186,11 @@ mod tests {
 
     #[test]
     fn cpulists_take_the_kernels_patterns_and_n() {
-        let parse = |t: &str| parse_cpulist(16, t).map(|m| m.to_list());
+        let parse = |t: &str| {
+            parse_cpulist(16, t)
+                .map(|m| m.to_list())
+                .map_err(|e| e.to_string())
+        };
         assert_eq!(parse("0-9,12").unwrap(), "0-9,12");
         assert_eq!(parse("0-15:2/4").unwrap(), "0-1,4-5,8-9,12-13");
         assert_eq!(parse("1-N:1/2").unwrap(), "1,3,5,7,9,11,13,15");

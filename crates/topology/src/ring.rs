@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use crate::domain::GroupId;
+use crate::ids::GroupId;
 
 /// A circular list of groups, read from `start`: index 0 is `sd->groups`. Two rings are
 /// equal when they walk the same groups in the same order, shared or not.

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::build::Builder;
+use crate::builder::Builder;
 use crate::cpumask::CpuMask;
 use crate::error::TopologyError;
 

@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::TopologyError;
-use crate::machine::SCHED_CAPACITY_SCALE;
+use crate::limits::SCHED_CAPACITY_SCALE;
 use crate::source::spec_lists::parse_cpu_values;
 
 /// The longest workload kind accepted as a key.

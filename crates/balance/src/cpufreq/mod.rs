@@ -44,6 +44,23 @@ pub use sugov_state::{
 pub use table::{em_create_perf_table, EmPerfState, FreqTable, Relation};
 pub use v6_5_schedutil::CpuUtilType;
 
+/// Why `--governor`'s value was refused ([`Governor::parse`]), with the text as given;
+/// each message says what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GovernorError {
+    /// No governor of that name, or a name with an argument it does not take.
+    #[error("'{0}'; allowed: {syntax}", syntax = Governor::SYNTAX)]
+    Unknown(String),
+    /// `schedutil:` without a `rate_limit_us=N` in 0..=1000000.
+    #[error("'{0}'; allowed: schedutil:rate_limit_us=N with N from 0 to 1000000 (us)")]
+    RateLimit(String),
+    /// `userspace:` without a frequency in kHz above 0.
+    #[error(
+        "'{0}'; allowed: userspace:KHZ with a frequency in kHz above 0, e.g. userspace:1200000"
+    )]
+    Userspace(String),
+}
+
 /// A cpufreq governor (`scaling_governor`) with its setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Governor {
@@ -77,8 +94,8 @@ impl Governor {
     };
 
     /// Parses `--governor`'s value; the error says what is allowed.
-    pub fn parse(text: &str) -> Result<Governor, String> {
-        let bad = || format!("'{text}'; allowed: {}", Self::SYNTAX);
+    pub fn parse(text: &str) -> Result<Governor, GovernorError> {
+        let bad = || GovernorError::Unknown(text.to_string());
         let (name, arg) = match text.split_once(':') {
             Some((n, a)) => (n, Some(a)),
             None => (text, None),
@@ -90,9 +107,7 @@ impl Governor {
                     .strip_prefix("rate_limit_us=")
                     .and_then(|v| v.parse::<u64>().ok())
                     .filter(|&v| v <= 1_000_000)
-                    .ok_or_else(|| {
-                        format!("'{text}'; allowed: schedutil:rate_limit_us=N with N from 0 to 1000000 (us)")
-                    })?;
+                    .ok_or_else(|| GovernorError::RateLimit(text.to_string()))?;
                 Ok(Governor::Schedutil {
                     rate_limit_us: Some(us),
                 })
@@ -104,7 +119,7 @@ impl Governor {
                 .ok()
                 .filter(|&k| k > 0)
                 .map(|khz| Governor::Userspace { khz })
-                .ok_or_else(|| format!("'{text}'; allowed: userspace:KHZ with a frequency in kHz above 0, e.g. userspace:1200000")),
+                .ok_or_else(|| GovernorError::Userspace(text.to_string())),
             _ => Err(bad()),
         }
     }
@@ -344,7 +359,7 @@ mod tests {
             "performance:1",
             "schedutil:rate_limit_us=-1",
         ] {
-            let e = Governor::parse(bad).unwrap_err();
+            let e = Governor::parse(bad).unwrap_err().to_string();
             assert!(e.contains("allowed") && !e.contains('\n'), "{bad}: {e}");
         }
     }

@@ -40,6 +40,59 @@ use fairsim_topology::CpuMask;
 use crate::cpufreq::{EmPerfState, Governor};
 use crate::sched::Sched;
 
+/// Why a root domain gets no perf domains: `sched_is_eas_possible`'s, `pd_init`'s and
+/// `build_perf_domains`' debug messages, as 6.12 (and, for the variants named so, 6.5)
+/// prints them. Typed so that a caller can tell the reasons apart; the run's header
+/// shows the message ([`Eas::not_possible`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EasError {
+    /// A root domain without CPUs (6.5's walk starts at its first CPU).
+    #[error("empty root domain")]
+    EmptyRootDomain,
+    /// No CPU of the mask sees asymmetric capacities.
+    #[error("CPUs do not have asymmetric capacities")]
+    NoAsymmetry,
+    /// The machine has SMT siblings.
+    #[error("SMT is not supported")]
+    Smt,
+    /// 6.5's wording of [`EasError::Smt`].
+    #[error("Disabling EAS, SMT is not supported")]
+    SmtV6_5,
+    /// No cpufreq, so no frequency invariance.
+    #[error("frequency-invariant load tracking not yet supported (no cpufreq)")]
+    NoCpufreq,
+    /// 6.5's wording of [`EasError::NoCpufreq`].
+    #[error("Disabling EAS: frequency-invariant load tracking not yet supported (no cpufreq)")]
+    NoCpufreqV6_5,
+    /// A governor other than schedutil.
+    #[error("schedutil is mandatory (the governor is {governor})")]
+    NotSchedutil {
+        /// The governor's name.
+        governor: &'static str,
+    },
+    /// 6.5's wording of [`EasError::NotSchedutil`].
+    #[error("Disabling EAS, schedutil is mandatory (the governor is {governor})")]
+    NotSchedutilV6_5 {
+        /// The governor's name.
+        governor: &'static str,
+    },
+    /// A CPU whose cpufreq policy has no energy model.
+    #[error("no EM found for CPU{cpu}")]
+    NoEm {
+        /// The CPU.
+        cpu: usize,
+    },
+    /// 6.5's wording of [`EasError::NoEm`].
+    #[error("pd_init: no EM found for CPU{cpu}")]
+    NoEmV6_5 {
+        /// The CPU.
+        cpu: usize,
+    },
+    /// 6.5's `EM_MAX_COMPLEXITY` check failed.
+    #[error("Failed to start EAS, EM complexity is too high")]
+    TooComplex,
+}
+
 /// `struct perf_domain`: the CPUs of one cpufreq policy and its energy model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PerfDomain {
@@ -145,24 +198,23 @@ impl Sched {
     /// in the mask, no SMT, frequency-invariant load tracking (fairsim's cpufreq scales
     /// PELT by frequency as `arch_set_freq_scale` does) and schedutil on every CPU.
     /// `Err` carries the kernel's debug message.
-    pub fn sched_is_eas_possible(&self, cpu_mask: &CpuMask) -> Result<(), String> {
+    pub fn sched_is_eas_possible(&self, cpu_mask: &CpuMask) -> Result<(), EasError> {
         let any_asym = cpu_mask
             .iter()
             .any(|i| self.topo.cpus[i].sd_asym_cpucapacity.is_some());
         if !any_asym {
-            return Err("CPUs do not have asymmetric capacities".into());
+            return Err(EasError::NoAsymmetry);
         }
         if self.machine.smt_present() {
-            return Err("SMT is not supported".into());
+            return Err(EasError::Smt);
         }
         let Some(cf) = self.cpufreq.as_ref() else {
-            return Err("frequency-invariant load tracking not yet supported (no cpufreq)".into());
+            return Err(EasError::NoCpufreq);
         };
         if !matches!(cf.governor, Governor::Schedutil { .. }) {
-            return Err(format!(
-                "schedutil is mandatory (the governor is {})",
-                cf.governor.name()
-            ));
+            return Err(EasError::NotSchedutil {
+                governor: cf.governor.name(),
+            });
         }
         Ok(())
     }
@@ -204,7 +256,7 @@ impl Sched {
                 Ok(pds) => self.eas.rd_pd[rd] = pds,
                 Err(why) => {
                     if self.eas.not_possible.is_none() {
-                        self.eas.not_possible = Some(why);
+                        self.eas.not_possible = Some(why.to_string());
                     }
                 }
             }
@@ -216,7 +268,7 @@ impl Sched {
     }
 
     /// The perf domain list of one root domain, or why it has none.
-    fn perf_domains_of(&self, map: &CpuMask) -> Result<Vec<PerfDomain>, String> {
+    fn perf_domains_of(&self, map: &CpuMask) -> Result<Vec<PerfDomain>, EasError> {
         self.sched_is_eas_possible(map)?;
         let cf = self
             .cpufreq
@@ -229,7 +281,7 @@ impl Sched {
             }
             let policy = cf.policy_of[i];
             if cf.policies[policy].em.is_none() {
-                return Err(format!("no EM found for CPU{i}"));
+                return Err(EasError::NoEm { cpu: i });
             }
             // pd_init(i) prepended to the list.
             list.insert(

@@ -19,7 +19,7 @@
 
 use fairsim_topology::CpuMask;
 
-use super::PerfDomain;
+use super::{EasError, PerfDomain};
 use crate::cpufreq::{Cpufreq, EmPerfState, Governor};
 use crate::sched::Sched;
 
@@ -65,23 +65,20 @@ impl Cpufreq {
 
 impl Sched {
     /// One root domain's list as 6.5's `build_perf_domains` makes it, or its message.
-    pub(super) fn perf_domains_of_v6_5(&self, map: &CpuMask) -> Result<Vec<PerfDomain>, String> {
+    pub(super) fn perf_domains_of_v6_5(&self, map: &CpuMask) -> Result<Vec<PerfDomain>, EasError> {
         let Some(cpu) = map.iter().next() else {
-            return Err("empty root domain".into());
+            return Err(EasError::EmptyRootDomain);
         };
         if self.topo.cpus[cpu].sd_asym_cpucapacity.is_none() {
-            return Err("CPUs do not have asymmetric capacities".into());
+            return Err(EasError::NoAsymmetry);
         }
         if self.machine.smt_present() {
-            return Err("Disabling EAS, SMT is not supported".into());
+            return Err(EasError::SmtV6_5);
         }
         // fairsim's cpufreq scales PELT by frequency as arch_set_freq_scale does; without
         // cpufreq there is no invariance.
         let Some(cf) = self.cpufreq.as_ref() else {
-            return Err(
-                "Disabling EAS: frequency-invariant load tracking not yet supported (no cpufreq)"
-                    .into(),
-            );
+            return Err(EasError::NoCpufreqV6_5);
         };
         let mut list: Vec<PerfDomain> = Vec::new();
         let mut nr_ps = 0usize;
@@ -90,14 +87,13 @@ impl Sched {
                 continue;
             }
             if !matches!(cf.governor, Governor::Schedutil { .. }) {
-                return Err(format!(
-                    "Disabling EAS, schedutil is mandatory (the governor is {})",
-                    cf.governor.name()
-                ));
+                return Err(EasError::NotSchedutilV6_5 {
+                    governor: cf.governor.name(),
+                });
             }
             let policy = cf.policy_of[i];
             let Some(em) = cf.policies[policy].em.as_ref() else {
-                return Err(format!("pd_init: no EM found for CPU{i}"));
+                return Err(EasError::NoEmV6_5 { cpu: i });
             };
             nr_ps += em.len();
             // pd_init(i) prepended to the list.
@@ -111,7 +107,7 @@ impl Sched {
         }
         let nr_cpus = map.weight();
         if list.len() * (nr_ps + nr_cpus) > EM_MAX_COMPLEXITY {
-            return Err("Failed to start EAS, EM complexity is too high".into());
+            return Err(EasError::TooComplex);
         }
         Ok(list)
     }

@@ -10,13 +10,11 @@
 //! found is the same), and 3.9's wakeup side (`wake_affine` with `effective_load`) is
 //! not ported.
 
+use fairsim_topology::limits::SCHED_POWER_SCALE;
 use fairsim_topology::{GroupId, SdFlags, SdId};
 
 use crate::sched::Sched;
 use crate::task::TaskId;
-
-/// `SCHED_POWER_SCALE`.
-const SCHED_POWER_SCALE: u64 = 1024;
 
 impl Sched {
     /// `find_idlest_group(sd, p, this_cpu, load_idx)` of 3.9: the least loaded group per

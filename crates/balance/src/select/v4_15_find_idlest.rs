@@ -91,16 +91,13 @@
 //! visit, as the 6.12 slow path counts them. 4.15 sums every CPU of the group, not only
 //! the task's allowed ones.
 
-use fairsim_pelt::{update_load_avg_se, SeInputs};
+use fairsim_pelt::{update_load_avg_se, SeInputs, SCHED_CAPACITY_SCALE};
 use fairsim_topology::{GroupId, SdFlags, SdId};
 
 use crate::features::Feature;
 use crate::sched::Sched;
 use crate::task::TaskId;
 use crate::weight::{scale_load_down, NICE_0_LOAD};
-
-/// `SCHED_CAPACITY_SCALE`.
-const SCHED_CAPACITY_SCALE: u64 = 1024;
 
 /// `sd->imbalance_pct` as Linux 4.15's `sd_init` (kernel/sched/topology.c) sets it from
 /// the domain's flags: 110 for SMT siblings (`SD_SHARE_CPUCAPACITY`), 117 for domains that

@@ -63,14 +63,12 @@
 //! Each group summed counts one group visit and each CPU read one CPU visit, as the other
 //! slow paths count them.
 
+use fairsim_pelt::SCHED_CAPACITY_SCALE;
 use fairsim_topology::{GroupId, SdFlags, SdId};
 
 use crate::sched::Sched;
 use crate::select::v4_15_find_idlest::imbalance_pct_v4_15;
 use crate::task::TaskId;
-
-/// `SCHED_CAPACITY_SCALE`.
-const SCHED_CAPACITY_SCALE: u64 = 1024;
 
 impl Sched {
     /// `capacity_of(cpu)`, `rq->cpu_capacity`, as the running balancer keeps it: the

@@ -21,6 +21,7 @@ mod plat;
 mod rtapp;
 mod rtapp_json;
 mod rtapp_log;
+mod rtapp_pass;
 mod rtapp_report;
 mod rtapp_stats;
 mod schbench;
@@ -43,7 +44,8 @@ pub use rtapp::{RtEvent, RtPhase, RtTask, Rtapp};
 pub use rtapp_log::{
     Activation, ActivationLog, PassEnd, ThreadLog, FILE_TOTAL, JSON_PER_THREAD, JSON_TOTAL,
 };
-pub use rtapp_stats::{Periodic, PeriodicClock, PhaseAcc, PhaseRows, UsDist};
+pub use rtapp_pass::PhaseAcc;
+pub use rtapp_stats::{Periodic, PeriodicClock, PhaseRows, UsDist};
 pub use schbench::{Schbench, SchbenchVersion, SCHBENCH_2016_MESSAGE_THREADS};
 pub use sysbench::SysbenchCpu;
 pub(crate) use tbench::tbench_exchange;

@@ -62,7 +62,8 @@ use crate::world::Blueprint;
 
 use super::rtapp_json::{self, Json};
 use super::rtapp_log::ActivationLog;
-use super::rtapp_stats::{Periodic, PeriodicClock, PhaseAcc, PhaseRows};
+use super::rtapp_pass::PhaseAcc;
+use super::rtapp_stats::{Periodic, PeriodicClock, PhaseRows};
 use super::{add_program, new_task, WorkloadRt};
 
 /// The largest file read (rt-app files are a few kB).

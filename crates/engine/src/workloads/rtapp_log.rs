@@ -28,7 +28,7 @@
 
 use std::fmt::Write as _;
 
-use super::rtapp_stats::{round_us, PhaseAcc};
+use super::rtapp_pass::{round_us, PhaseAcc};
 
 /// The most activations `run --json` lists per thread (the first ones of the window).
 pub const JSON_PER_THREAD: usize = 256;

@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use fairsim_topology::CpuMask;
 
 use super::rtapp_log::{ActivationLog, PassEnd};
+use super::rtapp_pass::{round_us, PhaseAcc};
 use crate::program::RtPoint;
 use crate::time::US;
 
@@ -32,29 +33,6 @@ pub struct PeriodicClock {
     /// rt-app's `relative` mode (the default): a missed instant restarts the clock from
     /// the time of the miss; `absolute` keeps the grid.
     pub relative: bool,
-}
-
-/// What one task has gathered during its current phase pass (rt-app's `log_data_t`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PhaseAcc {
-    /// `slack` in us (may be negative).
-    pub slack_us: i64,
-    /// `wu_lat` in us.
-    pub wu_lat_us: u64,
-    /// Whether the pass used a timer.
-    pub timed: bool,
-    /// The instant the task sleeps until, while it sleeps.
-    pub target: u64,
-    /// `t_start` of the pass (ns), once read.
-    pub start: Option<u64>,
-    /// When the current `run`/`runtime` event began (ns).
-    pub event_start: u64,
-    /// The wall time of the pass's `run`/`runtime` events (us): the log's `run` column.
-    pub run_us: u64,
-    /// Their durations as written (us): `c_duration`.
-    pub c_duration_us: u64,
-    /// The periods of the pass's timer events (us): `c_period`.
-    pub c_period_us: u64,
 }
 
 /// A distribution of integer microseconds, exact: values are counted per microsecond, so
@@ -237,17 +215,6 @@ impl Periodic {
             }
         }
     }
-}
-
-/// ns to us rounded to the nearest, halves away from zero (C's `round`).
-pub(super) fn round_us(ns: i128) -> i64 {
-    let us = i128::from(US);
-    let r = if ns >= 0 {
-        (ns + us / 2) / us
-    } else {
-        -((-ns + us / 2) / us)
-    };
-    r.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
 }
 
 #[cfg(test)]

@@ -503,7 +503,7 @@ proptest! {
     #[test]
     fn cpu_lists(l in cpu_list(), n in 1usize..100) {
         if let Err(e) = CpuMask::parse_list(n, &l) {
-            one_line("cpu list", &l, &e)?;
+            one_line("cpu list", &l, &e.to_string())?;
         }
     }
 

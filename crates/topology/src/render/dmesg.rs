@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use crate::domain::SchedDomains;
 use crate::flags::SdFlags;
-use crate::machine::SCHED_CAPACITY_SCALE;
+use crate::limits::SCHED_CAPACITY_SCALE;
 
 /// Renders every CPU's hierarchy as `sched_domain_debug` logs it, without timestamps and
 /// with long group lists on one line (the ground truth's `dmesg-sched-joined.txt`).

@@ -5,8 +5,7 @@
 //! balancer reads through `arch_scale_freq_power`; it is not normalised to 1024 (TC2's
 //! A15s get 1441).
 
-/// `SCHED_POWER_SHIFT` of Linux 3.9.
-const SCHED_POWER_SHIFT: u32 = 10;
+use crate::limits::SCHED_POWER_SHIFT;
 
 /// A CPU node of the device tree as 3.9's `parse_dt_topology` reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -58,7 +58,8 @@ use crate::error::TopologyError;
 use crate::machine::{Arch, LlcScope, Machine};
 use crate::source::guest::machine_from_guest;
 use crate::source::read::read_bounded;
-use crate::source::spec::{build_spec, FieldNames, SpecOptions};
+use crate::source::spec::{build_spec, SpecOptions};
+use crate::source::spec_lists::FieldNames;
 use crate::speed::SpeedTable;
 
 /// Largest machine file read, so that a wrong path to a huge file fails fast.

@@ -45,8 +45,9 @@
 //! 150/190/2500 us on the A76s, 235/220/3500 us on the X1s) have no cpuidle table in
 //! fairsim yet, so the engine's flat table applies, as on rk3399.
 
+use crate::capacity::normalize_capacities;
 use crate::error::TopologyError;
-use crate::machine::{machine_from_ids, normalize_capacities, Arch, CpuIds, LlcScope, Machine};
+use crate::machine::{machine_from_ids, Arch, CpuIds, LlcScope, Machine};
 use crate::opp::{FreqDomain, Opp};
 use crate::CpuMask;
 

@@ -10,9 +10,10 @@
 
 use serde_json::Value;
 
-use crate::cpumask::{CpuMask, NR_CPUS_MAX};
+use crate::cpumask::{CpuListError, CpuMask, NR_CPUS_MAX};
 use crate::error::TopologyError;
-use crate::machine::{Arch, CpuTopology, Machine, SCHED_CAPACITY_SCALE};
+use crate::limits::SCHED_CAPACITY_SCALE;
+use crate::machine::{Arch, CpuTopology, Machine};
 use crate::source::nodes::{cpu_nodes, node_of_cpus, RawNode};
 
 /// The per-CPU mask fields of `guest_observed.cpus[]`, in the order tried when matching the
@@ -23,6 +24,55 @@ const LLC_CANDIDATES: [&str; 4] = [
     "cluster_cpus",
     "thread_siblings",
 ];
+
+/// Why a value of a ground-truth CPU entry, or the LLC it names, was refused. The
+/// messages are the reasons [`machine_from_guest`] puts after the field's name in its
+/// `TopologyError::Parse`; typed so that the cases can be told apart.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum GuestValueError {
+    /// An integer mask that is not one of the machine's CPUs.
+    #[error("'{num}' is not a CPU in 0-{last}")]
+    NotCpuIn {
+        /// The number as written.
+        num: String,
+        /// The last CPU.
+        last: usize,
+    },
+    /// A CPU-list string that does not parse.
+    #[error(transparent)]
+    CpuList(#[from] CpuListError),
+    /// A mask that is neither an integer nor a string.
+    #[error("'{0}' is not a CPU list")]
+    NotCpuList(String),
+    /// An id that is a number or string but not a `u32`.
+    #[error("'{0}' is not an id (a non-negative integer)")]
+    NotNonNegativeId(String),
+    /// An id that is neither a number nor a string.
+    #[error("'{0}' is not an id")]
+    NotId(String),
+    /// No entry for CPU 0, whose caches name the LLC.
+    #[error("guest_observed.cpus: cpu 0 missing")]
+    Cpu0Missing,
+    /// cpu0's LLC line with a `shared_cpu_list` that does not parse.
+    #[error("guest_observed.extra cpu0 cache level {level}: shared_cpu_list {source}")]
+    CacheList {
+        /// The cache level.
+        level: u32,
+        /// Why the list was refused.
+        source: CpuListError,
+    },
+    /// cpu0's LLC line with a `shared_cpu_list` that no sibling field of cpu0 equals.
+    #[error(
+        "guest_observed.extra cpu0 cache level {level}: shared_cpu_list '{shared}' matches none of cpu0's {candidates}",
+        candidates = LLC_CANDIDATES.join(", ")
+    )]
+    NoLlcMatch {
+        /// The cache level.
+        level: u32,
+        /// The list as written.
+        shared: String,
+    },
+}
 
 /// Builds a `Machine` from a parsed ground-truth `topology.json`. `path` is only used in
 /// error messages.
@@ -62,7 +112,8 @@ pub(crate) fn machine_from_guest(path: &str, doc: &Value) -> Result<Machine, Top
         }
     }
     let entries: Vec<&Value> = slots.into_iter().flatten().collect();
-    let llc_field = llc_field(guest, entries.first().copied(), n).map_err(err)?;
+    let llc_field =
+        llc_field(guest, entries.first().copied(), n).map_err(|e| err(e.to_string()))?;
     let arch = match doc.get("kernel_release").and_then(Value::as_str) {
         Some(r) if r.contains("arm64") || r.contains("aarch64") => Arch::Arm64,
         _ => Arch::X86,
@@ -139,7 +190,11 @@ pub(crate) fn machine_from_guest(path: &str, doc: &Value) -> Result<Machine, Top
 
 /// Picks the per-CPU field that holds the LLC: the one equal, on cpu0, to the
 /// `shared_cpu_list` of cpu0's highest-level data or unified cache.
-fn llc_field(guest: &Value, cpu0: Option<&Value>, n: usize) -> Result<&'static str, String> {
+fn llc_field(
+    guest: &Value,
+    cpu0: Option<&Value>,
+    n: usize,
+) -> Result<&'static str, GuestValueError> {
     let best = guest
         .get("extra")
         .and_then(Value::as_array)
@@ -149,7 +204,7 @@ fn llc_field(guest: &Value, cpu0: Option<&Value>, n: usize) -> Result<&'static s
         .filter_map(parse_cache_line)
         .filter(|c| c.ctype != "Instruction")
         .max_by_key(|c| c.level);
-    let cpu0 = cpu0.ok_or("guest_observed.cpus: cpu 0 missing")?;
+    let cpu0 = cpu0.ok_or(GuestValueError::Cpu0Missing)?;
     let cpu0_mask = |name: &str| {
         mask_value(cpu0.get(name), n)
             .ok()
@@ -164,22 +219,17 @@ fn llc_field(guest: &Value, cpu0: Option<&Value>, n: usize) -> Result<&'static s
             "core_siblings"
         });
     };
-    let shared = CpuMask::parse_list(n, &cache.shared).map_err(|e| {
-        format!(
-            "guest_observed.extra cpu0 cache level {}: shared_cpu_list {e}",
-            cache.level
-        )
-    })?;
+    let shared =
+        CpuMask::parse_list(n, &cache.shared).map_err(|source| GuestValueError::CacheList {
+            level: cache.level,
+            source,
+        })?;
     LLC_CANDIDATES
         .into_iter()
         .find(|name| cpu0_mask(name).as_ref() == Some(&shared))
-        .ok_or_else(|| {
-            format!(
-                "guest_observed.extra cpu0 cache level {}: shared_cpu_list '{}' matches none of cpu0's {}",
-                cache.level,
-                cache.shared,
-                LLC_CANDIDATES.join(", ")
-            )
+        .ok_or_else(|| GuestValueError::NoLlcMatch {
+            level: cache.level,
+            shared: cache.shared.clone(),
         })
 }
 
@@ -253,31 +303,34 @@ fn guest_nodes(guest: &Value, n: usize) -> Result<(Vec<CpuMask>, Vec<Vec<u32>>),
 }
 
 /// Reads a mask that may be an integer (one CPU), a CPU-list string, or absent.
-fn mask_value(v: Option<&Value>, n: usize) -> Result<Option<CpuMask>, String> {
+fn mask_value(v: Option<&Value>, n: usize) -> Result<Option<CpuMask>, GuestValueError> {
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(num)) => match num.as_u64().and_then(|c| usize::try_from(c).ok()) {
             Some(c) if c < n => Ok(Some(CpuMask::single(n, c))),
-            _ => Err(format!("'{num}' is not a CPU in 0-{}", n - 1)),
+            _ => Err(GuestValueError::NotCpuIn {
+                num: num.to_string(),
+                last: n - 1,
+            }),
         },
-        Some(Value::String(s)) => CpuMask::parse_list(n, s).map(Some),
-        Some(other) => Err(format!("'{other}' is not a CPU list")),
+        Some(Value::String(s)) => Ok(Some(CpuMask::parse_list(n, s)?)),
+        Some(other) => Err(GuestValueError::NotCpuList(other.to_string())),
     }
 }
 
 /// Reads an id that may be an integer, a numeric string, or `""` (no such level: 0).
-fn id_value(v: Option<&Value>) -> Result<u32, String> {
+fn id_value(v: Option<&Value>) -> Result<u32, GuestValueError> {
     match v {
         None | Some(Value::Null) => Ok(0),
         Some(Value::Number(num)) => num
             .as_u64()
             .and_then(|x| u32::try_from(x).ok())
-            .ok_or_else(|| format!("'{num}' is not an id (a non-negative integer)")),
+            .ok_or_else(|| GuestValueError::NotNonNegativeId(num.to_string())),
         Some(Value::String(s)) if s.trim().is_empty() => Ok(0),
         Some(Value::String(s)) => s
             .trim()
             .parse::<u32>()
-            .map_err(|_| format!("'{s}' is not an id (a non-negative integer)")),
-        Some(other) => Err(format!("'{other}' is not an id")),
+            .map_err(|_| GuestValueError::NotNonNegativeId(s.to_string())),
+        Some(other) => Err(GuestValueError::NotId(other.to_string())),
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::cpumask::CpuMask;
 use crate::error::TopologyError;
-use crate::machine::{LOCAL_DISTANCE, MAX_NUMNODES};
+use crate::limits::{LOCAL_DISTANCE, MAX_NUMNODES};
 
 /// One node as a source lists it: its CPUs and its distance row, whose entries follow the
 /// order of the listed nodes (the kernel prints `node_distance` for each online node in id

@@ -5,8 +5,9 @@
 //! `-smp` cannot express, from per-CPU ids), so presets and specs share one code path and
 //! the ground-truth tests check both.
 
+use crate::capacity::normalize_capacities;
 use crate::error::TopologyError;
-use crate::machine::{machine_from_ids, normalize_capacities, Arch, CpuIds, LlcScope, Machine};
+use crate::machine::{machine_from_ids, Arch, CpuIds, LlcScope, Machine};
 use crate::source::arm_v3_9::{cpu_scale_v3_9, DtCpu, EFFICIENCY_CORTEX_A15, EFFICIENCY_CORTEX_A7};
 use crate::source::spec::{parse_spec, SpecOptions};
 use crate::speed::SpeedTable;

@@ -33,8 +33,9 @@
 //! cpuidle table of the board's PSCI states ships with fairsim, so the engine's flat
 //! table applies.
 
+use crate::capacity::normalize_capacities;
 use crate::error::TopologyError;
-use crate::machine::{machine_from_ids, normalize_capacities, Arch, CpuIds, LlcScope, Machine};
+use crate::machine::{machine_from_ids, Arch, CpuIds, LlcScope, Machine};
 use crate::opp::{FreqDomain, Opp};
 use crate::CpuMask;
 

@@ -16,11 +16,10 @@
 
 use crate::cpumask::NR_CPUS_MAX;
 use crate::error::TopologyError;
-use crate::machine::{
-    machine_from_ids, Arch, CpuIds, LlcScope, Machine, LOCAL_DISTANCE, SCHED_CAPACITY_SCALE,
-};
+use crate::limits::{LOCAL_DISTANCE, SCHED_CAPACITY_SCALE};
+use crate::machine::{machine_from_ids, Arch, CpuIds, LlcScope, Machine};
 use crate::source::spec_lists::{
-    even_split, parse_capacity, parse_distance, parse_itmt, parse_numa_cpus,
+    even_split, parse_capacity, parse_distance, parse_itmt, parse_numa_cpus, FieldNames,
 };
 
 /// What the user gave on the command line for a qemu-style machine.
@@ -101,18 +100,6 @@ impl SmpShape {
     }
 }
 
-/// How fields are named in error messages, so that the same parser can serve the command
-/// line (`--smp cores`) and machine files (`smp.cores`).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct FieldNames {
-    pub smp: &'static str,
-    pub smp_sep: &'static str,
-    pub distance: &'static str,
-    pub numa_cpus: &'static str,
-    pub capacity: &'static str,
-    pub itmt: &'static str,
-}
-
 /// Field names as typed on the command line.
 pub(crate) const CLI_FIELDS: FieldNames = FieldNames {
     smp: "--smp",
@@ -122,12 +109,6 @@ pub(crate) const CLI_FIELDS: FieldNames = FieldNames {
     capacity: "--capacity",
     itmt: "--itmt",
 };
-
-impl FieldNames {
-    fn smp_key(&self, key: &str) -> String {
-        format!("{}{}{}", self.smp, self.smp_sep, key)
-    }
-}
 
 /// The keys `--smp` accepts, in the order qemu documents them.
 const SMP_KEYS: [&str; 7] = [

@@ -1,10 +1,29 @@
 //! The list-valued options of the qemu-style spec: the NUMA distance table, the CPUs of
-//! each node, and per-CPU capacities. Kept apart from `spec` so each file stays readable.
+//! each node, and per-CPU capacities, with the field names their errors use. Kept apart
+//! from `spec` so each file stays readable; `spec` builds on them, never the other way.
 
+use crate::capacity::normalize_capacities;
 use crate::cpumask::CpuMask;
 use crate::error::TopologyError;
-use crate::machine::{normalize_capacities, LOCAL_DISTANCE, MAX_NUMNODES, NR_DISTANCE_VALUES};
-use crate::source::spec::FieldNames;
+use crate::limits::{LOCAL_DISTANCE, MAX_NUMNODES, NR_DISTANCE_VALUES};
+
+/// How fields are named in error messages, so that the same parser can serve the command
+/// line (`--smp cores`) and machine files (`smp.cores`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FieldNames {
+    pub smp: &'static str,
+    pub smp_sep: &'static str,
+    pub distance: &'static str,
+    pub numa_cpus: &'static str,
+    pub capacity: &'static str,
+    pub itmt: &'static str,
+}
+
+impl FieldNames {
+    pub(crate) fn smp_key(&self, key: &str) -> String {
+        format!("{}{}{}", self.smp, self.smp_sep, key)
+    }
+}
 
 /// Parses `10,21;21,10` into a square, symmetric table with 10 on the diagonal and larger
 /// values elsewhere, the rules `numa_set_distance` and the ACPI SLIT checks enforce.

@@ -19,7 +19,8 @@ use std::path::{Path, PathBuf};
 
 use crate::cpumask::{CpuMask, NR_CPUS_MAX};
 use crate::error::TopologyError;
-use crate::machine::{Arch, CpuTopology, Machine, MAX_NUMNODES, SCHED_CAPACITY_SCALE};
+use crate::limits::{MAX_NUMNODES, SCHED_CAPACITY_SCALE};
+use crate::machine::{Arch, CpuTopology, Machine};
 use crate::source::nodes::{cpu_nodes, node_of_cpus, parse_distance_row, RawNode};
 use crate::source::read::read_bounded;
 

@@ -7,12 +7,13 @@
 //! (`max_load - avg_load` is guarded by its caller, `avg_load - this_load` is not) wrap
 //! here the same way.
 
+use fairsim_topology::limits::SCHED_POWER_SCALE;
 use fairsim_topology::{GroupId, SdId};
 
 use crate::features::Feature;
 use crate::lb::env::LbEnv;
 use crate::lb::v3_9::power::div_round_closest;
-use crate::lb::v3_9::{SCHED_LOAD_SCALE, SCHED_POWER_SCALE};
+use crate::lb::v3_9::SCHED_LOAD_SCALE;
 use crate::sched::Sched;
 use crate::stats::CpuIdleType;
 

@@ -86,6 +86,7 @@ pub mod find_busiest;
 pub mod power;
 pub mod triggers;
 
+use fairsim_topology::limits::SCHED_POWER_SCALE;
 use fairsim_topology::{SchedDomains, SdFlags, SdId};
 
 use crate::lb::era::Balancer;
@@ -93,12 +94,6 @@ use crate::sched::Sched;
 
 /// `CPU_LOAD_IDX_MAX` of Linux 3.9.
 pub const CPU_LOAD_IDX_MAX: usize = 5;
-
-/// `SCHED_POWER_SCALE` of Linux 3.9.
-pub const SCHED_POWER_SCALE: u64 = 1024;
-
-/// `SCHED_POWER_SHIFT` of Linux 3.9.
-pub const SCHED_POWER_SHIFT: u32 = 10;
 
 /// `SCHED_LOAD_SCALE` of Linux 3.9 (`SCHED_LOAD_RESOLUTION` is 0 there).
 pub const SCHED_LOAD_SCALE: u64 = 1024;

@@ -15,8 +15,8 @@ use fairsim_topology::{GroupId, SdFlags, SdId};
 
 use crate::lb::era::Balancer;
 use crate::lb::msecs_to_jiffies;
-use crate::lb::v3_9::{SCHED_POWER_SCALE, SCHED_POWER_SHIFT};
 use crate::sched::Sched;
+use fairsim_topology::limits::{SCHED_POWER_SCALE, SCHED_POWER_SHIFT};
 
 impl Sched {
     /// `capacity_of(cpu)`: `rq->cpu_capacity`.

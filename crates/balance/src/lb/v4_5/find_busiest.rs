@@ -30,11 +30,12 @@
 
 use std::sync::atomic::Ordering;
 
+use fairsim_topology::limits::SCHED_POWER_SCALE;
 use fairsim_topology::GroupId;
 
 use crate::lb::env::LbEnv;
 use crate::lb::era::Balancer;
-use crate::lb::v3_9::{SCHED_LOAD_SCALE, SCHED_POWER_SCALE};
+use crate::lb::v3_9::SCHED_LOAD_SCALE;
 use crate::sched::Sched;
 use crate::stats::CpuIdleType;
 
