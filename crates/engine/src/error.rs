@@ -74,6 +74,12 @@ pub enum EngineError {
         /// When the budget ran out.
         at: crate::time::Time,
     },
+    /// The machine's cpufreq policies cannot start under the governor.
+    #[error(transparent)]
+    Cpufreq(#[from] fairsim_balance::cpufreq::CpufreqError),
+    /// The kernel refuses the `kernel.sched_energy_aware` write on this machine.
+    #[error(transparent)]
+    EnergyAware(#[from] fairsim_balance::energy::EnergyAwareRefused),
     /// The scheduler or the engine broke an invariant (a bug, reported by checks).
     #[error("invariant violated: {0}")]
     Invariant(String),

@@ -224,6 +224,27 @@ pub struct Cpufreq {
     requests: Vec<(usize, u64)>,
 }
 
+/// Why a machine's policies cannot start under a governor.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CpufreqError {
+    /// The machine has no frequency domains.
+    #[error("--governor: machine {machine} has no cpufreq policies; allowed: a machine with frequency domains (the rk3399 preset, or a machine file's [[cpufreq]] tables)")]
+    NoPolicies {
+        /// The machine's name.
+        machine: String,
+    },
+    /// A `userspace` frequency no policy's range holds.
+    #[error("--governor: userspace:{khz} is outside every policy's range; allowed: a frequency from {lo} to {hi} kHz (each policy takes the lowest of its OPPs at or above it, within its range)")]
+    OutsideRange {
+        /// The frequency asked for.
+        khz: u32,
+        /// The lowest frequency of any policy.
+        lo: u32,
+        /// The highest frequency of any policy.
+        hi: u32,
+    },
+}
+
 impl Cpufreq {
     /// The policies of `machine` under `governor`, as the CPUs come up at time `now`
     /// (engine ns, for the stats): each starts at the frequency its governor sets
@@ -236,13 +257,12 @@ impl Cpufreq {
         governor: Governor,
         capacities: &[u64],
         now: u64,
-    ) -> Result<Cpufreq, String> {
+    ) -> Result<Cpufreq, CpufreqError> {
         let n = machine.nr_cpus();
         if machine.cpufreq.is_empty() {
-            return Err(format!(
-                "--governor: machine {} has no cpufreq policies; allowed: a machine with frequency domains (the rk3399 preset, or a machine file's [[cpufreq]] tables)",
-                machine.name
-            ));
+            return Err(CpufreqError::NoPolicies {
+                machine: machine.name.clone(),
+            });
         }
         if let Governor::Userspace { khz } = governor {
             let lo = machine
@@ -258,9 +278,7 @@ impl Cpufreq {
                 .max()
                 .unwrap_or(0);
             if !(lo..=hi).contains(&khz) {
-                return Err(format!(
-                    "--governor: userspace:{khz} is outside every policy's range; allowed: a frequency from {lo} to {hi} kHz (each policy takes the lowest of its OPPs at or above it, within its range)"
-                ));
+                return Err(CpufreqError::OutsideRange { khz, lo, hi });
             }
         }
         let mut policy_of = vec![0; n];

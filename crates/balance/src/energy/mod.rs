@@ -40,6 +40,15 @@ use fairsim_topology::CpuMask;
 use crate::cpufreq::{EmPerfState, Governor};
 use crate::sched::Sched;
 
+/// `sched_energy_aware_handler`'s `EOPNOTSUPP`: a write of `kernel.sched_energy_aware`
+/// on a machine where EAS is not possible, and why it is not.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--sysctl: kernel.sched_energy_aware: the kernel refuses the write (EOPNOTSUPP) because EAS is not possible on this machine: {why}; allowed: a machine with asymmetric CPU capacities, no SMT, an energy model and --governor schedutil")]
+pub struct EnergyAwareRefused {
+    /// Why `sched_is_eas_possible` says no.
+    pub why: EasError,
+}
+
 /// Why a root domain gets no perf domains: `sched_is_eas_possible`'s, `pd_init`'s and
 /// `build_perf_domains`' debug messages, as 6.12 (and, for the variants named so, 6.5)
 /// prints them. Typed so that a caller can tell the reasons apart; the run's header
@@ -313,7 +322,7 @@ impl Sched {
     /// `EOPNOTSUPP`. Checked once cpufreq is installed (or known to be absent). Linux
     /// 6.5's handler refuses nothing ([`v6_5_topology`]), and the older eras have no such
     /// sysctl to write.
-    pub fn check_energy_aware_write(&self) -> Result<(), String> {
+    pub fn check_energy_aware_write(&self) -> Result<(), EnergyAwareRefused> {
         match self.fair.features.kernel() {
             crate::kernel::Kernel::V6_12 => self.sched_energy_aware_handler_v6_12(),
             _ => Ok(()),
@@ -322,7 +331,7 @@ impl Sched {
 
     /// The refusal of 6.12's `sched_energy_aware_handler` (see
     /// [`Sched::check_energy_aware_write`]).
-    fn sched_energy_aware_handler_v6_12(&self) -> Result<(), String> {
+    fn sched_energy_aware_handler_v6_12(&self) -> Result<(), EnergyAwareRefused> {
         let written = self
             .params
             .tunables
@@ -332,11 +341,8 @@ impl Sched {
             return Ok(());
         }
         let all = CpuMask::full(self.nr_cpus());
-        self.sched_is_eas_possible(&all).map_err(|why| {
-            format!(
-                "--sysctl: kernel.sched_energy_aware: the kernel refuses the write (EOPNOTSUPP) because EAS is not possible on this machine: {why}; allowed: a machine with asymmetric CPU capacities, no SMT, an energy model and --governor schedutil"
-            )
-        })
+        self.sched_is_eas_possible(&all)
+            .map_err(|why| EnergyAwareRefused { why })
     }
 
     /// The energy model of `pd` and whether it skips inefficient states (set when

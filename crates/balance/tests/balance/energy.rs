@@ -160,6 +160,8 @@ fn kernel_sched_energy_aware_switches_eas_off_where_it_is_possible_only() {
     // Where EAS is not possible the kernel refuses the write itself (EOPNOTSUPP).
     let s = sched_with("smt-mc-1s4c2t", params);
     let e = s.check_energy_aware_write().unwrap_err();
+    assert_eq!(e.why, fairsim_balance::energy::EasError::NoAsymmetry);
+    let e = e.to_string();
     assert!(e.contains("EOPNOTSUPP"), "{e}");
     assert!(e.contains("CPUs do not have asymmetric capacities"), "{e}");
     // The range is 0..1; 6.5 has the sysctl (topology.c), 4.16 had no EAS to switch.

@@ -533,17 +533,14 @@ impl World {
             let governor = config
                 .governor
                 .unwrap_or(fairsim_balance::cpufreq::Governor::DEFAULT);
-            let cf = fairsim_balance::cpufreq::Cpufreq::new(&sched.machine, governor, &caps, 0)
-                .map_err(EngineError::Config)?;
+            let cf = fairsim_balance::cpufreq::Cpufreq::new(&sched.machine, governor, &caps, 0)?;
             let rt = cpufreq::CpufreqRt::new(&cf, n);
             sched.install_cpufreq(cf);
             Some(rt)
         } else {
             None
         };
-        sched
-            .check_energy_aware_write()
-            .map_err(EngineError::Config)?;
+        sched.check_energy_aware_write()?;
         let noise = Noise::new(config.noise, config.seed);
         let cpus = (0..n).map(|_| CpuRt::default()).collect();
         let metrics = Metrics::new(n, blueprint.tasks.len());
