@@ -2,14 +2,7 @@
 //! says so, `pin` places tasks round robin on the list, and a list the machine lacks is
 //! refused in one line.
 
-use std::process::{Command, Output};
-
-fn fairsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairsim"))
-        .args(args)
-        .output()
-        .expect("run fairsim")
-}
+use crate::common::fairsim;
 
 /// The CPUs that ran task work in a run with `workload`, and the run's JSON.
 fn busy_cpus(workload: &str, extra: &[&str]) -> (Vec<u64>, serde_json::Value) {

@@ -5,34 +5,8 @@
 //! kernels and bad values are refused in one line; and the bytes repeat.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn fairsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairsim"))
-        .args(args)
-        .output()
-        .expect("run fairsim")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8(b.to_vec()).expect("utf-8")
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = fairsim(args);
-    assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
-    text(&o.stdout)
-}
-
-/// Checks a refusal: exit 2 and exactly one line on stderr containing `want`.
-fn refused(args: &[&str], want: &str) {
-    let o = fairsim(args);
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-    assert!(err.starts_with("fairsim: error: "), "{err}");
-    assert!(err.contains(want), "{args:?}: wanted '{want}' in: {err}");
-}
+use crate::common::{ok, refused};
 
 /// A fresh scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {

@@ -3,18 +3,8 @@
 //! and machine files.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn fairsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairsim"))
-        .args(args)
-        .output()
-        .expect("run fairsim")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).expect("utf-8")
-}
+use crate::common::{fairsim, stderr};
 
 /// A fresh scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {

@@ -1,17 +1,6 @@
 //! End-to-end tests of `--governor` and machine files with frequency domains.
 
-use std::process::{Command, Output};
-
-fn fairsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairsim"))
-        .args(args)
-        .output()
-        .expect("run fairsim")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).expect("utf-8")
-}
+use crate::common::{fairsim, stderr};
 
 /// The one line a refused command prints, with exit status 2.
 fn refused(args: &[&str]) -> String {

@@ -3,14 +3,7 @@
 //! machine of that shape; `run` names the partitions in its summary and JSON; scenario
 //! files take `cpusets`; bad lists are refused in one line with exit status 2.
 
-use std::process::{Command, Output};
-
-fn fairsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairsim"))
-        .args(args)
-        .output()
-        .expect("fairsim runs")
-}
+use crate::common::fairsim;
 
 fn ok(args: &[&str]) -> String {
     let o = fairsim(args);

@@ -3,18 +3,7 @@
 //! them in every command, with `--ilb-sd-share` a deprecated alias; a feature that needs
 //! another is refused alike in every command.
 
-use std::process::{Command, Output};
-
-fn fairsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairsim"))
-        .args(args)
-        .output()
-        .expect("run fairsim")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8(b.to_vec()).expect("utf-8")
-}
+use crate::common::{fairsim, text};
 
 /// A refusal: exit 2, one line on stderr, containing `needle`.
 fn bad(args: &[&str], needle: &str) {

@@ -3,24 +3,9 @@
 //! versions, keys and errors only, not scheduling results.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn fairsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairsim"))
-        .args(args)
-        .output()
-        .expect("run fairsim")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8(b.to_vec()).expect("utf-8")
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = fairsim(args);
-    assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
-    text(&o.stdout)
-}
+use crate::common::{fairsim, ok, text};
 
 /// A refusal: exit 2, one line on stderr, containing `needle`, no panic.
 fn bad(args: &[&str], needle: &str) {

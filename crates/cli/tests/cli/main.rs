@@ -3,6 +3,8 @@
 //! One binary per crate, its former test files as modules, so that `cargo test` links
 //! once per crate; `cargo test -p fairsim-cli --test cli MODULE::` runs one of them.
 
+mod common;
+
 mod affinity_cli;
 mod autogroup_cli;
 mod cgroup_cli;

@@ -1,17 +1,6 @@
 //! End-to-end tests of `fairsim pelt`.
 
-use std::process::{Command, Output};
-
-fn fairsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairsim"))
-        .args(args)
-        .output()
-        .expect("run fairsim")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).expect("utf-8")
-}
+use crate::common::{fairsim, stdout};
 
 #[test]
 fn csv_header_and_event_order() {

@@ -3,22 +3,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn fairsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairsim"))
-        .args(args)
-        .output()
-        .expect("run fairsim")
-}
+use crate::common::{fairsim, s};
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("fairsim-plot-cli-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 temp path")
 }
 
 /// A plot data file with a latency series, a 2-CPU timeline and one metric.

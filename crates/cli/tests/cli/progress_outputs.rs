@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::text;
+
 /// A short scenario: a few ms of schbench on the default machine.
 const SHORT: [&str; 4] = ["-w", "schbench:m=1,t=2,c=1ms,s=1ms", "--duration", "20ms"];
 
@@ -22,10 +24,6 @@ fn fairsim_env(args: &[&str], env: &[(&str, &str)]) -> Output {
         c.env(k, v);
     }
     c.output().expect("run fairsim")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8(b.to_vec()).expect("utf-8")
 }
 
 /// A fresh scratch directory for one test.

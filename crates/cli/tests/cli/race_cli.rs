@@ -1,17 +1,6 @@
 //! End-to-end tests of `fairsim race`.
 
-use std::process::{Command, Output};
-
-fn fairsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairsim"))
-        .args(args)
-        .output()
-        .expect("run fairsim")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8(b.to_vec()).expect("utf-8")
-}
+use crate::common::{fairsim, text};
 
 #[test]
 fn two_feature_sets_and_two_thread_counts_give_four_runs_and_a_table() {

@@ -9,6 +9,8 @@
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use crate::common::text;
+
 /// Far above what these runs take (under 3 s on a loaded 2-CPU host), far below the
 /// minutes an overrun took.
 const HANG_GUARD: Duration = Duration::from_secs(20);
@@ -20,10 +22,6 @@ fn fairsim(args: &[&str]) -> (Output, Duration) {
         .output()
         .expect("run fairsim");
     (o, t0.elapsed())
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8(b.to_vec()).expect("utf-8")
 }
 
 #[test]

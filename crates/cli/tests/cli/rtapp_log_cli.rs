@@ -1,18 +1,7 @@
 //! `fairsim run --rtapp-log DIR`: rt-app's per-thread log files, and the option refused
 //! where it cannot apply.
 
-use std::process::{Command, Output};
-
-fn fairsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairsim"))
-        .args(args)
-        .output()
-        .expect("run fairsim")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).expect("utf-8")
-}
+use crate::common::{fairsim, stderr};
 
 #[test]
 fn the_log_files_are_written_one_per_thread() {

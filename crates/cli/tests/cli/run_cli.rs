@@ -1,21 +1,6 @@
 //! End-to-end tests of `fairsim run`.
 
-use std::process::{Command, Output};
-
-fn fairsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairsim"))
-        .args(args)
-        .output()
-        .expect("run fairsim")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).expect("utf-8")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).expect("utf-8")
-}
+use crate::common::{fairsim, stderr, stdout};
 
 fn ok(args: &[&str]) -> String {
     let o = fairsim(args);

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::common::text;
+
 const PLAN: &str = r#"
 name = "tiny"
 [run]
@@ -25,10 +27,6 @@ fn fairsim(dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run fairsim")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8(b.to_vec()).expect("utf-8")
 }
 
 /// A fresh scratch directory for one test, holding `plan.toml`.

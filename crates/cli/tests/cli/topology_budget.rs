@@ -3,14 +3,9 @@
 //! a distance table with many distinct values) is refused before anything is built, with
 //! one line on stderr and a non-zero exit.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn fairsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairsim"))
-        .args(args)
-        .output()
-        .expect("run fairsim")
-}
+use crate::common::fairsim;
 
 /// An `n`-node distance table with many distinct distances, in `--numa-distance` form:
 /// 10 on the diagonal, 11..=255 elsewhere, symmetric. From 64 nodes on it uses all 245

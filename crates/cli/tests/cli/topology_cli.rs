@@ -1,14 +1,8 @@
 //! End-to-end tests of `fairsim topology`, run as a user runs it.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn fairsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairsim"))
-        .args(args)
-        .output()
-        .expect("fairsim runs")
-}
+use crate::common::fairsim;
 
 fn ground_truth(topo: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

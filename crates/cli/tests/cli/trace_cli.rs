@@ -3,25 +3,16 @@
 //! the PyPI `perfetto` package; CI requires it), agree with the run's own counters, and
 //! leave the run's own output unchanged; bad windows and unwritable files get one line.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
-fn fairsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairsim"))
-        .args(args)
-        .output()
-        .expect("run fairsim")
-}
+use crate::common::{fairsim, s};
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("fairsim-trace-cli-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 temp path")
 }
 
 fn stderr(o: &Output) -> String {

@@ -5,16 +5,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::common::text;
+
 fn fairsim_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_fairsim"))
         .current_dir(dir)
         .args(args)
         .output()
         .expect("run fairsim")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8(b.to_vec()).expect("utf-8")
 }
 
 /// A fresh scratch directory for one test.

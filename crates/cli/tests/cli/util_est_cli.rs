@@ -1,14 +1,7 @@
 //! `--util-est` (and the scenario key `util_est`): the form reaches the scheduler, the
 //! feature write NO_UTIL_EST still wins, and a bad name gets one line.
 
-use std::process::{Command, Output};
-
-fn fairsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairsim"))
-        .args(args)
-        .output()
-        .expect("run fairsim")
-}
+use crate::common::fairsim;
 
 fn temp(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("fairsim-util-est-{}-{name}", std::process::id()))
