@@ -26,21 +26,22 @@ import tomllib
 LAYERS: dict[str, int] = {
     # Leaves: no fairsim crate below them.
     "fairsim-des": 0,
-    "fairsim-topology": 0,
     "fairsim-pelt": 0,
     "fairsim-cpuidle": 0,
     "fairsim-plot": 0,
-    # The fair class port over the machine and its signals; the trace records and
-    # writers over virtual time.
-    "fairsim-balance": 1,
+    # The machine and its domains (which take the capacity scale from pelt); the trace
+    # records and writers over virtual time.
+    "fairsim-topology": 1,
     "fairsim-trace": 1,
+    # The fair class port over the machine and its signals.
+    "fairsim-balance": 2,
     # The virtual-time engine, and race mode's real threads over the same port.
-    "fairsim-engine": 2,
-    "fairsim-race": 2,
+    "fairsim-engine": 3,
+    "fairsim-race": 3,
     # The command line.
-    "fairsim-cli": 3,
+    "fairsim-cli": 4,
     # The facade package that re-exports the libraries and owns the benches.
-    "fairsim": 4,
+    "fairsim": 5,
 }
 
 DEP_TABLES = ("dependencies", "dev-dependencies", "build-dependencies")
