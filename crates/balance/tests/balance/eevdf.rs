@@ -7,6 +7,8 @@ use fairsim_topology::source::preset;
 use fairsim_topology::{build_sched_domains, BuildOptions, CpuMask};
 use proptest::prelude::*;
 
+use crate::run_support::run;
+
 fn sched_with(features: Features) -> Sched {
     let m = preset("smt-mc-1s4c2t").unwrap();
     let topo = build_sched_domains(&m, BuildOptions::default()).unwrap();
@@ -28,24 +30,6 @@ fn spawn(s: &mut Sched, cpu: usize, nice: i32, now: u64) -> TaskId {
     assert_eq!(s.wake_up_new_task_select(p, cpu, now), cpu);
     s.wake_up_new_task_activate(p, now);
     p
-}
-
-/// Runs `cpu` from `from` to `to`: schedules when needed and ticks at every multiple of
-/// the tick period, as a busy CPU does.
-fn run(s: &mut Sched, cpu: usize, from: u64, to: u64) {
-    if s.rqs[cpu].curr.is_none() || s.rqs[cpu].need_resched {
-        s.schedule(cpu, from);
-    }
-    let tick = s.tick_nsec;
-    let mut t = (from / tick + 1) * tick;
-    while t <= to {
-        if s.tick(cpu, t) {
-            s.schedule(cpu, t);
-        }
-        s.check_invariants().unwrap();
-        t += tick;
-    }
-    s.update_rq_clock(cpu, to);
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! once per crate; `cargo test -p fairsim-balance --test balance MODULE::` runs one of them.
 
 mod lb_support;
+mod run_support;
 mod select_support;
 
 mod cfs_arith;
