@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use fairsim_engine::balance::cpufreq::Governor;
+use fairsim_engine::balance::cpufreq::{CpufreqError, Governor};
 use fairsim_engine::balance::pelt::sim::{summarize, Pattern, Sample, SimParams};
 use fairsim_engine::run::{prepare, run, RunSpec, DEFAULT_MEMORY_BUDGET};
 use fairsim_engine::time::MS;
@@ -288,7 +288,7 @@ fn bad_governor_settings_are_one_line_errors() {
     let mut s = common::spec("tc2", &["sysbench-cpu:threads=1,events=10"], 50, 1);
     s.config.governor = Some(Governor::Performance);
     let e = match prepare(&s) {
-        Err(e @ EngineError::Config(_)) => e.to_string(),
+        Err(e @ EngineError::Cpufreq(CpufreqError::NoPolicies { .. })) => e.to_string(),
         other => panic!("{other:?}"),
     };
     assert!(
@@ -302,7 +302,15 @@ fn bad_governor_settings_are_one_line_errors() {
         50,
         Governor::Userspace { khz: 1200 },
     );
-    let e = prepare(&s).unwrap_err().to_string();
+    let e = prepare(&s).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            EngineError::Cpufreq(CpufreqError::OutsideRange { khz: 1200, .. })
+        ),
+        "{e:?}"
+    );
+    let e = e.to_string();
     assert!(
         e.contains("userspace:1200") && e.contains("408000 to 1800000 kHz"),
         "{e}"
