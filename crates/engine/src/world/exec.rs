@@ -1,14 +1,24 @@
 //! The program interpreter: the current task of a CPU executes its operations.
+//!
+//! `exec` decodes the task's next operation and hands it to the method of its concept, one
+//! sibling module each: run segments (`segments.rs`), sleeping and waking (`sync.rs`),
+//! rt-app's periodic passes (`periodic.rs`), cyclictest (`cyclic.rs`), pipes and loopback
+//! sockets (`io.rs`), fork, exec and exit (`process.rs`) and the program's own control
+//! flow (`control.rs`).
+
+mod control;
+mod cyclic;
+mod io;
+mod periodic;
+mod process;
+mod segments;
+mod sync;
 
 use crate::program::{DurSpec, Op, Target};
 use crate::time::US;
-use crate::workloads::{CyclicStep, PassEnd};
 
-use super::cpu::SegKind;
-use super::net::NetRecvStep;
-use super::{RtState, World};
+use super::World;
 use crate::event::Tid;
-use crate::profile::Ctx;
 
 /// Operations a task may execute back to back without yielding to the event loop; a
 /// program that loops without running, sleeping or blocking is cut off here so that the
@@ -16,6 +26,17 @@ use crate::profile::Ctx;
 /// loop at every round (a zero-length sleep with zero costs) starts each call afresh, and
 /// the world's per-instant event bound (`progress.rs`) stops that one.
 const MAX_INSTANT_OPS: u32 = 10_000;
+
+/// What the interpreter does after one operation. Each operation's method says it, so
+/// that `exec` keeps the loop's control flow in one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// The task goes on to the operation its program counter now names.
+    Next,
+    /// The task started a run segment, blocked, exited or left the CPU: the interpreter
+    /// returns to the event loop.
+    Stop,
+}
 
 impl World {
     /// Draws a duration.
@@ -81,334 +102,54 @@ impl World {
                 self.exit_current(cpu, now, t);
                 return;
             };
-            match op {
-                Op::Run { work } | Op::RunSys { work } => {
-                    let kind = self.tasks[t].saved.take().unwrap_or(SegKind::Work {
-                        left: work.saturating_mul(1024),
-                    });
-                    self.start_seg(cpu, now, t, kind, op.is_sys());
-                    return;
-                }
-                Op::RunSysCost { cost } => {
-                    let work = cost.of(&self.config.cost);
-                    let kind = self.tasks[t].saved.take().unwrap_or(SegKind::Work {
-                        left: work.saturating_mul(1024),
-                    });
-                    self.start_seg(cpu, now, t, kind, true);
-                    return;
-                }
-                Op::Spin { dur } => {
-                    let kind = self.tasks[t]
-                        .saved
-                        .take()
-                        .unwrap_or(SegKind::Spin { deadline: at + dur });
-                    self.start_seg(cpu, now, t, kind, false);
-                    return;
-                }
-                Op::Sleep { dur } => {
-                    if self.tasks[t].timer_fired {
-                        self.tasks[t].timer_fired = false;
-                        self.tasks[t].pc += 1;
-                        continue;
-                    }
-                    let d = self.draw(t, dur);
-                    self.arm_timer(cpu, t, now, d);
-                    self.block_and_schedule(cpu, now, t);
-                    return;
-                }
-                Op::SleepUntil { clock, period } => {
-                    let w = self.tasks[t].workload;
-                    let me = t - self.workloads[w].tasks.0;
-                    if self.tasks[t].timer_fired {
-                        self.tasks[t].timer_fired = false;
-                        self.workloads[w].periodic.woke(me, at);
-                        self.tasks[t].pc += 1;
-                        continue;
-                    }
-                    if self.tasks[t].timer.is_some() {
-                        // Woken before its instant by something else: sleep on.
-                        self.block_and_schedule(cpu, now, t);
-                        return;
-                    }
-                    match self.workloads[w].periodic.timer(me, clock, period, now) {
-                        Some(until) => {
-                            self.arm_timer(cpu, t, now, until - now);
-                            self.block_and_schedule(cpu, now, t);
-                            return;
-                        }
-                        None => self.tasks[t].pc += 1,
-                    }
-                }
-                Op::PhaseEnd { row } => {
-                    let w = self.tasks[t].workload;
-                    let me = t - self.workloads[w].tasks.0;
-                    // As for cyclictest below: `window_start` reads 0 until the window
-                    // opens, so a pass is counted by the warm-up's end itself.
-                    let counted = at >= self.config.warmup;
-                    let end = PassEnd {
-                        at,
-                        cpu: cpu as u32,
-                        freq_khz: self.cur_khz(cpu),
-                    };
-                    self.workloads[w].periodic.phase_end(me, row, counted, end);
-                    self.tasks[t].pc += 1;
-                }
-                Op::RtStamp { point } => {
-                    let w = self.tasks[t].workload;
-                    let me = t - self.workloads[w].tasks.0;
-                    self.workloads[w].periodic.stamp(me, point, at);
-                    self.tasks[t].pc += 1;
-                }
-                Op::SetAffinity { set } => {
-                    self.tasks[t].pc += 1;
-                    let w = self.tasks[t].workload;
-                    let me = t - self.workloads[w].tasks.0;
-                    if let Some(mask) = self.workloads[w].periodic.affinity_change(me, set) {
-                        if self.set_affinity(cpu, now, t, mask) {
-                            return;
-                        }
-                    }
-                }
-                Op::CyclicSleep => {
-                    let w = self.tasks[t].workload;
-                    let k = (t - self.workloads[w].tasks.0).saturating_sub(1);
-                    if self.tasks[t].timer_fired {
-                        self.tasks[t].timer_fired = false;
-                        // The measurement window opens at `warmup`; `window_start`
-                        // reads 0 until then, so it cannot tell a warm-up cycle.
-                        let counted = at >= self.config.warmup;
-                        self.workloads[w].cyclic.woke(k, at, cpu, counted);
-                        self.tasks[t].pc += 1;
-                        continue;
-                    }
-                    if self.tasks[t].tokens > 0 {
-                        // main's pthread_kill(SIGTERM): clock_nanosleep returns EINTR and
-                        // timerthread leaves its loop without measuring.
-                        self.exit_current(cpu, now, t);
-                        return;
-                    }
-                    if self.tasks[t].timer.is_some() {
-                        // Woken before its instant by something else: sleep on.
-                        self.tasks[t].waiting_sem = true;
-                        self.block_and_schedule(cpu, now, t);
-                        return;
-                    }
-                    match self.workloads[w].cyclic.sleep(k, now) {
-                        CyclicStep::Exit => {
-                            self.exit_current(cpu, now, t);
-                            return;
-                        }
-                        CyclicStep::Until(next) if next > now => {
-                            self.arm_timer(cpu, t, now, next - now);
-                            // A post (main's signal) wakes the sleeper, as a signal
-                            // interrupts clock_nanosleep.
-                            self.tasks[t].waiting_sem = true;
-                            self.block_and_schedule(cpu, now, t);
-                            return;
-                        }
-                        CyclicStep::Until(_) => {
-                            // The instant has passed: the sleep returns at once.
-                            let counted = now >= self.config.warmup;
-                            self.workloads[w].cyclic.woke(k, now, cpu, counted);
-                            self.tasks[t].pc += 1;
-                        }
-                    }
-                }
-                Op::CyclicPoll { after } => {
-                    let w = self.tasks[t].workload;
-                    if self.workloads[w].cyclic.poll() {
-                        self.tasks[t].loops.pop();
-                        self.tasks[t].pc = after;
-                    } else {
-                        self.tasks[t].pc += 1;
-                    }
-                }
-                Op::Wait { timeout } => {
-                    if self.tasks[t].tokens > 0 {
-                        self.tasks[t].tokens -= 1;
-                        self.cancel_timer(t);
-                        self.tasks[t].timer_fired = false;
-                        self.tasks[t].waiting_sem = false;
-                        self.tasks[t].pc += 1;
-                        continue;
-                    }
-                    if self.tasks[t].timer_fired {
-                        self.tasks[t].timer_fired = false;
-                        self.tasks[t].waiting_sem = false;
-                        self.tasks[t].pc += 1;
-                        continue;
-                    }
-                    if let Some(d) = timeout {
-                        if self.tasks[t].timer.is_none() {
-                            let d = self.draw(t, d);
-                            self.arm_timer(cpu, t, now, d);
-                        }
-                    }
-                    self.tasks[t].waiting_sem = true;
-                    self.block_and_schedule(cpu, now, t);
-                    return;
-                }
-                Op::ClearTokens => {
-                    self.tasks[t].tokens = 0;
-                    self.tasks[t].pc += 1;
-                }
-                Op::Post { to } => {
-                    self.tasks[t].pc += 1;
-                    if let Some(x) = self.target(t, to) {
-                        self.post(x, cpu, now);
-                    }
-                }
-                Op::PostChildren => {
-                    self.tasks[t].pc += 1;
-                    let (a, b) = self.tasks[t].children;
-                    for x in a..b {
-                        self.post(x, cpu, now);
-                    }
-                }
-                Op::ListAdd { to } => {
-                    self.tasks[t].pc += 1;
-                    if let Some(x) = self.target(t, to) {
-                        self.tasks[x].list.push(t);
-                    }
-                }
-                Op::WakeList => {
-                    self.tasks[t].pc += 1;
-                    let list = std::mem::take(&mut self.tasks[t].list);
-                    // xlist_add prepends, so the splice walks the newest entry first.
-                    for &x in list.iter().rev() {
-                        self.tasks[x].stamp = now;
-                    }
-                    for &x in list.iter().rev() {
-                        self.post(x, cpu, now);
-                    }
-                }
-                Op::RecordLatency { hist } => {
-                    self.tasks[t].pc += 1;
-                    // gettimeofday() has microsecond resolution; schbench records
-                    // positive deltas only.
-                    let us = at / US - self.tasks[t].stamp / US;
-                    if us > 0 {
-                        let w = self.tasks[t].workload;
-                        self.workloads[w].record(hist, us);
-                    }
-                }
-                Op::PipeWrite { pipe, bytes } => {
-                    let p = self.tasks[t].pipe_base + pipe;
-                    if !self.pipe_write(cpu, now, t, p, bytes) {
-                        self.block_and_schedule(cpu, now, t);
-                        return;
-                    }
-                    self.tasks[t].pc += 1;
-                }
-                Op::PipeRead { pipe, bytes } => {
-                    let p = self.tasks[t].pipe_base + pipe;
-                    if !self.pipe_read(cpu, now, t, p, bytes) {
-                        self.block_and_schedule(cpu, now, t);
-                        return;
-                    }
-                    self.tasks[t].pc += 1;
-                }
-                Op::ForkChildren => {
-                    let (_, end) = self.tasks[t].children;
-                    let c = self.tasks[t].next_child;
-                    if c >= end {
-                        self.tasks[t].pc += 1;
-                        continue;
-                    }
-                    self.tasks[t].next_child += 1;
-                    self.fork_task(c, cpu, now);
-                }
-                Op::ForkNext => {
-                    let (_, end) = self.tasks[t].children;
-                    let c = self.tasks[t].next_child;
-                    self.tasks[t].pc += 1;
-                    if c < end {
-                        self.tasks[t].next_child += 1;
-                        self.fork_task(c, cpu, now);
-                    }
-                }
-                Op::Exec => {
-                    self.tasks[t].pc += 1;
-                    self.metrics.tasks[t].execs += 1;
-                    // The new image is faulted in where the task runs after the exec
-                    // balance: here, or on the CPU the stopper moves it to, which sets
-                    // its home when the task starts there.
-                    self.tasks[t].home_node = None;
-                    if self.sched_exec(cpu, now) {
-                        return;
-                    }
-                    self.tasks[t].home_node = Some(self.locality.cpu_node[cpu]);
-                }
-                Op::Mark { slot } => {
-                    self.tasks[t].marks[slot.min(1)] = Some(at);
-                    self.tasks[t].pc += 1;
-                }
-                Op::LoopBegin { times } => {
-                    self.tasks[t].loops.push(times.unwrap_or(u64::MAX));
-                    self.tasks[t].pc += 1;
-                }
-                Op::LoopEnd { begin } => {
-                    let task = &mut self.tasks[t];
-                    let left = task.loops.last_mut().expect("loop stack");
-                    if *left == u64::MAX {
-                        task.pc = begin + 1;
-                    } else if *left > 1 {
-                        *left -= 1;
-                        task.pc = begin + 1;
-                    } else {
-                        task.loops.pop();
-                        task.pc += 1;
-                    }
-                }
-                Op::Exit => {
-                    self.exit_current(cpu, now, t);
-                    return;
-                }
-                Op::NetSend { sock, size } => {
-                    if !self.net_send(cpu, now, t, sock, size) {
-                        self.block_and_schedule(cpu, now, t);
-                        return;
-                    }
-                    self.tasks[t].pc += 1;
-                }
-                Op::NetRecv { sock, calls, trunc } => {
-                    match self.net_recv(cpu, now, t, sock, calls, trunc) {
-                        NetRecvStep::Got => self.tasks[t].pc += 1,
-                        NetRecvStep::Wait => {
-                            self.block_and_schedule(cpu, now, t);
-                            return;
-                        }
-                        NetRecvStep::Eof => {
-                            self.exit_current(cpu, now, t);
-                            return;
-                        }
-                    }
-                }
-                Op::NetClose { sock } => {
-                    self.tasks[t].pc += 1;
-                    self.net_close(cpu, now, t, sock);
-                }
-                Op::NetExchange => {
-                    self.tasks[t].pc += 1;
-                    self.net_exchange(t, at);
-                }
-                Op::BreakAfter {
-                    slot,
-                    dur,
-                    after,
-                    keep_count,
-                } => {
-                    let since = self.tasks[t].marks[slot.min(1)].unwrap_or(at);
-                    if at >= since.saturating_add(dur) {
-                        if !keep_count {
-                            self.tasks[t].loops.pop();
-                        }
-                        self.tasks[t].pc = after;
-                    } else {
-                        self.tasks[t].pc += 1;
-                    }
-                }
+            if self.exec_op(cpu, now, at, t, op) == Step::Stop {
+                return;
             }
+        }
+    }
+
+    /// Executes one operation of task `t`, the current task of `cpu`, at `now` (`at` when
+    /// the CPU's kernel work ends first), by the method of its concept.
+    #[inline(always)]
+    fn exec_op(&mut self, cpu: usize, now: u64, at: u64, t: Tid, op: Op) -> Step {
+        match op {
+            Op::Run { work } => self.op_run(cpu, now, t, work, false),
+            Op::RunSys { work } => self.op_run(cpu, now, t, work, true),
+            Op::RunSysCost { cost } => self.op_run_sys_cost(cpu, now, t, cost),
+            Op::Spin { dur } => self.op_spin(cpu, now, at, t, dur),
+            Op::Sleep { dur } => self.op_sleep(cpu, now, t, dur),
+            Op::SleepUntil { clock, period } => self.op_sleep_until(cpu, now, at, t, clock, period),
+            Op::PhaseEnd { row } => self.op_phase_end(cpu, at, t, row),
+            Op::RtStamp { point } => self.op_rt_stamp(at, t, point),
+            Op::SetAffinity { set } => self.op_set_affinity(cpu, now, t, set),
+            Op::CyclicSleep => self.op_cyclic_sleep(cpu, now, at, t),
+            Op::CyclicPoll { after } => self.op_cyclic_poll(t, after),
+            Op::Wait { timeout } => self.op_wait(cpu, now, t, timeout),
+            Op::ClearTokens => self.op_clear_tokens(t),
+            Op::Post { to } => self.op_post(cpu, now, t, to),
+            Op::PostChildren => self.op_post_children(cpu, now, t),
+            Op::ListAdd { to } => self.op_list_add(t, to),
+            Op::WakeList => self.op_wake_list(cpu, now, t),
+            Op::RecordLatency { hist } => self.op_record_latency(at, t, hist),
+            Op::PipeWrite { pipe, bytes } => self.op_pipe_write(cpu, now, t, pipe, bytes),
+            Op::PipeRead { pipe, bytes } => self.op_pipe_read(cpu, now, t, pipe, bytes),
+            Op::ForkChildren => self.op_fork_children(cpu, now, t),
+            Op::ForkNext => self.op_fork_next(cpu, now, t),
+            Op::Exec => self.op_exec(cpu, now, t),
+            Op::Mark { slot } => self.op_mark(at, t, slot),
+            Op::LoopBegin { times } => self.op_loop_begin(t, times),
+            Op::LoopEnd { begin } => self.op_loop_end(t, begin),
+            Op::Exit => self.op_exit(cpu, now, t),
+            Op::NetSend { sock, size } => self.op_net_send(cpu, now, t, sock, size),
+            Op::NetRecv { sock, calls, trunc } => self.op_net_recv(cpu, now, t, sock, calls, trunc),
+            Op::NetClose { sock } => self.op_net_close(cpu, now, t, sock),
+            Op::NetExchange => self.op_net_exchange(at, t),
+            Op::BreakAfter {
+                slot,
+                dur,
+                after,
+                keep_count,
+            } => self.op_break_after(at, t, slot, dur, after, keep_count),
         }
     }
 
@@ -436,22 +177,5 @@ impl World {
             Op::Wait { .. } => task.tokens > 0 || task.timer_fired,
             _ => false,
         }
-    }
-
-    /// The current task exits: its parent is posted (a `wait()`ing parent wakes), the
-    /// scheduler forgets it and the CPU picks another task.
-    fn exit_current(&mut self, cpu: usize, now: u64, t: Tid) {
-        // do_exit's trace_sched_process_exit comes before exit_notify wakes the parent.
-        self.trace_exit(cpu, now, t);
-        if let Some(p) = self.tasks[t].parent {
-            self.post(p, cpu, now);
-        }
-        self.sched.exit_current(cpu, now);
-        self.charge_sched_work(cpu, now, Ctx::Exit);
-        self.tasks[t].state = RtState::Exited;
-        self.cancel_timer(t);
-        self.live_tasks -= 1;
-        self.metrics.tasks[t].exited_at = Some(now);
-        self.schedule_cpu(cpu, now);
     }
 }
