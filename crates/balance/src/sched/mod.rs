@@ -97,13 +97,9 @@ impl Default for SchedParams {
     }
 }
 
-/// `sysctl_sched_base_slice` for `ncpus` online CPUs: 0.7 ms x (1 + ilog2(min(ncpus, 8))),
-/// `SCHED_TUNABLESCALING_LOG` as `update_sysctl` sets it.
-pub fn base_slice_for(ncpus: usize) -> u64 {
-    let cpus = ncpus.clamp(1, 8) as u64;
-    let factor = 1 + u64::from(63 - cpus.leading_zeros());
-    700_000 * factor
-}
+/// `sysctl_sched_base_slice` for `ncpus` online CPUs, defined with the other sysctls in
+/// [`crate::tunables`] (which must not import the scheduler) and named here too.
+pub use crate::tunables::base_slice_for;
 
 /// What `try_to_wake_up` decided for a sleeping task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
