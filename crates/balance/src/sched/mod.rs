@@ -29,10 +29,10 @@ use crate::stats::SdSchedstat;
 use crate::task::{OnRq, Policy, SchedEntity, SchedInfo, Task, TaskId, TaskState};
 use crate::weight::{scale_load_down, LoadWeight};
 
-/// Offset added to the engine's time to make the kernel clocks: the emulated machine has
-/// been up ~1 s, so no clock reads 0 (PELT treats `last_update_time == 0` as "detached").
-/// It is a multiple of the 1024 * 1024 ns PELT period, so engine time 0 starts a period.
-pub const BOOT_CLOCK_OFFSET: u64 = 1 << 30;
+/// The offset from the engine's time to the kernel clocks, defined with the runqueue's
+/// clocks in [`crate::rq`] (which the task groups' timers read without importing the
+/// scheduler) and named here too.
+pub use crate::rq::BOOT_CLOCK_OFFSET;
 
 /// `WF_*` wake flags.
 pub mod wf {
