@@ -11,11 +11,9 @@
 //! timer was re-armed or stopped since is ignored. Times here are the kernel clock
 //! (`rq_clock`, engine time plus the boot offset).
 
-use crate::cfs_rq::{CfsRq, CfsRqBandwidth};
+use crate::cfs_rq::CfsRqBandwidth;
 use crate::rq::BOOT_CLOCK_OFFSET;
 use crate::task::GroupId;
-
-use super::TaskGroup;
 
 /// `RUNTIME_INF`: no quota (`cpu.max` "max").
 pub const RUNTIME_INF: u64 = u64::MAX;
@@ -30,7 +28,7 @@ pub const MAX_CFS_RUNTIME: u64 = ((1u64 << (64 - 20)) - 1) * 1000;
 /// `sysctl_sched_cfs_bandwidth_slice` default, 5000 us: what a runqueue takes at a time.
 pub const CFS_BANDWIDTH_SLICE: u64 = 5_000_000;
 /// `min_cfs_rq_runtime`: a runqueue keeps 1 ms when it hands runtime back.
-const MIN_CFS_RQ_RUNTIME: i64 = 1_000_000;
+pub(super) const MIN_CFS_RQ_RUNTIME: i64 = 1_000_000;
 /// `min_bandwidth_expiration`: no slack distribution within 2 ms of a refill.
 pub(super) const MIN_BANDWIDTH_EXPIRATION: u64 = 2_000_000;
 /// `cfs_bandwidth_slack_period`: the slack timer waits 5 ms to gather returns.
@@ -186,7 +184,7 @@ impl CfsBandwidth {
 
     /// `start_cfs_slack_bandwidth`: arms the slack timer 5 ms out, unless a refill comes
     /// within 7 ms or it is armed.
-    fn start_slack(&mut self, g: GroupId, now: u64, arms: &mut Vec<BwTimer>) {
+    pub(super) fn start_slack(&mut self, g: GroupId, now: u64, arms: &mut Vec<BwTimer>) {
         if self.refresh_within(now, CFS_BANDWIDTH_SLACK_PERIOD + MIN_BANDWIDTH_EXPIRATION) {
             return;
         }
@@ -228,52 +226,6 @@ pub(crate) fn assign_runtime(
     }
     bw.runtime_remaining = bw.runtime_remaining.wrapping_add(amount as i64);
     bw.runtime_remaining > 0
-}
-
-/// `__account_cfs_rq_runtime(cfs_rq, delta_exec)`: the runqueue (of `cpu`) pays `delta`
-/// and, out of runtime and not throttled, takes a slice from its group's pool. Returns
-/// true when that failed with an entity running: the CPU must reschedule so that the
-/// hierarchy can be throttled.
-pub(crate) fn account_runtime(
-    tgs: &mut [TaskGroup],
-    arms: &mut Vec<BwTimer>,
-    cfs: &mut CfsRq,
-    cpu: usize,
-    delta: u64,
-    now: u64,
-) -> bool {
-    cfs.bw.runtime_remaining -= delta as i64;
-    if cfs.bw.runtime_remaining > 0 || cfs.bw.throttled {
-        return false;
-    }
-    let g = cfs.tg;
-    let slice = tgs[g].bw.slice;
-    let ok = assign_runtime(&mut tgs[g].bw, g, cpu, &mut cfs.bw, slice, now, arms);
-    !ok && cfs.curr.is_some()
-}
-
-/// `__return_cfs_rq_runtime(cfs_rq)`: runtime beyond 1 ms goes back to the pool; with
-/// runqueues waiting for it and more than a slice there, the slack timer will hand it
-/// out.
-pub(crate) fn return_runtime(
-    tgs: &mut [TaskGroup],
-    arms: &mut Vec<BwTimer>,
-    cfs: &mut CfsRq,
-    now: u64,
-) {
-    let slack = cfs.bw.runtime_remaining - MIN_CFS_RQ_RUNTIME;
-    if slack <= 0 {
-        return;
-    }
-    let g = cfs.tg;
-    let b = &mut tgs[g].bw;
-    if b.quota != RUNTIME_INF {
-        b.runtime += slack as u64;
-        if b.runtime > b.slice && !b.throttled.is_empty() {
-            b.start_slack(g, now, arms);
-        }
-    }
-    cfs.bw.runtime_remaining -= slack;
 }
 
 #[cfg(test)]

@@ -31,6 +31,7 @@ mod blocked;
 mod class;
 mod h_load;
 mod invariants;
+mod runtime;
 mod sched_side;
 mod shares;
 mod store;
@@ -256,12 +257,6 @@ impl TaskGroups {
     /// The group task `p` belongs to.
     pub fn group_of(&self, p: TaskId) -> GroupId {
         self.task_group.get(p).copied().unwrap_or(ROOT_GROUP)
-    }
-
-    /// The runqueue a group's entity on `cpu` is queued on (`cfs_rq_of(tg->se[cpu])`):
-    /// its parent group's runqueue there.
-    pub(crate) fn parent_cfs(&self, g: GroupId, cpu: usize) -> CfsRef {
-        CfsRef::of_group(self, self.tgs[g].parent.unwrap_or(ROOT_GROUP), cpu)
     }
 
     /// Group `g` and its ancestors up to (not including) the root, innermost first.
