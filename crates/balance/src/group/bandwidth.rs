@@ -6,10 +6,12 @@
 //! next refill or by runtime other runqueues hand back (the slack timer).
 //!
 //! The two hrtimers are the engine's: arming one appends a [`BwTimer`] to
-//! [`TaskGroups`]' list, which the engine takes ([`Sched::take_bandwidth_timers`]) and
-//! turns into an event that calls [`Sched::bandwidth_timer`] at that time; an event whose
-//! timer was re-armed or stopped since is ignored. Times here are the kernel clock
-//! (`rq_clock`, engine time plus the boot offset).
+//! [`super::TaskGroups`]' list, which the engine takes
+//! ([`crate::Sched::take_bandwidth_timers`]) and turns into an event that calls
+//! [`crate::Sched::bandwidth_timer`] at that time; an event whose timer was re-armed or
+//! stopped since is ignored. Times here are the kernel clock (`rq_clock`, engine time plus
+//! the boot offset). The `Sched` side of the timers is in `bandwidth_sched.rs`, and the
+//! group runqueues' accounting in `runtime.rs`.
 
 use crate::cfs_rq::CfsRqBandwidth;
 use crate::rq::BOOT_CLOCK_OFFSET;

@@ -16,9 +16,12 @@
 //! group entities behind one id), `shares.rs` the group weight (`calc_group_shares`,
 //! `update_cfs_group`, `reweight_entity`, `update_tg_load_avg`), `class.rs` the fair
 //! class's entry points walking the hierarchy, `h_load.rs` the balancer's hierarchical
-//! load, `blocked.rs` the blocked-load decay of group runqueues, `bandwidth.rs` and
-//! `throttle.rs` CFS bandwidth control, `tp.rs` what it shows a tracer, and
-//! `autogroup.rs` the per-session groups of `kernel.sched_autogroup_enabled`.
+//! load, `blocked.rs` the blocked-load decay of group runqueues, `bandwidth.rs` (the
+//! pool), `runtime.rs` (a runqueue's accounting), `bandwidth_sched.rs` (the timers and
+//! `cpu.max`) and `throttle.rs` CFS bandwidth control, `tp.rs` what it shows a tracer
+//! (`tp_log.rs` logs it), `sched_side.rs` the API the engine calls, and `autogroup.rs` the
+//! per-session groups of `kernel.sched_autogroup_enabled`. This file holds the groups'
+//! data, which `Sched` embeds, and imports no `Sched`.
 
 use crate::cfs_rq::CfsRq;
 use crate::task::{SchedEntity, TaskId};
@@ -201,11 +204,11 @@ pub struct TaskGroups {
     pub(crate) cleared_next: Vec<usize>,
     /// Bandwidth timers armed and not yet taken by the engine.
     pub(crate) timer_arms: Vec<BwTimer>,
-    /// `sysctl_sched_autogroup_enabled`, from the run's tunables ([`Sched::new`]).
+    /// `sysctl_sched_autogroup_enabled`, from the run's tunables ([`crate::Sched::new`]).
     pub(crate) autogroup_enabled: bool,
     /// `autogroup_seq_nr`: autogroups created so far.
     pub(crate) autogroup_seq_nr: u64,
-    /// `sched_cfs_bandwidth_slice()` in ns, from the run's tunables ([`Sched::new`]);
+    /// `sched_cfs_bandwidth_slice()` in ns, from the run's tunables ([`crate::Sched::new`]);
     /// each group created takes it into its `cfs_bandwidth`.
     pub(crate) bw_slice: u64,
     /// The bandwidth tracepoints logged for a tracer, `None` when no tracer listens

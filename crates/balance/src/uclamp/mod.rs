@@ -38,8 +38,9 @@ const SCALE: u32 = SCHED_CAPACITY_SCALE as u32;
 /// `UCLAMP_BUCKETS` (`CONFIG_UCLAMP_BUCKETS_COUNT`, default 5).
 pub const UCLAMP_BUCKETS: usize = 5;
 
-/// Why `uclamp_validate` refused a pair of clamps ([`crate::Sched::sched_setattr_uclamp`]), with
-/// the pair as asked, so that a caller can tell the two rules apart.
+/// Why `uclamp_validate` refused a pair of clamps
+/// ([`crate::Sched::sched_setattr_uclamp`]), with the pair as asked, so that a caller can
+/// tell the two rules apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum UclampError {
     /// A clamp above `SCHED_CAPACITY_SCALE`.
