@@ -11,11 +11,9 @@ use fairsim_pelt::{scale_load_down, SCHED_CAPACITY_SCALE};
 use crate::sched::Sched;
 use crate::task::TaskId;
 
-/// `uclamp_none(UCLAMP_MIN)`: the default minimum clamp of a task.
-pub const UCLAMP_MIN_DEFAULT: u64 = 0;
-
-/// `uclamp_none(UCLAMP_MAX)`: the default maximum clamp of a task.
-pub const UCLAMP_MAX_DEFAULT: u64 = SCHED_CAPACITY_SCALE;
+/// The default clamps, defined with the clamp types in [`crate::uclamp`] (which `Task` and
+/// `Rq` hold) and named here too, where the placement code has always found them.
+pub use crate::uclamp::{UCLAMP_MAX_DEFAULT, UCLAMP_MIN_DEFAULT};
 
 /// `fits_capacity(cap, max)` (fair.c): `cap` fits in `max` with a 20% margin, i.e.
 /// `cap * 1280 < max * 1024`.

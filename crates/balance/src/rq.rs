@@ -6,6 +6,11 @@ use crate::cfs_rq::CfsRq;
 use crate::stats::RqSchedstat;
 use crate::task::TaskId;
 
+/// Offset added to the engine's time to make the kernel clocks: the emulated machine has
+/// been up ~1 s, so no clock reads 0 (PELT treats `last_update_time == 0` as "detached").
+/// It is a multiple of the 1024 * 1024 ns PELT period, so engine time 0 starts a period.
+pub const BOOT_CLOCK_OFFSET: u64 = 1 << 30;
+
 /// `sysctl_sched_migration_cost`: 0.5 ms, its boot value (`sched_init` sets every
 /// runqueue's `avg_idle` and `max_idle_balance_cost` from it before any write; a run's
 /// `--sysctl`/`--debugfs` writes reach `SchedParams::migration_cost`).

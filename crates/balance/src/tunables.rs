@@ -780,12 +780,20 @@ pub struct TunableState {
     pub cfs_bandwidth_slice_us: u32,
 }
 
+/// `sysctl_sched_base_slice` for `ncpus` online CPUs: 0.7 ms x (1 + ilog2(min(ncpus, 8))),
+/// `SCHED_TUNABLESCALING_LOG` as `update_sysctl` sets it.
+pub fn base_slice_for(ncpus: usize) -> u64 {
+    let cpus = ncpus.clamp(1, 8) as u64;
+    let factor = 1 + u64::from(63 - cpus.leading_zeros());
+    700_000 * factor
+}
+
 impl TunableState {
     /// The values after boot: `sched_init_granularity`'s `update_sysctl` scaled the
     /// normalized defaults by the log factor of `ncpus` CPUs.
     pub fn boot(kernel: Kernel, ncpus: usize, migration_cost: u64, nr_migrate: u32) -> Self {
         let cfs = CfsTunables::for_cpus(ncpus);
-        let base = crate::sched::base_slice_for(ncpus);
+        let base = base_slice_for(ncpus);
         TunableState {
             kernel,
             ncpus,

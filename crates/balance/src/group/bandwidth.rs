@@ -6,17 +6,16 @@
 //! next refill or by runtime other runqueues hand back (the slack timer).
 //!
 //! The two hrtimers are the engine's: arming one appends a [`BwTimer`] to
-//! [`TaskGroups`]' list, which the engine takes ([`Sched::take_bandwidth_timers`]) and
-//! turns into an event that calls [`Sched::bandwidth_timer`] at that time; an event whose
-//! timer was re-armed or stopped since is ignored. Times here are the kernel clock
-//! (`rq_clock`, engine time plus the boot offset).
+//! [`super::TaskGroups`]' list, which the engine takes
+//! ([`crate::Sched::take_bandwidth_timers`]) and turns into an event that calls
+//! [`crate::Sched::bandwidth_timer`] at that time; an event whose timer was re-armed or
+//! stopped since is ignored. Times here are the kernel clock (`rq_clock`, engine time plus
+//! the boot offset). The `Sched` side of the timers is in `bandwidth_sched.rs`, and the
+//! group runqueues' accounting in `runtime.rs`.
 
-use crate::cfs_rq::{CfsRq, CfsRqBandwidth};
-use crate::sched::BOOT_CLOCK_OFFSET;
+use crate::cfs_rq::CfsRqBandwidth;
+use crate::rq::BOOT_CLOCK_OFFSET;
 use crate::task::GroupId;
-use crate::Sched;
-
-use super::{GroupError, TaskGroup, ROOT_GROUP};
 
 /// `RUNTIME_INF`: no quota (`cpu.max` "max").
 pub const RUNTIME_INF: u64 = u64::MAX;
@@ -31,9 +30,9 @@ pub const MAX_CFS_RUNTIME: u64 = ((1u64 << (64 - 20)) - 1) * 1000;
 /// `sysctl_sched_cfs_bandwidth_slice` default, 5000 us: what a runqueue takes at a time.
 pub const CFS_BANDWIDTH_SLICE: u64 = 5_000_000;
 /// `min_cfs_rq_runtime`: a runqueue keeps 1 ms when it hands runtime back.
-const MIN_CFS_RQ_RUNTIME: i64 = 1_000_000;
+pub(super) const MIN_CFS_RQ_RUNTIME: i64 = 1_000_000;
 /// `min_bandwidth_expiration`: no slack distribution within 2 ms of a refill.
-const MIN_BANDWIDTH_EXPIRATION: u64 = 2_000_000;
+pub(super) const MIN_BANDWIDTH_EXPIRATION: u64 = 2_000_000;
 /// `cfs_bandwidth_slack_period`: the slack timer waits 5 ms to gather returns.
 const CFS_BANDWIDTH_SLACK_PERIOD: u64 = 5_000_000;
 
@@ -150,7 +149,7 @@ pub(crate) fn hrtimer_forward(expires: &mut u64, now: u64, interval: u64) -> u64
 impl CfsBandwidth {
     /// `__refill_cfs_bandwidth_runtime`: the pool gets the quota, capped at quota +
     /// burst; runtime drawn beyond the last refill's pool counts as burst.
-    fn refill(&mut self) {
+    pub(super) fn refill(&mut self) {
         if self.quota == RUNTIME_INF {
             return;
         }
@@ -165,7 +164,7 @@ impl CfsBandwidth {
     }
 
     /// `start_cfs_bandwidth`: arms the period timer on `cpu` unless it is armed.
-    fn start(&mut self, g: GroupId, cpu: usize, now: u64, arms: &mut Vec<BwTimer>) {
+    pub(super) fn start(&mut self, g: GroupId, cpu: usize, now: u64, arms: &mut Vec<BwTimer>) {
         if self.period_active {
             return;
         }
@@ -181,13 +180,13 @@ impl CfsBandwidth {
 
     /// `runtime_refresh_within(cfs_b, min_expire)`: a refill is running or due within
     /// `min_expire`.
-    fn refresh_within(&self, now: u64, min_expire: u64) -> bool {
+    pub(super) fn refresh_within(&self, now: u64, min_expire: u64) -> bool {
         self.period_running || (self.period_expires as i64 - now as i64) < min_expire as i64
     }
 
     /// `start_cfs_slack_bandwidth`: arms the slack timer 5 ms out, unless a refill comes
     /// within 7 ms or it is armed.
-    fn start_slack(&mut self, g: GroupId, now: u64, arms: &mut Vec<BwTimer>) {
+    pub(super) fn start_slack(&mut self, g: GroupId, now: u64, arms: &mut Vec<BwTimer>) {
         if self.refresh_within(now, CFS_BANDWIDTH_SLACK_PERIOD + MIN_BANDWIDTH_EXPIRATION) {
             return;
         }
@@ -229,258 +228,6 @@ pub(crate) fn assign_runtime(
     }
     bw.runtime_remaining = bw.runtime_remaining.wrapping_add(amount as i64);
     bw.runtime_remaining > 0
-}
-
-/// `__account_cfs_rq_runtime(cfs_rq, delta_exec)`: the runqueue (of `cpu`) pays `delta`
-/// and, out of runtime and not throttled, takes a slice from its group's pool. Returns
-/// true when that failed with an entity running: the CPU must reschedule so that the
-/// hierarchy can be throttled.
-pub(crate) fn account_runtime(
-    tgs: &mut [TaskGroup],
-    arms: &mut Vec<BwTimer>,
-    cfs: &mut CfsRq,
-    cpu: usize,
-    delta: u64,
-    now: u64,
-) -> bool {
-    cfs.bw.runtime_remaining -= delta as i64;
-    if cfs.bw.runtime_remaining > 0 || cfs.bw.throttled {
-        return false;
-    }
-    let g = cfs.tg;
-    let slice = tgs[g].bw.slice;
-    let ok = assign_runtime(&mut tgs[g].bw, g, cpu, &mut cfs.bw, slice, now, arms);
-    !ok && cfs.curr.is_some()
-}
-
-/// `__return_cfs_rq_runtime(cfs_rq)`: runtime beyond 1 ms goes back to the pool; with
-/// runqueues waiting for it and more than a slice there, the slack timer will hand it
-/// out.
-pub(crate) fn return_runtime(
-    tgs: &mut [TaskGroup],
-    arms: &mut Vec<BwTimer>,
-    cfs: &mut CfsRq,
-    now: u64,
-) {
-    let slack = cfs.bw.runtime_remaining - MIN_CFS_RQ_RUNTIME;
-    if slack <= 0 {
-        return;
-    }
-    let g = cfs.tg;
-    let b = &mut tgs[g].bw;
-    if b.quota != RUNTIME_INF {
-        b.runtime += slack as u64;
-        if b.runtime > b.slice && !b.throttled.is_empty() {
-            b.start_slack(g, now, arms);
-        }
-    }
-    cfs.bw.runtime_remaining -= slack;
-}
-
-impl Sched {
-    /// `tg_set_cfs_bandwidth(tg, period, quota, burst)` (`cpu.max` and `cpu.max.burst`
-    /// writes), all in ns, `quota` [`RUNTIME_INF`] for "max": refused with `EINVAL` for
-    /// the root group, a quota or period under 1 ms, a period over 1 s, a quota over
-    /// `max_cfs_runtime`, or a burst over the quota. The pool is refilled, the period
-    /// timer started, and every runqueue of the group starts from no runtime (a throttled
-    /// one is unthrottled).
-    pub fn set_group_bandwidth(
-        &mut self,
-        g: GroupId,
-        period: u64,
-        quota: u64,
-        burst: u64,
-        now: u64,
-    ) -> Result<(), GroupError> {
-        if g >= self.groups.tgs.len() {
-            return Err(GroupError::NoGroup(g));
-        }
-        if g == ROOT_GROUP {
-            return Err(GroupError::Root);
-        }
-        if quota < MIN_CFS_QUOTA_PERIOD || period < MIN_CFS_QUOTA_PERIOD {
-            return Err(GroupError::Bandwidth(
-                "quota and period must be at least 1000 us",
-            ));
-        }
-        if period > MAX_CFS_QUOTA_PERIOD {
-            return Err(GroupError::Bandwidth("period must be at most 1000000 us"));
-        }
-        if quota != RUNTIME_INF && quota > MAX_CFS_RUNTIME {
-            return Err(GroupError::Bandwidth("quota exceeds max_cfs_runtime"));
-        }
-        if quota != RUNTIME_INF && (burst > quota || burst + quota > MAX_CFS_RUNTIME) {
-            return Err(GroupError::Bandwidth(
-                "cpu.max.burst must not exceed the cpu.max quota",
-            ));
-        }
-        let enabled = quota != RUNTIME_INF;
-        let k_now = Sched::kclock(now);
-        {
-            let groups = &mut self.groups;
-            let b = &mut groups.tgs[g].bw;
-            b.period = period;
-            b.quota = quota;
-            b.burst = burst;
-            b.refill();
-            // The write happens before the first task, on no CPU in particular: the
-            // timer goes to CPU 0, where the launcher starts by default.
-            if enabled {
-                b.start(g, 0, k_now, &mut groups.timer_arms);
-            }
-        }
-        for cpu in 0..self.nr_cpus() {
-            self.update_rq_clock(cpu, now);
-            let i = self.groups.idx(g, cpu);
-            let bw = &mut self.groups.cfs[i].bw;
-            bw.runtime_enabled = enabled;
-            bw.runtime_remaining = 0;
-            if bw.throttled {
-                self.unthrottle_cfs_rq(i);
-            }
-        }
-        Ok(())
-    }
-
-    /// Starts the groups' `cpu.stat` bandwidth counters again from zero (a measurement
-    /// window opens), as [`Sched::reset_schedstat`] does the runqueues'.
-    pub fn reset_group_bandwidth_stats(&mut self) {
-        for tg in &mut self.groups.tgs {
-            let b = &mut tg.bw;
-            b.nr_periods = 0;
-            b.nr_throttled = 0;
-            b.throttled_time = 0;
-            b.nr_burst = 0;
-            b.burst_time = 0;
-        }
-        for cfs in &mut self.groups.cfs {
-            cfs.bw.throttled_clock_self_time = 0;
-        }
-    }
-
-    /// The bandwidth timers armed since the engine last looked.
-    pub fn take_bandwidth_timers(&mut self) -> Vec<BwTimer> {
-        std::mem::take(&mut self.groups.timer_arms)
-    }
-
-    /// Fires a bandwidth timer at engine time `now` (its expiry): the period timer
-    /// refills the pool and unthrottles (`sched_cfs_period_timer`), the slack timer hands
-    /// out returned runtime (`sched_cfs_slack_timer`). A timer re-armed or stopped since
-    /// it was handed to the engine does nothing.
-    pub fn bandwidth_timer(&mut self, t: BwTimer, now: u64) {
-        self.set_now(now);
-        let k_now = Sched::kclock(now);
-        let expires = t.at + BOOT_CLOCK_OFFSET;
-        let g = t.group;
-        match t.kind {
-            BwTimerKind::Period => {
-                let b = &self.groups.tgs[g].bw;
-                if !b.period_active || b.period_expires != expires {
-                    return;
-                }
-                for cpu in 0..self.nr_cpus() {
-                    self.update_rq_clock(cpu, now);
-                }
-                self.groups.tgs[g].bw.period_running = true;
-                let mut idle = false;
-                loop {
-                    let b = &mut self.groups.tgs[g].bw;
-                    let period = b.period;
-                    let overrun = hrtimer_forward(&mut b.period_expires, k_now, period);
-                    if overrun == 0 {
-                        break;
-                    }
-                    idle = self.do_sched_cfs_period_timer(g, overrun);
-                }
-                let b = &mut self.groups.tgs[g].bw;
-                b.period_running = false;
-                if idle {
-                    b.period_active = false;
-                } else {
-                    let at = b.period_expires - BOOT_CLOCK_OFFSET;
-                    self.groups.timer_arms.push(BwTimer { at, ..t });
-                }
-            }
-            BwTimerKind::Slack => {
-                let b = &mut self.groups.tgs[g].bw;
-                if !b.slack_started || b.slack_expires != expires {
-                    return;
-                }
-                b.slack_started = false;
-                if b.refresh_within(k_now, MIN_BANDWIDTH_EXPIRATION) {
-                    return;
-                }
-                if b.quota == RUNTIME_INF || b.runtime <= b.slice {
-                    return;
-                }
-                for cpu in 0..self.nr_cpus() {
-                    self.update_rq_clock(cpu, now);
-                }
-                self.distribute_cfs_runtime(g);
-            }
-        }
-    }
-
-    /// `do_sched_cfs_period_timer(cfs_b, overrun)`: counts the periods, refills, and
-    /// hands runtime to the throttled runqueues; true when the timer may stop (no quota,
-    /// or a whole period with nothing throttled and no runtime taken).
-    fn do_sched_cfs_period_timer(&mut self, g: GroupId, overrun: u64) -> bool {
-        let b = &mut self.groups.tgs[g].bw;
-        if b.quota == RUNTIME_INF {
-            return true;
-        }
-        let mut throttled = !b.throttled.is_empty();
-        b.nr_periods += overrun;
-        b.refill();
-        self.trace_refill(g, overrun);
-        let b = &mut self.groups.tgs[g].bw;
-        if b.idle && !throttled {
-            return true;
-        }
-        if !throttled {
-            b.idle = true;
-            return false;
-        }
-        b.nr_throttled += overrun;
-        while throttled && self.groups.tgs[g].bw.runtime > 0 {
-            throttled = self.distribute_cfs_runtime(g);
-        }
-        self.groups.tgs[g].bw.idle = false;
-        false
-    }
-
-    /// `distribute_cfs_runtime(cfs_b)`: each throttled runqueue in turn gets what it owes
-    /// plus 1 ns, while the pool lasts, and is unthrottled. Returns whether some stay
-    /// throttled. The kernel unthrottles other CPUs' runqueues through an IPI
-    /// (`unthrottle_cfs_rq_async`) and its own after the walk; fairsim unthrottles each
-    /// at once, in list order.
-    fn distribute_cfs_runtime(&mut self, g: GroupId) -> bool {
-        let mut remaining = 1u64;
-        let mut throttled = false;
-        let list = self.groups.tgs[g].bw.throttled.clone();
-        for i in list {
-            if remaining == 0 {
-                throttled = true;
-                break;
-            }
-            if !self.groups.cfs[i].bw.throttled {
-                continue;
-            }
-            let owed = (1i64 - self.groups.cfs[i].bw.runtime_remaining) as u64;
-            let b = &mut self.groups.tgs[g].bw;
-            let runtime = owed.min(b.runtime);
-            b.runtime -= runtime;
-            remaining = b.runtime;
-            let bw = &mut self.groups.cfs[i].bw;
-            bw.runtime_remaining += runtime as i64;
-            if bw.runtime_remaining > 0 {
-                self.unthrottle_cfs_rq(i);
-            } else {
-                throttled = true;
-            }
-        }
-        throttled
-    }
 }
 
 #[cfg(test)]

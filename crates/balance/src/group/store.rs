@@ -9,6 +9,17 @@ use crate::entities::Entities;
 use crate::task::{SchedEntity, Task};
 use crate::weight::scale_load_down;
 
+/// The step from a group to its parent's runqueue, kept with [`CfsRef`] (rather than
+/// with the rest of `TaskGroups`' methods in [`super`]) so that the groups' data does
+/// not import the store.
+impl TaskGroups {
+    /// The runqueue a group's entity on `cpu` is queued on (`cfs_rq_of(tg->se[cpu])`):
+    /// its parent group's runqueue there.
+    pub(crate) fn parent_cfs(&self, g: GroupId, cpu: usize) -> CfsRef {
+        CfsRef::of_group(self, self.tgs[g].parent.unwrap_or(ROOT_GROUP), cpu)
+    }
+}
+
 /// Which runqueue: a CPU's root (`rq->cfs`) or a group's on some CPU (an index into
 /// [`TaskGroups`]' per-CPU arrays).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,7 +162,7 @@ impl Entities for Hier<'_> {
     }
 
     fn account_runtime(&mut self, cfs: &mut CfsRq, delta: u64) {
-        self.bw_resched |= super::bandwidth::account_runtime(
+        self.bw_resched |= super::runtime::account_runtime(
             self.tgs,
             self.timer_arms,
             cfs,
@@ -162,7 +173,7 @@ impl Entities for Hier<'_> {
     }
 
     fn return_runtime(&mut self, cfs: &mut CfsRq) {
-        super::bandwidth::return_runtime(self.tgs, self.timer_arms, cfs, self.clock);
+        super::runtime::return_runtime(self.tgs, self.timer_arms, cfs, self.clock);
     }
 
     fn next_cleared(&mut self, id: usize) {

@@ -8,12 +8,14 @@
 //! `SchedDomains::domains`), per-CPU fields in [`RqLb`], and the root-domain and nohz
 //! globals.
 
+pub mod balancer;
 pub mod detach;
 pub mod env;
 pub mod era;
 pub mod find;
 pub mod host;
 pub mod jiffies;
+pub mod legacy_state;
 pub mod newidle;
 pub mod nohz;
 pub mod periodic;

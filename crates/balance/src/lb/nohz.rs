@@ -5,7 +5,7 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::lb::periodic::time_after;
+use crate::lb::jiffies::time_after;
 use crate::lb::periodic::PeriodicBalance;
 use crate::lb::view::LbRead;
 use crate::lb::{

@@ -7,6 +7,10 @@
 use fairsim_pelt::{update_cfs_rq_load_avg, CfsRqInputs};
 use fairsim_topology::{SdFlags, SdId};
 
+/// The jiffies comparison, defined with the other jiffies helpers in
+/// [`crate::lb::jiffies`] (so that the balancing host and the newidle balance compare
+/// times without importing this module) and named here too.
+pub use crate::lb::jiffies::time_after;
 use crate::lb::rq_balance::BalanceAct;
 use crate::sched::Sched;
 use crate::stats::CpuIdleType;
@@ -178,8 +182,3 @@ pub trait PeriodicBalance: BalanceAct {
 }
 
 impl<T: BalanceAct + ?Sized> PeriodicBalance for T {}
-
-/// `time_after(a, b)`: `a` is later than `b` (jiffies never wrap in an emulation).
-pub fn time_after(a: u64, b: u64) -> bool {
-    a > b
-}

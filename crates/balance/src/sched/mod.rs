@@ -29,10 +29,10 @@ use crate::stats::SdSchedstat;
 use crate::task::{OnRq, Policy, SchedEntity, SchedInfo, Task, TaskId, TaskState};
 use crate::weight::{scale_load_down, LoadWeight};
 
-/// Offset added to the engine's time to make the kernel clocks: the emulated machine has
-/// been up ~1 s, so no clock reads 0 (PELT treats `last_update_time == 0` as "detached").
-/// It is a multiple of the 1024 * 1024 ns PELT period, so engine time 0 starts a period.
-pub const BOOT_CLOCK_OFFSET: u64 = 1 << 30;
+/// The offset from the engine's time to the kernel clocks, defined with the runqueue's
+/// clocks in [`crate::rq`] (which the task groups' timers read without importing the
+/// scheduler) and named here too.
+pub use crate::rq::BOOT_CLOCK_OFFSET;
 
 /// `WF_*` wake flags.
 pub mod wf {
@@ -97,13 +97,9 @@ impl Default for SchedParams {
     }
 }
 
-/// `sysctl_sched_base_slice` for `ncpus` online CPUs: 0.7 ms x (1 + ilog2(min(ncpus, 8))),
-/// `SCHED_TUNABLESCALING_LOG` as `update_sysctl` sets it.
-pub fn base_slice_for(ncpus: usize) -> u64 {
-    let cpus = ncpus.clamp(1, 8) as u64;
-    let factor = 1 + u64::from(63 - cpus.leading_zeros());
-    700_000 * factor
-}
+/// `sysctl_sched_base_slice` for `ncpus` online CPUs, defined with the other sysctls in
+/// [`crate::tunables`] (which must not import the scheduler) and named here too.
+pub use crate::tunables::base_slice_for;
 
 /// What `try_to_wake_up` decided for a sleeping task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

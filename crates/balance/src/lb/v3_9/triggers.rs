@@ -7,8 +7,9 @@
 
 use crate::features::Feature;
 use crate::lb::era::Balancer;
+use crate::lb::jiffies::time_after;
 use crate::lb::msecs_to_jiffies;
-use crate::lb::periodic::{time_after, TriggerResult};
+use crate::lb::periodic::TriggerResult;
 use crate::sched::Sched;
 use crate::stats::CpuIdleType;
 

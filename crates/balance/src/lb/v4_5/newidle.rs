@@ -18,8 +18,8 @@
 use fairsim_topology::{SdFlags, SdId};
 
 use crate::lb::era::Balancer;
+use crate::lb::jiffies::time_after;
 use crate::lb::newidle::{NewidleBalance, NewidleStep};
-use crate::lb::periodic::time_after;
 use crate::lb::rq_balance::BalanceAct;
 use crate::stats::CpuIdleType;
 

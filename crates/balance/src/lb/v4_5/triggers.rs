@@ -24,8 +24,8 @@ use std::sync::atomic::Ordering;
 use fairsim_topology::{SdFlags, SdId};
 
 use crate::lb::era::Balancer;
+use crate::lb::jiffies::time_after;
 use crate::lb::msecs_to_jiffies;
-use crate::lb::periodic::time_after;
 use crate::sched::Sched;
 use crate::stats::CpuIdleType;
 
