@@ -110,16 +110,6 @@ pub struct Resolved {
 /// (or the scenario key) and what is allowed.
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
-    /// A value out of its range.
-    #[error("{field}: invalid value '{got}'; allowed: {allowed}")]
-    Invalid {
-        /// The option or key.
-        field: String,
-        /// What was given.
-        got: String,
-        /// What is allowed.
-        allowed: String,
-    },
     /// `--kernel` names no kernel fairsim has.
     #[error("{0}")]
     KernelOption(UnknownKernel),
@@ -225,17 +215,19 @@ pub enum ResolveError {
     /// A `--cost` or scenario `[cost]` override.
     #[error(transparent)]
     Cost(#[from] CostError),
-    /// What the engine refuses: workloads, the launch CPU, cgroups, the machine's table.
+    /// What the engine refuses: a value out of range, workloads, the launch CPU, cgroups,
+    /// the machine's cost table.
     #[error(transparent)]
     Engine(#[from] EngineError),
 }
 
+/// A value out of its range, as the engine's own [`EngineError::Invalid`] says it.
 fn invalid(field: &str, got: impl std::fmt::Display, allowed: &str) -> ResolveError {
-    ResolveError::Invalid {
+    ResolveError::Engine(EngineError::Invalid {
         field: field.to_string(),
         got: got.to_string(),
         allowed: allowed.to_string(),
-    }
+    })
 }
 
 /// The kernel of a run: `forced` (compare's side), else `option` (`--kernel`), else the
@@ -414,50 +406,12 @@ pub fn resolve_run(
         note(ILB_SD_SHARE_NOTE.to_string());
     }
     let tunables = resolve_tunables(opts, scenario, kernel)?;
-    let util_est = match opts.util_est.as_ref().or(scenario.util_est.as_ref()) {
-        Some(s) => {
-            let m = UtilEstMode::parse(s)
-                .ok_or_else(|| invalid("--util-est", s, UtilEstMode::NAMES))?;
-            if m.enabled() && !kernel.has_feature(Feature::UTIL_EST) {
-                return Err(ResolveError::NoUtilEst {
-                    kernel: kernel.name(),
-                });
-            }
-            // 4.16's util_est is seed 003's patch, off unless the features turn it on:
-            // a form given without it would be dropped without a word.
-            if m.enabled()
-                && !features.has(Feature::UTIL_EST)
-                && !kernel.features().has(Feature::UTIL_EST)
-            {
-                return Err(ResolveError::UtilEstOff {
-                    kernel: kernel.name(),
-                    form: s.clone(),
-                });
-            }
-            m
-        }
-        None => kernel.util_est(),
-    };
+    let util_est = resolve_util_est(opts, scenario, kernel, features)?;
     let hz = opts.hz.or(scenario.hz).unwrap_or(250);
     if ![100, 250, 300, 1000].contains(&hz) {
         return Err(invalid("--hz", hz, "100, 250, 300 or 1000"));
     }
-    let duration_ns = match opts.duration.as_ref().or(scenario.duration.as_ref()) {
-        Some(d) => {
-            let ns = duration("--duration", d)?;
-            if ns == 0 || ns > 24 * 3_600 * SEC {
-                return Err(invalid(
-                    "--duration",
-                    d,
-                    "more than 0 and at most 86400s (24 hours)",
-                ));
-            }
-            ns
-        }
-        None => opts
-            .default_duration
-            .unwrap_or_else(|| default_duration(&workloads)),
-    };
+    let duration_ns = resolve_duration(opts, scenario, &workloads)?;
     let cost_table = resolve_costs(
         opts.cost_table.as_deref(),
         scenario.costs.as_deref(),
@@ -471,91 +425,14 @@ pub fn resolve_run(
     for c in &opts.costs {
         cost.apply(c)?;
     }
-    let timer_slack = match opts.timer_slack.as_ref().or(scenario.timer_slack.as_ref()) {
-        Some(s) => {
-            let ns = duration("--timer-slack", s)?;
-            if ns > SEC {
-                return Err(invalid("--timer-slack", s, "a duration of at most 1s"));
-            }
-            ns
-        }
-        None => DEFAULT_TIMER_SLACK,
-    };
-    let timer_expiry = match opts
-        .timer_expiry
-        .as_ref()
-        .or(scenario.timer_expiry.as_ref())
-    {
-        Some(s) => TimerExpiry::parse(s)
-            .ok_or_else(|| invalid("--timer-expiry", s, "hard, mid or soft"))?,
-        None => TimerExpiry::Hard,
-    };
-    let idle_given = opts.idle_states.as_ref().or(scenario.idle_states.as_ref());
-    let idle_states = match (idle_given, &machine.idle_states) {
-        (Some(spec), _) => {
-            fairsim_cpuidle::parse_idle_states_with(spec, machine.nr_cpus(), cost.idle_exit)
-                .map_err(|error| ResolveError::IdleStates {
-                    machine: None,
-                    error,
-                })?
-        }
-        (None, Some(spec)) => {
-            fairsim_cpuidle::parse_idle_states_with(spec, machine.nr_cpus(), cost.idle_exit)
-                .map_err(|error| ResolveError::IdleStates {
-                    machine: Some(machine.name.clone()),
-                    error,
-                })?
-        }
-        (None, None) => fairsim_cpuidle::flat(cost.idle_exit, machine.nr_cpus()),
-    };
-    let cpuidle = match opts.cpuidle.as_ref().or(scenario.cpuidle.as_ref()) {
-        Some(s) => Cpuidle::parse(s).ok_or_else(|| invalid("--cpuidle", s, Cpuidle::NAMES))?,
-        // The haltpoll driver asks for its own governor (`.governor = "haltpoll"`).
-        None if idle_states.tables.iter().all(|t| t.driver == "haltpoll") => Cpuidle::Haltpoll,
-        None => Cpuidle::Menu,
-    };
-    if !kernel_has_cpuidle(kernel, cpuidle) {
-        let had = kernel.cpuidle_governors();
-        return Err(if opts.cpuidle.is_some() || scenario.cpuidle.is_some() {
-            ResolveError::NoCpuidleGovernor {
-                kernel: kernel.name(),
-                governor: cpuidle.name(),
-                had,
-            }
-        } else {
-            ResolveError::NoHaltpoll {
-                kernel: kernel.name(),
-                had,
-            }
-        });
-    }
-    if cpuidle == Cpuidle::None {
-        if let Some(spec) = idle_given {
-            return Err(ResolveError::IdleStatesWithoutDriver { spec: spec.clone() });
-        }
-    }
+    let (timer_slack, timer_expiry) = resolve_timers(opts, scenario)?;
+    let (idle_states, cpuidle) = resolve_idle(opts, scenario, kernel, &machine, cost.idle_exit)?;
     let noise = match opts.noise.as_ref().or(scenario.noise.as_ref()) {
         Some(s) => NoiseModel::parse(s)
             .ok_or_else(|| invalid("--noise", s, "on, off or a spread from 0 to 1"))?,
         None => NoiseModel::DEFAULT,
     };
-    let warmup = match opts.warmup.as_ref().or(scenario.warmup.as_ref()) {
-        Some(s) => {
-            let ns = duration("--warmup", s)?;
-            if ns >= duration_ns {
-                return Err(invalid(
-                    "--warmup",
-                    s,
-                    &format!(
-                        "a duration shorter than the run ({})",
-                        format_duration(duration_ns)
-                    ),
-                ));
-            }
-            ns
-        }
-        None => 0,
-    };
+    let warmup = resolve_warmup(opts, scenario, duration_ns)?;
     let memory_budget = match opts.memory_budget_mib {
         Some(0) => return Err(invalid("--memory-budget", 0, "a size in MiB above 0")),
         Some(m) => m.saturating_mul(1 << 20),
@@ -565,36 +442,7 @@ pub fn resolve_run(
         Some(text) => Launch::parse(text, machine.nr_cpus())?,
         None => Launch::Cpu(0),
     };
-    let governor = match opts.governor.as_ref().or(scenario.governor.as_ref()) {
-        Some(text) => {
-            let g = Governor::parse(text).map_err(|e| ResolveError::Governor(e.to_string()))?;
-            if machine.cpufreq.is_empty() {
-                return Err(ResolveError::NoCpufreq {
-                    machine: machine.name.clone(),
-                });
-            }
-            Some(g)
-        }
-        None => None,
-    };
-    if !kernel.has_schedutil() {
-        // The engine gives a machine with cpufreq schedutil unless told otherwise
-        // (`Governor::DEFAULT`).
-        match governor {
-            Some(Governor::Schedutil { .. }) => {
-                return Err(ResolveError::NoSchedutil {
-                    kernel: kernel.name(),
-                })
-            }
-            None if !machine.cpufreq.is_empty() => {
-                return Err(ResolveError::SchedutilDefault {
-                    machine: machine.name.clone(),
-                    kernel: kernel.name(),
-                })
-            }
-            _ => {}
-        }
-    }
+    let governor = resolve_governor(opts, scenario, kernel, &machine)?;
     let cgroups = Cgroups::from_sources(&scenario.cgroup, &opts.cgroups)?;
     let config = WorldConfig {
         params: SchedParams {
@@ -643,6 +491,217 @@ pub fn resolve_run(
         spec,
         features_given: opts.features.is_some() || scenario.features.is_some(),
     })
+}
+
+/// `--util-est`, checked against the kernel (4.16's util_est is a patch that is off by
+/// default) and the features already resolved.
+fn resolve_util_est(
+    opts: &RunOptions,
+    scenario: &Scenario,
+    kernel: Kernel,
+    features: Features,
+) -> Result<UtilEstMode, ResolveError> {
+    let util_est = match opts.util_est.as_ref().or(scenario.util_est.as_ref()) {
+        Some(s) => {
+            let m = UtilEstMode::parse(s)
+                .ok_or_else(|| invalid("--util-est", s, UtilEstMode::NAMES))?;
+            if m.enabled() && !kernel.has_feature(Feature::UTIL_EST) {
+                return Err(ResolveError::NoUtilEst {
+                    kernel: kernel.name(),
+                });
+            }
+            // 4.16's util_est is seed 003's patch, off unless the features turn it on:
+            // a form given without it would be dropped without a word.
+            if m.enabled()
+                && !features.has(Feature::UTIL_EST)
+                && !kernel.features().has(Feature::UTIL_EST)
+            {
+                return Err(ResolveError::UtilEstOff {
+                    kernel: kernel.name(),
+                    form: s.clone(),
+                });
+            }
+            m
+        }
+        None => kernel.util_est(),
+    };
+    Ok(util_est)
+}
+
+/// `--duration`, else the built-in scenario's, else the workloads' own.
+fn resolve_duration(
+    opts: &RunOptions,
+    scenario: &Scenario,
+    workloads: &[WorkloadSpec],
+) -> Result<u64, ResolveError> {
+    let duration_ns = match opts.duration.as_ref().or(scenario.duration.as_ref()) {
+        Some(d) => {
+            let ns = duration("--duration", d)?;
+            if ns == 0 || ns > 24 * 3_600 * SEC {
+                return Err(invalid(
+                    "--duration",
+                    d,
+                    "more than 0 and at most 86400s (24 hours)",
+                ));
+            }
+            ns
+        }
+        None => opts
+            .default_duration
+            .unwrap_or_else(|| default_duration(workloads)),
+    };
+    Ok(duration_ns)
+}
+
+/// `--timer-slack` and `--timer-expiry`.
+fn resolve_timers(
+    opts: &RunOptions,
+    scenario: &Scenario,
+) -> Result<(u64, TimerExpiry), ResolveError> {
+    let timer_slack = match opts.timer_slack.as_ref().or(scenario.timer_slack.as_ref()) {
+        Some(s) => {
+            let ns = duration("--timer-slack", s)?;
+            if ns > SEC {
+                return Err(invalid("--timer-slack", s, "a duration of at most 1s"));
+            }
+            ns
+        }
+        None => DEFAULT_TIMER_SLACK,
+    };
+    let timer_expiry = match opts
+        .timer_expiry
+        .as_ref()
+        .or(scenario.timer_expiry.as_ref())
+    {
+        Some(s) => TimerExpiry::parse(s)
+            .ok_or_else(|| invalid("--timer-expiry", s, "hard, mid or soft"))?,
+        None => TimerExpiry::Hard,
+    };
+    Ok((timer_slack, timer_expiry))
+}
+
+/// The idle states (`--idle-states`, else the machine's, else one flat state) and the
+/// cpuidle governor, checked against the kernel.
+fn resolve_idle(
+    opts: &RunOptions,
+    scenario: &Scenario,
+    kernel: Kernel,
+    machine: &Machine,
+    idle_exit: u64,
+) -> Result<(fairsim_cpuidle::IdleStates, Cpuidle), ResolveError> {
+    let idle_given = opts.idle_states.as_ref().or(scenario.idle_states.as_ref());
+    let idle_states =
+        match (idle_given, &machine.idle_states) {
+            (Some(spec), _) => {
+                fairsim_cpuidle::parse_idle_states_with(spec, machine.nr_cpus(), idle_exit)
+                    .map_err(|error| ResolveError::IdleStates {
+                        machine: None,
+                        error,
+                    })?
+            }
+            (None, Some(spec)) => {
+                fairsim_cpuidle::parse_idle_states_with(spec, machine.nr_cpus(), idle_exit)
+                    .map_err(|error| ResolveError::IdleStates {
+                        machine: Some(machine.name.clone()),
+                        error,
+                    })?
+            }
+            (None, None) => fairsim_cpuidle::flat(idle_exit, machine.nr_cpus()),
+        };
+    let cpuidle = match opts.cpuidle.as_ref().or(scenario.cpuidle.as_ref()) {
+        Some(s) => Cpuidle::parse(s).ok_or_else(|| invalid("--cpuidle", s, Cpuidle::NAMES))?,
+        // The haltpoll driver asks for its own governor (`.governor = "haltpoll"`).
+        None if idle_states.tables.iter().all(|t| t.driver == "haltpoll") => Cpuidle::Haltpoll,
+        None => Cpuidle::Menu,
+    };
+    if !kernel_has_cpuidle(kernel, cpuidle) {
+        let had = kernel.cpuidle_governors();
+        return Err(if opts.cpuidle.is_some() || scenario.cpuidle.is_some() {
+            ResolveError::NoCpuidleGovernor {
+                kernel: kernel.name(),
+                governor: cpuidle.name(),
+                had,
+            }
+        } else {
+            ResolveError::NoHaltpoll {
+                kernel: kernel.name(),
+                had,
+            }
+        });
+    }
+    if cpuidle == Cpuidle::None {
+        if let Some(spec) = idle_given {
+            return Err(ResolveError::IdleStatesWithoutDriver { spec: spec.clone() });
+        }
+    }
+    Ok((idle_states, cpuidle))
+}
+
+/// `--warmup`, which must end before the run does.
+fn resolve_warmup(
+    opts: &RunOptions,
+    scenario: &Scenario,
+    duration_ns: u64,
+) -> Result<u64, ResolveError> {
+    let warmup = match opts.warmup.as_ref().or(scenario.warmup.as_ref()) {
+        Some(s) => {
+            let ns = duration("--warmup", s)?;
+            if ns >= duration_ns {
+                return Err(invalid(
+                    "--warmup",
+                    s,
+                    &format!(
+                        "a duration shorter than the run ({})",
+                        format_duration(duration_ns)
+                    ),
+                ));
+            }
+            ns
+        }
+        None => 0,
+    };
+    Ok(warmup)
+}
+
+/// `--governor`, checked against the machine's policies and the kernel (schedutil came
+/// in 4.7).
+fn resolve_governor(
+    opts: &RunOptions,
+    scenario: &Scenario,
+    kernel: Kernel,
+    machine: &Machine,
+) -> Result<Option<Governor>, ResolveError> {
+    let governor = match opts.governor.as_ref().or(scenario.governor.as_ref()) {
+        Some(text) => {
+            let g = Governor::parse(text).map_err(|e| ResolveError::Governor(e.to_string()))?;
+            if machine.cpufreq.is_empty() {
+                return Err(ResolveError::NoCpufreq {
+                    machine: machine.name.clone(),
+                });
+            }
+            Some(g)
+        }
+        None => None,
+    };
+    if !kernel.has_schedutil() {
+        // The engine gives a machine with cpufreq schedutil unless told otherwise
+        // (`Governor::DEFAULT`).
+        match governor {
+            Some(Governor::Schedutil { .. }) => {
+                return Err(ResolveError::NoSchedutil {
+                    kernel: kernel.name(),
+                })
+            }
+            None if !machine.cpufreq.is_empty() => {
+                return Err(ResolveError::SchedutilDefault {
+                    machine: machine.name.clone(),
+                    kernel: kernel.name(),
+                })
+            }
+            _ => {}
+        }
+    }
+    Ok(governor)
 }
 
 #[cfg(test)]

@@ -8,6 +8,19 @@ use crate::world::net::NetRecvStep;
 use crate::world::World;
 
 impl World {
+    /// The end of a call that may block: the task goes on to its next operation when the
+    /// call completed (`done`), else it sleeps until the buffer changes and retries the
+    /// same operation when woken.
+    #[inline(always)]
+    fn next_or_block(&mut self, cpu: usize, now: u64, t: Tid, done: bool) -> Step {
+        if !done {
+            self.block_and_schedule(cpu, now, t);
+            return Step::Stop;
+        }
+        self.tasks[t].pc += 1;
+        Step::Next
+    }
+
     /// `PipeWrite`: writes `bytes` to the task's pipe `pipe`, blocking while it is full.
     #[inline]
     pub(super) fn op_pipe_write(
@@ -19,12 +32,8 @@ impl World {
         bytes: u32,
     ) -> Step {
         let p = self.tasks[t].pipe_base + pipe;
-        if !self.pipe_write(cpu, now, t, p, bytes) {
-            self.block_and_schedule(cpu, now, t);
-            return Step::Stop;
-        }
-        self.tasks[t].pc += 1;
-        Step::Next
+        let done = self.pipe_write(cpu, now, t, p, bytes);
+        self.next_or_block(cpu, now, t, done)
     }
 
     /// `PipeRead`: reads `bytes` from the task's pipe `pipe`, blocking while it is empty.
@@ -38,12 +47,8 @@ impl World {
         bytes: u32,
     ) -> Step {
         let p = self.tasks[t].pipe_base + pipe;
-        if !self.pipe_read(cpu, now, t, p, bytes) {
-            self.block_and_schedule(cpu, now, t);
-            return Step::Stop;
-        }
-        self.tasks[t].pc += 1;
-        Step::Next
+        let done = self.pipe_read(cpu, now, t, p, bytes);
+        self.next_or_block(cpu, now, t, done)
     }
 
     /// `NetSend`: sends a message on socket `sock`, blocking while its buffer is full.
@@ -56,12 +61,8 @@ impl World {
         sock: usize,
         size: NetSize,
     ) -> Step {
-        if !self.net_send(cpu, now, t, sock, size) {
-            self.block_and_schedule(cpu, now, t);
-            return Step::Stop;
-        }
-        self.tasks[t].pc += 1;
-        Step::Next
+        let done = self.net_send(cpu, now, t, sock, size);
+        self.next_or_block(cpu, now, t, done)
     }
 
     /// `NetRecv`: receives on socket `sock`; blocks while nothing came, and exits at the
