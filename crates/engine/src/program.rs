@@ -98,52 +98,29 @@ pub enum Op {
         /// Slot index.
         slot: usize,
     },
-    /// rt-app's `timer` event: advance the workload's periodic clock `clock` by `period` ns
-    /// and sleep until that instant, an absolute hrtimer with the task's slack
-    /// (`clock_nanosleep(TIMER_ABSTIME)`). When the instant has already passed the task
-    /// does not sleep, and a relative clock restarts from now. The clock is shared by
-    /// every task that names it; the slack before the sleep and the wakeup latency after
-    /// it are added to the task's phase record (see `workloads::Periodic`).
-    SleepUntil {
-        /// Index of the clock in the workload's `Periodic` state.
-        clock: usize,
-        /// The period in ns.
-        period: u64,
+    /// A tool's own operation, answered by its workload's model
+    /// ([`crate::hook::WorkloadModel::hook`]): rt-app's phase log and thread affinity,
+    /// cyclictest's poll of the run's end, tbench's draw of its next load-file line.
+    Hook {
+        /// The operation, as an index into the model's own table.
+        call: u32,
+        /// Whether the operation touches only its own task and its workload's model, so
+        /// that it may run while its CPU still finishes kernel work (a clock reading, a
+        /// log entry); an operation that may move the task or leave a loop is not.
+        local: bool,
     },
-    /// End of one pass of an rt-app phase: the task's phase record (slack, wakeup
-    /// latency) goes into the workload's row `row` and starts afresh.
-    PhaseEnd {
-        /// Index of the (task, phase) statistics in the workload's `Periodic` state.
-        row: usize,
-    },
-    /// rt-app's `set_thread_affinity` at the start of a phase pass: when the workload's
-    /// affinity set `set` differs from the one the thread set last (rt-app compares its
-    /// own record, `CPU_EQUAL`, and skips the system call when they match), the thread
-    /// calls `sched_setaffinity` on itself (`Sched::set_cpus_allowed_ptr`); a thread whose
-    /// CPU left the new mask is moved by its CPU's stopper (see `workloads::Periodic`).
-    SetAffinity {
-        /// Index of the mask in the workload's `Periodic::masks`.
-        set: usize,
-    },
-    /// rt-app's `clock_gettime` calls around a phase pass and its `run`/`runtime` events,
-    /// which its per-activation log is made of (see `workloads::Periodic`). Takes no time.
-    RtStamp {
-        /// Which reading.
-        point: RtPoint,
-    },
-    /// cyclictest's `clock_nanosleep(TIMER_ABSTIME, &next)` at the head of its thread
-    /// loop (see `workloads::CyclicRt`): on first use the thread takes `next` from now;
-    /// then it sleeps on an absolute hrtimer with the task's slack until `next`, and when
-    /// it runs again the latency is recorded and `next` moves on by its interval. An
-    /// instant already passed returns at once. The thread exits here when the workload
-    /// has shut down or its loops are done, and when posted (`main`'s `SIGTERM`, which
-    /// interrupts the sleep). The thread is task `k + 1` of its workload, `main` task 0.
-    CyclicSleep,
-    /// cyclictest's `main` display loop test, `if (shutdown || allstopped) break;`: when
-    /// the threads have stopped, leave the innermost loop and go on at `after`.
-    CyclicPoll {
-        /// Index of the operation after the loop's end.
-        after: usize,
+    /// An absolute-timer sleep whose instant the workload's model chooses
+    /// ([`crate::hook::WorkloadModel::sleep`]), on an hrtimer with the task's slack; when
+    /// the timer fires the model hears of it ([`crate::hook::WorkloadModel::woke`]) and
+    /// the task goes on. rt-app's `timer` event and cyclictest's
+    /// `clock_nanosleep(TIMER_ABSTIME)` are such sleeps.
+    HookSleep {
+        /// The sleep, as an index into the model's own table.
+        call: u32,
+        /// Whether a post interrupts the sleep and ends the task (a signal to a thread
+        /// in `clock_nanosleep`, as cyclictest's `main` sends at its end); an
+        /// uninterruptible sleep that is woken early sleeps on.
+        interruptible: bool,
     },
     /// Start of a loop body, run `times` times (`None`: forever).
     LoopBegin {
@@ -172,7 +149,7 @@ pub enum Op {
         cost: SysCost,
     },
     /// `send` of one message on loopback socket `pipe_base + sock` of the workload's
-    /// sockets (`workloads::NetRt`): the send path and the receive softirq it runs on this
+    /// sockets ([`crate::world::sockets::NetRt`]): the send path and the receive softirq it runs on this
     /// CPU are charged here, the message is queued at the peer (a UDP datagram that does
     /// not fit the peer's receive buffer is dropped), and a peer waiting in
     /// [`Op::NetRecv`] is woken from this CPU. A TCP sender blocks while the peer's
@@ -202,9 +179,6 @@ pub enum Op {
         /// Socket index relative to the task's `pipe_base`.
         sock: usize,
     },
-    /// One exchange of the workload's protocol ends and the next begins (tbench: the
-    /// previous load-file operation's bytes are counted and the next one is drawn).
-    NetExchange,
     /// netperf's `times_up` test at the head of its loop: once `dur` ns have passed since
     /// the task's mark `slot`, leave the innermost loop and go on at `after`.
     BreakAfter {
@@ -217,21 +191,6 @@ pub enum Op {
         /// Leave the loop's counter on the stack instead of closing the loop, so that the
         /// workload's report can read how many iterations ran (sysbench's `--time`).
         keep_count: bool,
-    },
-}
-
-/// Where an [`Op::RtStamp`] reads the clock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RtPoint {
-    /// `t_start` of a phase pass in `thread_body`.
-    PassStart,
-    /// Before a `run` or `runtime` event (`run_event`'s `t_start`).
-    EventStart,
-    /// After it: its wall time joins the pass's `run` column, and its requested `us` the
-    /// `c_duration` column.
-    EventEnd {
-        /// The event's duration as written, in us.
-        us: u64,
     },
 }
 
@@ -267,7 +226,7 @@ impl Op {
 pub enum NetSize {
     /// Always this many bytes.
     Fixed(u32),
-    /// The request of the task's current exchange (drawn by [`Op::NetExchange`]); the
+    /// The request of the task's current exchange (drawn by the workload's model, [`crate::hook::HookAct::Exchange`]); the
     /// message carries the response size the peer is to send back.
     Request,
     /// The response size the last message this task received asked for.

@@ -271,9 +271,11 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
     }
     if spec.config.rtapp_log {
         for w in &mut bp.workloads {
-            let threads = w.periodic.log.threads.len();
-            if threads > 0 {
-                w.periodic.log = crate::workloads::ActivationLog::new(threads, true);
+            if let Some(p) = w.model_mut::<crate::workloads::Periodic>() {
+                let threads = p.log.threads.len();
+                if threads > 0 {
+                    p.log = crate::workloads::ActivationLog::new(threads, true);
+                }
             }
         }
     }

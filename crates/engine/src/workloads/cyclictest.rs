@@ -38,10 +38,10 @@
 //! `--idle-states ...,no-STATE` gives the kernel's behaviour.
 //!
 //! Compiled to the IR: `main` (task 0) creates the threads (`ForkChildren`), then loops
-//! `Run(display)`, `Sleep(10 ms)` and `CyclicPoll` (its `usleep(10000)` and the test that
+//! `Run(display)`, `Sleep(10 ms)` and `CyclicCall::Poll` (its `usleep(10000)` and the test that
 //! ends the loop), sleeps 50 ms, signals the threads (`PostChildren`, its
 //! `pthread_kill(SIGTERM)`), joins them and exits. A thread runs its start-up, then loops
-//! `CyclicSleep` (an absolute hrtimer with the task's timer slack, through the engine's
+//! `CyclicCall::Sleep` (an absolute hrtimer with the task's timer slack, through the engine's
 //! timer interrupt and wakeup path) and `Run(LOOP_WORK)`. The latency is read when the
 //! thread runs again after the wakeup, as its `clock_gettime` does.
 
@@ -52,7 +52,7 @@ use crate::program::{Op, Program};
 use crate::time::{format_duration, parse_duration, MS, SEC, US};
 use crate::world::{pid_of, Blueprint, World};
 
-use super::cyclictest_stats::{CyclicRt, CyclicThread};
+use super::cyclictest_stats::{CyclicCall, CyclicRt, CyclicThread};
 use super::{add_program, new_task, task_range, Keys, WorkloadReport, WorkloadRt};
 
 /// The most threads a specification may ask for.
@@ -304,6 +304,12 @@ impl Cyclictest {
         } else {
             DISPLAY_BASE + n * DISPLAY_PER_THREAD
         };
+        let mut model = CyclicRt {
+            threads: Vec::with_capacity(n as usize),
+            duration: self.duration,
+            shutdown: false,
+            calls: Vec::new(),
+        };
         let mut p = Program::new()
             .op(Op::ForkChildren)
             .begin_loop(None)
@@ -313,7 +319,7 @@ impl Cyclictest {
             });
         // The loop's test leaves it for the op after its end: the test, then LoopEnd.
         let after = p.ops.len() + 2;
-        p = p.op(Op::CyclicPoll { after }).end_loop();
+        p = p.op(model.op(CyclicCall::Poll { after })).end_loop();
         let main_prog = add_program(
             bp,
             p.op(Op::Sleep {
@@ -330,7 +336,7 @@ impl Cyclictest {
             Program::new()
                 .op(Op::Run { work: THREAD_START })
                 .begin_loop(None)
-                .op(Op::CyclicSleep)
+                .op(model.op(CyclicCall::Sleep))
                 .op(Op::Run { work: LOOP_WORK })
                 .end_loop()
                 .op(Op::Exit),
@@ -342,11 +348,6 @@ impl Cyclictest {
             (first, first + n as usize),
             w,
         ));
-        rt.cyclic = CyclicRt {
-            threads: Vec::with_capacity(n as usize),
-            duration: self.duration,
-            shutdown: false,
-        };
         let max_cycles = self.loops;
         for k in 0..n {
             let me = first + k as usize;
@@ -356,10 +357,11 @@ impl Cyclictest {
                 t.cpus_allowed = Some(CpuMask::single(ncpus, cpu));
             }
             bp.tasks.push(t);
-            rt.cyclic
+            model
                 .threads
                 .push(CyclicThread::new(self.interval_of(k) * US, max_cycles));
         }
+        rt.model = Some(Box::new(model));
     }
 
     /// `print_stat`'s line per thread, as `cyclictest -q` prints them at the end, after
@@ -367,7 +369,8 @@ impl Cyclictest {
     pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
         let range = task_range(world, index);
         let ncpus = world.sched.nr_cpus();
-        let cyc = &world.workloads[index].cyclic;
+        let empty = CyclicRt::default();
+        let cyc = world.workloads[index].model::<CyclicRt>().unwrap_or(&empty);
         let mut text = format!(
             "# fairsim: cyclictest 0.85 {}: clock_nanosleep(TIMER_ABSTIME), SCHED_OTHER, timer slack {}{}\n",
             self.args(ncpus),

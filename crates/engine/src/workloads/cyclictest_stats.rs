@@ -1,5 +1,6 @@
-//! cyclictest's threads at run time: the state behind `Op::CyclicSleep` and
-//! `Op::CyclicPoll`, and each thread's `struct thread_stat`.
+//! cyclictest's threads at run time: the workload model behind its threads' absolute
+//! sleeps and `main`'s poll of the run's end ([`CyclicCall`]), and each thread's
+//! `struct thread_stat`.
 //!
 //! Ported from rt-tests 0.85's `timerthread` (src/cyclictest/cyclictest.c) in its
 //! `MODE_CLOCK_NANOSLEEP` + `TIMER_ABSTIME` form, and from the test of `main`'s display
@@ -7,8 +8,11 @@
 //! `CLOCK_MONOTONIC` `timespec` (seconds and nanoseconds) so that `calcdiff` truncates as
 //! it does in C.
 
+use std::any::Any;
 use std::collections::BTreeSet;
 
+use crate::hook::{HookAct, HookCx, SleepAct, WorkloadModel};
+use crate::program::Op;
 use crate::time::SEC;
 
 /// `USEC_PER_SEC`.
@@ -24,6 +28,25 @@ pub enum CyclicStep {
     Until(u64),
     /// The loop is over (`shutdown`, or `max_cycles` reached): `timerthread` returns.
     Exit,
+}
+
+/// What one of cyclictest's hook operations does, by the index its operation carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CyclicCall {
+    /// `clock_nanosleep(TIMER_ABSTIME, &next)` at the head of a thread's loop (an
+    /// interruptible [`Op::HookSleep`]): on first use the thread takes `next` from now;
+    /// then it sleeps until `next`, and when it runs again the latency is recorded and
+    /// `next` moves on by its interval. An instant already passed returns at once. The
+    /// thread exits here when the workload has shut down or its loops are done, and
+    /// when posted (`main`'s `SIGTERM`, which interrupts the sleep). A thread is task
+    /// `k + 1` of its workload, `main` task 0.
+    Sleep,
+    /// `main`'s display loop test, `if (shutdown || allstopped) break;`: when the
+    /// threads have stopped, leave the innermost loop and go on at `after`.
+    Poll {
+        /// Index of the operation after the loop's end.
+        after: usize,
+    },
 }
 
 /// One thread: its parameters (`struct thread_param`), its clock and its
@@ -87,9 +110,27 @@ pub struct CyclicRt {
     /// `shutdown`: set by the first thread past its `stop`, or by `main` when it leaves
     /// its display loop; every thread leaves its loop when it next tests it.
     pub shutdown: bool,
+    /// The hook operations, by the index their program's operation carries.
+    pub calls: Vec<CyclicCall>,
 }
 
 impl CyclicRt {
+    /// The program operation for `call`.
+    pub fn op(&mut self, call: CyclicCall) -> Op {
+        self.calls.push(call);
+        let call_index = (self.calls.len() - 1) as u32;
+        match call {
+            CyclicCall::Sleep => Op::HookSleep {
+                call: call_index,
+                interruptible: true,
+            },
+            CyclicCall::Poll { .. } => Op::Hook {
+                call: call_index,
+                local: false,
+            },
+        }
+    }
+
     /// The head of `timerthread`'s loop for thread `k` at `now` (ns).
     ///
     /// On the first call this is the thread's start: `clock_gettime(&now)`, then
@@ -161,6 +202,44 @@ impl CyclicRt {
     }
 }
 
+impl WorkloadModel for CyclicRt {
+    fn hook(&mut self, call: u32, _cx: &mut HookCx<'_>) -> HookAct {
+        match self.calls.get(call as usize).copied() {
+            Some(CyclicCall::Poll { after }) if self.poll() => HookAct::LeaveLoop { after },
+            _ => HookAct::Next,
+        }
+    }
+
+    fn sleep(&mut self, _call: u32, cx: &mut HookCx<'_>) -> SleepAct {
+        let k = cx.me.saturating_sub(1);
+        match CyclicRt::sleep(self, k, cx.now) {
+            CyclicStep::Exit => SleepAct::Exit,
+            CyclicStep::Until(next) if next > cx.now => SleepAct::Until(next),
+            CyclicStep::Until(_) => {
+                // The instant has passed: the sleep returns at once and the thread
+                // measures as it would after waking.
+                CyclicRt::woke(self, k, cx.now, cx.cpu, cx.now >= cx.warmup);
+                SleepAct::Return
+            }
+        }
+    }
+
+    fn woke(&mut self, _call: u32, cx: &mut HookCx<'_>) {
+        // The measurement window opens at the warm-up's end; `window_start` reads 0
+        // until then, so it cannot tell a warm-up cycle.
+        let k = cx.me.saturating_sub(1);
+        CyclicRt::woke(self, k, cx.at, cx.cpu, cx.at >= cx.warmup);
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
 /// `calcdiff(t1, t2)`: microseconds from `t2` to `t1` (both ns of `CLOCK_MONOTONIC`),
 /// the seconds and the nanoseconds of the two `timespec`s subtracted apart and the
 /// nanoseconds' difference divided by 1000 truncating toward zero, as C's integer
@@ -192,6 +271,7 @@ mod tests {
             threads: vec![CyclicThread::new(1_000 * US, Some(3))],
             duration: None,
             shutdown: false,
+            calls: Vec::new(),
         };
         // Start at 20 us: the first wakeup is one interval later.
         assert_eq!(rt.sleep(0, 20 * US), CyclicStep::Until(1_020 * US));
@@ -221,6 +301,7 @@ mod tests {
             ],
             duration: Some(2 * 1_000 * US),
             shutdown: false,
+            calls: Vec::new(),
         };
         assert_eq!(rt.sleep(0, 0), CyclicStep::Until(1_000 * US));
         assert_eq!(rt.sleep(1, 10 * US), CyclicStep::Until(1_510 * US));

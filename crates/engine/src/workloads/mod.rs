@@ -15,9 +15,8 @@ mod forkbench;
 mod forkbench_stats;
 mod hackbench;
 mod nanosleep;
+mod net_pairs;
 mod netperf;
-pub mod netsock;
-mod plat;
 mod rtapp;
 mod rtapp_json;
 mod rtapp_log;
@@ -32,23 +31,20 @@ pub mod tbench_stats;
 
 pub use affinity::CpuList;
 pub use cyclictest::{Affinity, Cyclictest};
-pub use cyclictest_stats::{calcdiff, CyclicRt, CyclicStep, CyclicThread};
+pub use cyclictest_stats::{calcdiff, CyclicCall, CyclicRt, CyclicStep, CyclicThread};
 pub use forkbench::{Forkbench, PIPE_COPY_NS_PER_KIB};
 pub use forkbench_stats::{cputime_adjust, exp2_q16, log2_q16, Cputime, WorkDist};
 pub use hackbench::Hackbench;
 pub use nanosleep::Nanosleep;
 pub use netperf::{hmean, Netperf, NetperfTest};
-pub use netsock::NetRt;
-pub use plat::PlatStats;
 pub use rtapp::{RtEvent, RtPhase, RtTask, Rtapp};
 pub use rtapp_log::{
     Activation, ActivationLog, PassEnd, ThreadLog, FILE_TOTAL, JSON_PER_THREAD, JSON_TOTAL,
 };
 pub use rtapp_pass::PhaseAcc;
-pub use rtapp_stats::{Periodic, PeriodicClock, PhaseRows, UsDist};
+pub use rtapp_stats::{Periodic, PeriodicClock, PhaseRows, RtCall, RtPoint, UsDist};
 pub use schbench::{Schbench, SchbenchVersion, SCHBENCH_2016_MESSAGE_THREADS};
 pub use sysbench::SysbenchCpu;
-pub(crate) use tbench::tbench_exchange;
 pub use tbench::{fmt_g, Tbench};
 
 use crate::error::EngineError;
@@ -56,33 +52,7 @@ use crate::event::Tid;
 use crate::program::Program;
 use crate::rng::SimRng;
 use crate::time::parse_duration;
-use crate::world::{Blueprint, LoopStack, RtState, TaskRt, World};
-
-/// Runtime state of one workload in a world.
-#[derive(Debug, Clone)]
-pub struct WorkloadRt {
-    /// The workload's random stream.
-    pub rng: SimRng,
-    /// Latency histograms in microseconds (schbench's layout).
-    pub hists: Vec<PlatStats>,
-    /// Its tasks: a contiguous range of engine ids.
-    pub tasks: (Tid, Tid),
-    /// rt-app's timers and phase log (empty for the other tools).
-    pub periodic: Periodic,
-    /// cyclictest's threads (empty for the other tools).
-    pub cyclic: CyclicRt,
-    /// netperf's and tbench's sockets (empty for the other tools).
-    pub net: NetRt,
-}
-
-impl WorkloadRt {
-    /// Records `us` into histogram `hist`.
-    pub fn record(&mut self, hist: usize, us: u64) {
-        if let Some(h) = self.hists.get_mut(hist) {
-            h.add(us.min(u64::from(u32::MAX)) as u32);
-        }
-    }
-}
+use crate::world::{Blueprint, TaskRt, WorkloadRt, World};
 
 /// One workload specification: the tool and its options, and the CPUs its tasks may
 /// run on.
@@ -550,14 +520,7 @@ impl WorkloadSpec {
     /// Adds the workload's tasks, programs and pipes to `bp` as workload number `index`.
     pub fn build(&self, index: usize, seed: u64, bp: &mut Blueprint, ncpus: usize) {
         let first = bp.tasks.len();
-        let mut rt = WorkloadRt {
-            rng: SimRng::derive(seed, index as u64),
-            hists: Vec::new(),
-            tasks: (first, first),
-            periodic: Periodic::default(),
-            cyclic: CyclicRt::default(),
-            net: NetRt::default(),
-        };
+        let mut rt = WorkloadRt::new(SimRng::derive(seed, index as u64), first);
         // `check` has accepted the list for this machine; a list that does not fit leaves
         // the tasks unconfined rather than panicking.
         let mask = self.cpus.as_ref().and_then(|l| l.mask(ncpus).ok());
@@ -625,7 +588,7 @@ pub(crate) fn add_program(bp: &mut Blueprint, p: Program) -> usize {
     bp.programs.len() - 1
 }
 
-/// A task of workload `workload` running program `prog`.
+/// A task of workload `workload` running program `prog` ([`TaskRt::new`]).
 pub(crate) fn new_task(
     name: String,
     prog: usize,
@@ -633,43 +596,7 @@ pub(crate) fn new_task(
     children: (Tid, Tid),
     workload: usize,
 ) -> TaskRt {
-    TaskRt {
-        name,
-        prog,
-        pc: 0,
-        loops: LoopStack::default(),
-        parent,
-        children,
-        next_child: children.0,
-        pipe_base: 0,
-        workload,
-        nice: 0,
-        cpus_allowed: None,
-        sched_id: None,
-        state: RtState::Unborn,
-        tokens: 0,
-        waiting_sem: false,
-        timer: None,
-        timer_fired: false,
-        saved: None,
-        rate_memo: None,
-        list: Vec::new(),
-        stamp: 0,
-        woken_at: None,
-        marks: [None, None],
-        last_cpu: None,
-        thread: false,
-        home_node: None,
-        uclamp: None,
-        policy: fairsim_balance::Policy::Normal,
-        cgroup: fairsim_balance::group::ROOT_GROUP,
-        autogroup: fairsim_balance::group::ROOT_GROUP,
-    }
-}
-
-/// A root task running program `prog` in workload 0, for tests that build worlds by hand.
-pub fn new_task_for_tests(name: String, prog: usize) -> TaskRt {
-    new_task(name, prog, None, (0, 0), 0)
+    TaskRt::new(name, prog, parent, children, workload)
 }
 
 /// Engine ids of the tasks of workload `index`.

@@ -31,10 +31,9 @@ use crate::program::{NetSize, Op, Program, Target};
 use crate::time::SEC;
 use crate::world::{Blueprint, World};
 
-use super::netsock::{
-    push_pair_tasks, NetProto, Role, TCP_RMEM_DEFAULT, TCP_WMEM_DEFAULT, UDP_MEM_DEFAULT,
-};
+use super::net_pairs::{push_pair_tasks, Role};
 use super::{add_program, task_range, Keys, WorkloadReport};
+use crate::world::sockets::{NetProto, TCP_RMEM_DEFAULT, TCP_WMEM_DEFAULT, UDP_MEM_DEFAULT};
 
 /// `UDP_LENGTH_MAX` of nettest_omni.c (65535 - 28), the largest UDP message.
 pub const UDP_LENGTH_MAX: u32 = 0xFFFF - 28;

@@ -14,7 +14,7 @@
 //!   `run` is work at capacity 1024 (`Op::Run`: rt-app's calibrated loop scales with
 //!   capacity and frequency), `runtime` a wall-clock busy loop (`Op::Spin`), `sleep` a
 //!   relative `nanosleep` (`Op::Sleep`), `timer` rt-app's periodic timer
-//!   (`Op::SleepUntil`, see `rtapp_stats`). rt-app's other events (locks, conditions,
+//!   (an absolute sleep of the workload's model, [`RtCall::Timer`]). rt-app's other events (locks, conditions,
 //!   barriers, memory, I/O, fork, yield, semaphores) are refused.
 //! - `phases` (an object, in file order) each with events and `loop` (default 1; 0 or
 //!   negative: forever, as `phase_loop == loop` never holds); the task's `loop` (default
@@ -31,7 +31,7 @@
 //!   parents included, at the default weight; at most 32 per file (`max_nbr_tgs`).
 //!   Threads without one run in the workload's `cgroup=`, or the root.
 //! - A phase's own `cpus` (`parse_cpuset_data`) is applied as rt-app's
-//!   `set_thread_affinity` does at the start of every pass (`Op::SetAffinity`): the
+//!   `set_thread_affinity` does at the start of every pass ([`RtCall::SetAffinity`]): the
 //!   phase's set, else the task's `cpus`, else the affinity the thread started with (the
 //!   workload's `cpus=LIST`, or every CPU); rt-app calls `sched_setaffinity` only when
 //!   that set differs from the one it set last, and the kernel moves a thread whose CPU
@@ -56,14 +56,14 @@ use std::path::Path;
 use crate::error::EngineError;
 use fairsim_topology::CpuMask;
 
-use crate::program::{DurSpec, Op, Program, RtPoint};
+use crate::program::{DurSpec, Op, Program};
 use crate::time::{SEC, US};
 use crate::world::Blueprint;
 
 use super::rtapp_json::{self, Json};
 use super::rtapp_log::ActivationLog;
 use super::rtapp_pass::PhaseAcc;
-use super::rtapp_stats::{Periodic, PeriodicClock, PhaseRows};
+use super::rtapp_stats::{Periodic, PeriodicClock, PhaseRows, RtCall, RtPoint};
 use super::{add_program, new_task, WorkloadRt};
 
 /// The largest file read (rt-app files are a few kB).
@@ -644,7 +644,8 @@ impl Rtapp {
         inherited: Option<&CpuMask>,
     ) {
         let mut global: BTreeMap<String, usize> = BTreeMap::new();
-        let p = &mut rt.periodic;
+        let mut periodic = Periodic::default();
+        let p = &mut periodic;
         p.cumulative_slack = self.cumulative_slack;
         let inherited = inherited.cloned().unwrap_or_else(|| CpuMask::full(ncpus));
         let mut idx = 0usize;
@@ -674,13 +675,10 @@ impl Rtapp {
                                 .filter(|m| !m.is_empty())
                                 .or_else(|| task_mask.clone())
                                 .unwrap_or_else(|| inherited.clone());
-                            prog = prog.op(Op::SetAffinity {
-                                set: mask_index(p, m),
-                            });
+                            let set = mask_index(p, m);
+                            prog = prog.op(p.op(RtCall::SetAffinity { set }));
                         }
-                        prog = prog.op(Op::RtStamp {
-                            point: RtPoint::PassStart,
-                        });
+                        prog = prog.op(p.op(RtCall::Stamp(RtPoint::PassStart)));
                         for ev in &phase.events {
                             let op = match ev {
                                 RtEvent::Run(0) | RtEvent::Runtime(0) => continue,
@@ -709,30 +707,23 @@ impl Rtapp {
                                         }
                                         i
                                     });
-                                    Op::SleepUntil {
+                                    p.op(RtCall::Timer {
                                         clock,
                                         period: period * US,
-                                    }
+                                    })
                                 }
                             };
                             prog = match ev {
                                 RtEvent::Run(us) | RtEvent::Runtime(us) => prog
-                                    .op(Op::RtStamp {
-                                        point: RtPoint::EventStart,
-                                    })
+                                    .op(p.op(RtCall::Stamp(RtPoint::EventStart)))
                                     .op(op)
-                                    .op(Op::RtStamp {
-                                        point: RtPoint::EventEnd { us: *us },
-                                    }),
+                                    .op(p.op(RtCall::Stamp(RtPoint::EventEnd { us: *us }))),
                                 _ => prog.op(op),
                             };
                         }
                         p.rows.push(PhaseRows::default());
-                        prog = prog
-                            .op(Op::PhaseEnd {
-                                row: p.rows.len() - 1,
-                            })
-                            .end_loop();
+                        let row = p.rows.len() - 1;
+                        prog = prog.op(p.op(RtCall::PhaseEnd { row })).end_loop();
                     }
                     prog = prog.end_loop();
                 }
@@ -758,6 +749,7 @@ impl Rtapp {
             }
         }
         p.log = ActivationLog::new(idx, false);
+        rt.model = Some(Box::new(periodic));
     }
 }
 

@@ -6,7 +6,7 @@ use crate::world::World;
 
 use super::rtapp::{RtTask, Rtapp};
 use super::rtapp_log::{activations_json, activations_left_out, log_text};
-use super::rtapp_stats::UsDist;
+use super::rtapp_stats::{Periodic, UsDist};
 use super::{task_range, WorkloadReport};
 
 impl Rtapp {
@@ -25,7 +25,11 @@ impl Rtapp {
     /// order: (file name, text), the name `rt-app-NAME-IDX-IDX.log` as rt-app's
     /// `main` opens it with the default `log_basename`.
     pub fn log_files(&self, index: usize, world: &World) -> Vec<(String, String)> {
-        let log = &world.workloads[index].periodic.log;
+        let empty = Periodic::default();
+        let log = &world.workloads[index]
+            .model::<Periodic>()
+            .unwrap_or(&empty)
+            .log;
         self.threads()
             .into_iter()
             .enumerate()
@@ -48,7 +52,8 @@ impl Rtapp {
     /// many the list leaves out.
     pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
         let range = task_range(world, index);
-        let periodic = &world.workloads[index].periodic;
+        let empty = Periodic::default();
+        let periodic = world.workloads[index].model::<Periodic>().unwrap_or(&empty);
         let rows = &periodic.rows;
         let mut text = format!(
             "rt-app {}: {} threads (slack and wu_lat in us: mean p50 p99 max, over the phase passes with a timer)\n",

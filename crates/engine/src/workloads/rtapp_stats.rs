@@ -1,5 +1,6 @@
-//! rt-app's timers and per-phase log at run time: the state behind `Op::SleepUntil` and
-//! `Op::PhaseEnd`, and the distributions of the log's `slack` and `wu_lat` columns.
+//! rt-app's timers and per-phase log at run time: the workload model behind its threads'
+//! hook operations ([`RtCall`]), and the distributions of the log's `slack` and `wu_lat`
+//! columns.
 //!
 //! Ported from rt-app's `run_event` (`case rtapp_timer`) and `thread_body`: a timer's next
 //! instant starts at the run's start (`t_first`, the same for every thread) and each use
@@ -15,14 +16,66 @@
 //! periods as written (`c_duration`, `c_period`), and the thread's `set_thread_affinity`
 //! record of the CPU set it asked for last.
 
+use std::any::Any;
 use std::collections::BTreeMap;
 
 use fairsim_topology::CpuMask;
 
 use super::rtapp_log::{ActivationLog, PassEnd};
 use super::rtapp_pass::{round_us, PhaseAcc};
-use crate::program::RtPoint;
+use crate::hook::{HookAct, HookCx, SleepAct, WorkloadModel};
+use crate::program::Op;
 use crate::time::US;
+
+/// Where an [`RtCall::Stamp`] reads the clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RtPoint {
+    /// `t_start` of a phase pass in `thread_body`.
+    PassStart,
+    /// Before a `run` or `runtime` event (`run_event`'s `t_start`).
+    EventStart,
+    /// After it: its wall time joins the pass's `run` column, and its requested `us` the
+    /// `c_duration` column.
+    EventEnd {
+        /// The event's duration as written, in us.
+        us: u64,
+    },
+}
+
+/// What one of an rt-app thread's hook operations does, by the index its operation
+/// carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RtCall {
+    /// rt-app's `timer` event (an [`Op::HookSleep`](crate::program::Op::HookSleep)):
+    /// advance clock `clock` by `period` ns and sleep until that instant, an absolute
+    /// hrtimer with the task's slack (`clock_nanosleep(TIMER_ABSTIME)`). When the instant
+    /// has already passed the thread does not sleep, and a relative clock restarts from
+    /// now. The slack before the sleep and the wakeup latency after it join the thread's
+    /// pass record.
+    Timer {
+        /// Index of the clock in [`Periodic::clocks`].
+        clock: usize,
+        /// The period in ns.
+        period: u64,
+    },
+    /// The end of one pass of a phase: the thread's pass record (slack, wakeup latency)
+    /// goes into row `row` and starts afresh.
+    PhaseEnd {
+        /// Index of the (task, phase) statistics in [`Periodic::rows`].
+        row: usize,
+    },
+    /// `set_thread_affinity` at the start of a phase pass: when set `set` differs from
+    /// the one the thread set last (rt-app compares its own record, `CPU_EQUAL`, and
+    /// skips the system call when they match), the thread calls `sched_setaffinity` on
+    /// itself.
+    SetAffinity {
+        /// Index of the mask in [`Periodic::masks`].
+        set: usize,
+    },
+    /// A `clock_gettime` around a phase pass or its `run`/`runtime` events, which the
+    /// per-activation log is made of. Takes no time.
+    Stamp(RtPoint),
+}
 
 /// One timer reference (`"ref"`): shared by every task that names it, or one per task
 /// for names starting with `unique`.
@@ -119,16 +172,39 @@ pub struct Periodic {
     pub rows: Vec<PhaseRows>,
     /// `global.cumulative_slack`.
     pub cumulative_slack: bool,
-    /// The CPU sets `Op::SetAffinity` names, each content once.
+    /// The CPU sets [`RtCall::SetAffinity`] names, each content once.
     pub masks: Vec<CpuMask>,
     /// Per task: the index in `masks` of the set rt-app recorded last
     /// (`curr_cpu_data`), starting at the thread's inherited affinity.
     pub curr_set: Vec<usize>,
     /// The per-activation log (`rtapp_log`).
     pub log: ActivationLog,
+    /// The threads' hook operations, by the index their program's operation carries.
+    pub calls: Vec<RtCall>,
 }
 
 impl Periodic {
+    /// The program operation for `call`: a hook sleep for a timer, else a hook (local
+    /// unless it may move the thread).
+    pub fn op(&mut self, call: RtCall) -> Op {
+        self.calls.push(call);
+        let i = (self.calls.len() - 1) as u32;
+        match call {
+            RtCall::Timer { .. } => Op::HookSleep {
+                call: i,
+                interruptible: false,
+            },
+            RtCall::SetAffinity { .. } => Op::Hook {
+                call: i,
+                local: false,
+            },
+            RtCall::PhaseEnd { .. } | RtCall::Stamp(_) => Op::Hook {
+                call: i,
+                local: true,
+            },
+        }
+    }
+
     /// A timer event of task `task` (offset) at `now`: the instant to sleep until, or
     /// `None` when it has already passed (then the event is over).
     pub fn timer(&mut self, task: usize, clock: usize, period: u64, now: u64) -> Option<u64> {
@@ -179,7 +255,7 @@ impl Periodic {
         Some(mask)
     }
 
-    /// Task `task` reads the clock at `point` at `now` (`Op::RtStamp`).
+    /// Task `task` reads the clock at `point` at `now` ([`RtCall::Stamp`]).
     pub fn stamp(&mut self, task: usize, point: RtPoint, now: u64) {
         let Some(acc) = self.acc.get_mut(task) else {
             return;
@@ -214,6 +290,52 @@ impl Periodic {
                 r.wu_lat.add(done.wu_lat_us as i64);
             }
         }
+    }
+}
+
+impl WorkloadModel for Periodic {
+    fn hook(&mut self, call: u32, cx: &mut HookCx<'_>) -> HookAct {
+        match self.calls.get(call as usize).copied() {
+            Some(RtCall::PhaseEnd { row }) => {
+                // As for cyclictest: a pass is counted from the warm-up's end itself.
+                let end = PassEnd {
+                    at: cx.at,
+                    cpu: cx.cpu as u32,
+                    freq_khz: cx.freq_khz,
+                };
+                self.phase_end(cx.me, row, cx.at >= cx.warmup, end);
+                HookAct::Next
+            }
+            Some(RtCall::SetAffinity { set }) => self
+                .affinity_change(cx.me, set)
+                .map_or(HookAct::Next, HookAct::SetAffinity),
+            Some(RtCall::Stamp(point)) => {
+                self.stamp(cx.me, point, cx.at);
+                HookAct::Next
+            }
+            Some(RtCall::Timer { .. }) | None => HookAct::Next,
+        }
+    }
+
+    fn sleep(&mut self, call: u32, cx: &mut HookCx<'_>) -> SleepAct {
+        match self.calls.get(call as usize).copied() {
+            Some(RtCall::Timer { clock, period }) => self
+                .timer(cx.me, clock, period, cx.now)
+                .map_or(SleepAct::Return, SleepAct::Until),
+            _ => SleepAct::Return,
+        }
+    }
+
+    fn woke(&mut self, _call: u32, cx: &mut HookCx<'_>) {
+        Periodic::woke(self, cx.me, cx.at);
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
     }
 }
 

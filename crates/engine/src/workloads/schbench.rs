@@ -27,7 +27,8 @@ use crate::program::{DurSpec, Op, Program, Target};
 use crate::time::{format_duration, SEC, US};
 use crate::world::{Blueprint, World};
 
-use super::{add_program, new_task, Keys, PlatStats, WorkloadReport, WorkloadRt};
+use super::{add_program, new_task, Keys, WorkloadReport, WorkloadRt};
+use crate::plat::PlatStats;
 
 /// Which schbench binary is emulated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -239,7 +240,7 @@ impl Schbench {
         let text = stats.show_latencies();
         let pct = stats.percentiles();
         let mut json = serde_json::Map::new();
-        for (i, p) in super::plat::PLIST.iter().enumerate() {
+        for (i, p) in crate::plat::PLIST.iter().enumerate() {
             if let Some(v) = pct.get(i) {
                 json.insert(format!("wakeup_latency_pct{p:.1}"), (*v).into());
             }

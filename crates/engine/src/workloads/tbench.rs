@@ -13,7 +13,7 @@
 //!   barrier), marks `tv_start`, releases them and reaps them.
 //! - `tbench_srv`, the listener: forks a server per connection, then reaps them.
 //! - client `i` (`client{i}`): connects, reports ready, waits for the release, marks it,
-//!   then per load-file line: draws the line (`NetExchange`, which also counts the
+//!   then per load-file line: draws the line (a hook of the workload's model, which also counts the
 //!   finished one), sends the request and reads the reply in two calls (the 4-byte header,
 //!   then `recv(MSG_WAITALL|MSG_TRUNC)`, which copies nothing), until the parent stops
 //!   the clients at `warmup + t` seconds after the release.
@@ -23,15 +23,19 @@
 //! `t / 5` seconds, the final throughput and `max_latency`) is replayed from per-second
 //! counters ([`super::tbench_stats::TbenchRt`]).
 
+use std::any::Any;
+
 use crate::error::EngineError;
+use crate::hook::{HookAct, HookCx, SleepAct, WorkloadModel};
 use crate::program::{NetSize, Op, Program, Target};
 use crate::rng::SimRng;
 use crate::world::{Blueprint, World};
 
-use super::netsock::{push_pair_tasks, NetProto, NetRt, Role};
+use super::net_pairs::{push_pair_tasks, Role};
 use super::tbench_mix::{LoadOp, LINES, MIX};
-use super::tbench_stats::TbenchRt;
+use super::tbench_stats::{Exchange, TbenchRt};
 use super::{add_program, Keys, WorkloadReport};
+use crate::world::sockets::NetProto;
 
 /// tbench options.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,7 +93,12 @@ impl Tbench {
         let n = self.clients as usize;
         let parent = bp.tasks.len();
         let listener = parent + 1;
-        let stats = TbenchRt::new(self.timelimit);
+        let mut stats = TbenchRt::new(self.timelimit);
+        // The one hook a client calls: draw its next load-file line.
+        let exchange = Op::Hook {
+            call: 0,
+            local: true,
+        };
         let parent_prog = add_program(
             bp,
             Program::new()
@@ -124,7 +133,7 @@ impl Tbench {
             .op(Op::Post { to: Target::Parent })
             .op(Op::Wait { timeout: None })
             .op(Op::Mark { slot: 0 })
-            .op(Op::NetExchange)
+            .op(exchange)
             .begin_loop(None);
         let brk = client.ops.len();
         client = client
@@ -143,7 +152,7 @@ impl Tbench {
                 calls: 2,
                 trunc: true,
             })
-            .op(Op::NetExchange)
+            .op(exchange)
             .end_loop();
         let after = client.ops.len();
         client.ops[brk] = Op::BreakAfter {
@@ -198,18 +207,20 @@ impl Tbench {
                 prog: server_prog,
             },
         );
-        rt.net.tbench = stats;
-        rt.net.tbench.cum = MIX
+        stats.cum = MIX
             .iter()
             .scan(0u64, |acc, r| {
                 *acc += u64::from(r.count);
                 Some(*acc)
             })
             .collect();
+        stats.exchanges = vec![Exchange::default(); rt.net.tasks.len()];
+        rt.model = Some(Box::new(stats));
     }
 
     pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
-        let tb = &world.workloads[index].net.tbench;
+        let empty = TbenchRt::default();
+        let tb = world.workloads[index].model::<TbenchRt>().unwrap_or(&empty);
         let parent = super::task_range(world, index).start;
         let finished = world.tasks[parent].marks[1].is_some();
         let n = self.clients;
@@ -263,40 +274,62 @@ impl Tbench {
     }
 }
 
-/// Draws client `me`'s next load-file line at `rel` ns after the release, after counting
-/// the one it finished (tbench's `child_run` loop: `nb_target_rate`, then the operation,
-/// then `finish_op` and the byte count). Lines that send nothing (Deltree) are counted
-/// and skipped. Workloads other than tbench have no mix and are left alone.
-pub(crate) fn tbench_exchange(net: &mut NetRt, rng: &mut SimRng, me: usize, rel: u64) {
-    let tb = &mut net.tbench;
-    if tb.cum.is_empty() {
-        return;
+impl WorkloadModel for TbenchRt {
+    /// [`TbenchRt::exchange`]: the only hook a tbench client calls.
+    fn hook(&mut self, _call: u32, cx: &mut HookCx<'_>) -> HookAct {
+        self.exchange(cx.rng, cx.me, cx.at.saturating_sub(cx.epoch))
     }
-    let Some(nt) = net.tasks.get_mut(me) else {
-        return;
-    };
-    // Tasks 0 and 1 are the parent and the listener; client i is task i + 2.
-    let id = me.saturating_sub(2);
-    if let Some(start) = nt.started {
-        let row = &MIX[nt.row];
-        let bytes = row.sizes(id).map_or(0, |s| s.2);
-        tb.done(row.op, start, rel, u64::from(bytes));
+
+    fn sleep(&mut self, _call: u32, _cx: &mut HookCx<'_>) -> SleepAct {
+        SleepAct::Return
     }
-    let mut gap = nt.started.map(|s| rel.saturating_sub(s));
-    loop {
-        let x = rng.below(LINES);
-        let i = tb.cum.partition_point(|&c| c <= x).min(MIX.len() - 1);
-        tb.line(rel, gap);
-        gap = Some(0);
-        match MIX[i].sizes(id) {
-            Some((request, response, _)) => {
-                nt.request = request;
-                nt.response = response;
-                nt.row = i;
-                nt.started = Some(rel);
-                return;
+
+    fn woke(&mut self, _call: u32, _cx: &mut HookCx<'_>) {}
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+impl TbenchRt {
+    /// Draws client `me`'s next load-file line at `rel` ns after the release, after
+    /// counting the one it finished (tbench's `child_run` loop: `nb_target_rate`, then the
+    /// operation, then `finish_op` and the byte count); the line's sizes are the
+    /// client's next exchange on its socket. Lines that send nothing (Deltree) are counted
+    /// and skipped.
+    fn exchange(&mut self, rng: &mut SimRng, me: usize, rel: u64) -> HookAct {
+        if self.cum.is_empty() {
+            return HookAct::Next;
+        }
+        let Some(&ex) = self.exchanges.get(me) else {
+            return HookAct::Next;
+        };
+        // Tasks 0 and 1 are the parent and the listener; client i is task i + 2.
+        let id = me.saturating_sub(2);
+        if let Some(start) = ex.started {
+            let row = &MIX[ex.row];
+            let bytes = row.sizes(id).map_or(0, |s| s.2);
+            self.done(row.op, start, rel, u64::from(bytes));
+        }
+        let mut gap = ex.started.map(|s| rel.saturating_sub(s));
+        loop {
+            let x = rng.below(LINES);
+            let i = self.cum.partition_point(|&c| c <= x).min(MIX.len() - 1);
+            self.line(rel, gap);
+            gap = Some(0);
+            match MIX[i].sizes(id) {
+                Some((request, response, _)) => {
+                    let ex = &mut self.exchanges[me];
+                    ex.row = i;
+                    ex.started = Some(rel);
+                    return HookAct::Exchange { request, response };
+                }
+                None => self.done(MIX[i].op, rel, rel, 0),
             }
-            None => tb.done(MIX[i].op, rel, rel, 0),
         }
     }
 }

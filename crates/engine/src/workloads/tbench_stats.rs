@@ -25,7 +25,8 @@ pub struct OpStat {
     pub max_ns: u64,
 }
 
-/// tbench's counters over a run (empty for the other tools).
+/// tbench's counters over a run, and the workload model its clients call to draw their
+/// load-file lines.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TbenchRt {
     /// Warm-up, whole seconds (`timelimit / 5`).
@@ -44,6 +45,18 @@ pub struct TbenchRt {
     pub ops: [OpStat; LoadOp::COUNT],
     /// Cumulative line counts of the load-file mix's rows, for drawing lines.
     pub cum: Vec<u64>,
+    /// Per task of the workload (index: task id less the workload's first task): the
+    /// load-file line its current exchange carries out.
+    pub exchanges: Vec<Exchange>,
+}
+
+/// A tbench client's current exchange: which load-file line, and since when.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Exchange {
+    /// Index of the line's row in the load-file mix.
+    pub row: usize,
+    /// When the exchange started, ns after the release.
+    pub started: Option<u64>,
 }
 
 impl TbenchRt {

@@ -2,14 +2,13 @@
 //!
 //! `exec` decodes the task's next operation and hands it to the method of its concept, one
 //! sibling module each: run segments (`segments.rs`), sleeping and waking (`sync.rs`),
-//! rt-app's periodic passes (`periodic.rs`), cyclictest (`cyclic.rs`), pipes and loopback
-//! sockets (`io.rs`), fork, exec and exit (`process.rs`) and the program's own control
-//! flow (`control.rs`).
+//! the tools' own operations through their workload's model (`hook.rs`), pipes and
+//! loopback sockets (`io.rs`), fork, exec and exit (`process.rs`) and the program's own
+//! control flow (`control.rs`).
 
 mod control;
-mod cyclic;
+mod hook;
 mod io;
-mod periodic;
 mod process;
 mod segments;
 mod sync;
@@ -118,12 +117,11 @@ impl World {
             Op::RunSysCost { cost } => self.op_run_sys_cost(cpu, now, t, cost),
             Op::Spin { dur } => self.op_spin(cpu, now, at, t, dur),
             Op::Sleep { dur } => self.op_sleep(cpu, now, t, dur),
-            Op::SleepUntil { clock, period } => self.op_sleep_until(cpu, now, at, t, clock, period),
-            Op::PhaseEnd { row } => self.op_phase_end(cpu, at, t, row),
-            Op::RtStamp { point } => self.op_rt_stamp(at, t, point),
-            Op::SetAffinity { set } => self.op_set_affinity(cpu, now, t, set),
-            Op::CyclicSleep => self.op_cyclic_sleep(cpu, now, at, t),
-            Op::CyclicPoll { after } => self.op_cyclic_poll(t, after),
+            Op::Hook { call, .. } => self.op_hook(cpu, now, at, t, call),
+            Op::HookSleep {
+                call,
+                interruptible,
+            } => self.op_hook_sleep(cpu, now, at, t, call, interruptible),
             Op::Wait { timeout } => self.op_wait(cpu, now, t, timeout),
             Op::ClearTokens => self.op_clear_tokens(t),
             Op::Post { to } => self.op_post(cpu, now, t, to),
@@ -143,7 +141,6 @@ impl World {
             Op::NetSend { sock, size } => self.op_net_send(cpu, now, t, sock, size),
             Op::NetRecv { sock, calls, trunc } => self.op_net_recv(cpu, now, t, sock, calls, trunc),
             Op::NetClose { sock } => self.op_net_close(cpu, now, t, sock),
-            Op::NetExchange => self.op_net_exchange(at, t),
             Op::BreakAfter {
                 slot,
                 dur,
@@ -169,11 +166,9 @@ impl World {
             | Op::LoopBegin { .. }
             | Op::LoopEnd { .. }
             | Op::RecordLatency { .. }
-            | Op::PhaseEnd { .. }
-            | Op::RtStamp { .. }
-            | Op::NetExchange
             | Op::BreakAfter { .. } => true,
-            Op::Sleep { .. } | Op::SleepUntil { .. } | Op::CyclicSleep => task.timer_fired,
+            Op::Hook { local, .. } => local,
+            Op::Sleep { .. } | Op::HookSleep { .. } => task.timer_fired,
             Op::Wait { .. } => task.tokens > 0 || task.timer_fired,
             _ => false,
         }

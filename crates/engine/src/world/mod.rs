@@ -29,8 +29,11 @@ mod locks;
 mod loop_stack;
 mod net;
 mod progress;
+pub mod sockets;
+mod task;
 mod tracing;
 mod wake;
+mod workload;
 
 pub use loop_stack::LoopStack;
 
@@ -53,6 +56,7 @@ pub use progress::{
     QUEUE_PER_CPU, QUEUE_PER_TASK,
 };
 pub use tracing::pid_of;
+pub use workload::WorkloadRt;
 
 /// Where in [d, d + slack] an hrtimer armed for d with a slack fires when no earlier
 /// interrupt on its CPU runs it first.
@@ -412,7 +416,7 @@ pub struct World {
     /// Pipes and sockets.
     pub pipes: Vec<Pipe>,
     /// Per-workload runtime state (RNG, histograms).
-    pub workloads: Vec<crate::workloads::WorkloadRt>,
+    pub workloads: Vec<WorkloadRt>,
     /// Per workload, the speed its work runs at on each CPU when the machine's speed
     /// table gives its kind one (`None`: at the CPU's capacity).
     speeds: Vec<Option<Vec<u64>>>,
@@ -468,7 +472,7 @@ pub struct Blueprint {
     /// Pipes.
     pub pipes: Vec<Pipe>,
     /// Per-workload runtime state.
-    pub workloads: Vec<crate::workloads::WorkloadRt>,
+    pub workloads: Vec<WorkloadRt>,
     /// Each workload's kind (its tool's name), by which the machine's speed table
     /// ([`crate::speed`]) gives its work a speed of its own; a workload past the end of
     /// the list runs at capacity.
@@ -926,7 +930,7 @@ impl World {
         self.open_idle_window(now);
         for w in &mut self.workloads {
             for h in &mut w.hists {
-                *h = crate::workloads::PlatStats::default();
+                *h = crate::plat::PlatStats::default();
             }
         }
         self.window_start = now;

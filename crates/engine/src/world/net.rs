@@ -4,7 +4,7 @@
 //! A `send` charges its own path (`tcp_send`/`udp_send` per segment and the copy from
 //! user memory) and then the receive softirq that the loopback device makes it run on
 //! its own CPU (`tcp_rx`/`udp_rx` per segment: `netif_rx` queues the skb on this CPU's
-//! backlog and `local_bh_enable` processes it, see `workloads::netsock`). That softirq
+//! backlog and `local_bh_enable` processes it, see `sockets.rs`). That softirq
 //! queues the message at the peer and wakes a peer blocked in `recv` from this CPU with
 //! a sync wakeup, as `sock_def_readable` does. The work is charged as kernel time of
 //! kind `net` in the task's system call, so it is not preempted: a wakeup preemption
@@ -19,7 +19,7 @@ use fairsim_balance::wf;
 use crate::event::Tid;
 use crate::profile::{Ctx, Site};
 use crate::program::NetSize;
-use crate::workloads::netsock::{NetProto, RecvOutcome, SendOutcome, LOOPBACK_TCP_MSS};
+use crate::world::sockets::{NetProto, RecvOutcome, SendOutcome, LOOPBACK_TCP_MSS};
 
 use super::World;
 
@@ -181,17 +181,14 @@ impl World {
         }
     }
 
-    /// One exchange of task `t`'s protocol ends at `at` and the next begins (tbench:
-    /// count the finished operation, draw the next line of the load file). Time is
-    /// counted from the release, the mark of the task's parent.
-    pub(super) fn net_exchange(&mut self, t: Tid, at: u64) {
+    /// Task `t`'s next exchange sends `request` bytes and asks for `response` back, as
+    /// its workload's model drew them ([`crate::hook::HookAct::Exchange`]).
+    pub(super) fn set_exchange(&mut self, t: Tid, request: u32, response: u32) {
         let w = self.tasks[t].workload;
         let me = t - self.workloads[w].tasks.0;
-        let epoch = self.tasks[t]
-            .parent
-            .and_then(|p| self.tasks[p].marks[0])
-            .unwrap_or(0);
-        let rt = &mut self.workloads[w];
-        crate::workloads::tbench_exchange(&mut rt.net, &mut rt.rng, me, at.saturating_sub(epoch));
+        if let Some(nt) = self.workloads[w].net.tasks.get_mut(me) {
+            nt.request = request;
+            nt.response = response;
+        }
     }
 }

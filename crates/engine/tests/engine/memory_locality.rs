@@ -5,8 +5,8 @@ use crate::common;
 
 use fairsim_engine::program::{Op, Program};
 use fairsim_engine::time::MS;
-use fairsim_engine::workloads::WorkloadRt;
 use fairsim_engine::world::Blueprint;
+use fairsim_engine::world::{TaskRt, WorkloadRt};
 use fairsim_engine::{run, World, WorldConfig};
 use fairsim_topology::source::preset;
 use fairsim_topology::{build_sched_domains, BuildOptions, CpuMask};
@@ -22,17 +22,13 @@ fn one_task(cpu: usize, home: Option<usize>, mem: u32, prog: Program) -> World {
     let topo = build_sched_domains(&m, BuildOptions::default()).unwrap();
     let mut bp = Blueprint::default();
     bp.programs.push(prog);
-    let mut t = fairsim_engine::workloads::new_task_for_tests("t".into(), 0);
+    let mut t = TaskRt::root("t".into(), 0);
     t.cpus_allowed = Some(CpuMask::single(n, cpu));
     t.home_node = home;
     bp.tasks.push(t);
     bp.workloads.push(WorkloadRt {
-        rng: fairsim_engine::rng::SimRng::new(1),
-        hists: Vec::new(),
         tasks: (0, 1),
-        periodic: Default::default(),
-        cyclic: Default::default(),
-        net: Default::default(),
+        ..WorkloadRt::new(fairsim_engine::rng::SimRng::new(1), 0)
     });
     bp.workload_mem = vec![mem];
     let config = WorldConfig {

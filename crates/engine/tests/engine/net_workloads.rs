@@ -140,7 +140,9 @@ fn tbench_ops_complete_and_its_throughput_is_tbenchs() {
     for t in &r.world.tasks {
         assert_eq!(t.state, RtState::Exited, "{}", t.name);
     }
-    let tb = &r.world.workloads[0].net.tbench;
+    let tb = r.world.workloads[0]
+        .model::<fairsim_engine::workloads::tbench_stats::TbenchRt>()
+        .expect("tbench's model");
     assert_eq!((tb.warmup, tb.timelimit), (0, 3));
     let json = &r.reports[0].json;
     // Every common operation of the load file ran.

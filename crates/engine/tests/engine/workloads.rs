@@ -6,8 +6,8 @@ use crate::common;
 use fairsim_engine::output::to_json;
 use fairsim_engine::program::{Op, Program};
 use fairsim_engine::time::{MS, US};
-use fairsim_engine::workloads::WorkloadRt;
 use fairsim_engine::world::{Blueprint, Overhead, Pipe, RtState};
+use fairsim_engine::world::{TaskRt, WorkloadRt};
 use fairsim_engine::{prepare, run, World, WorldConfig};
 use fairsim_topology::source::preset;
 use fairsim_topology::{build_sched_domains, BuildOptions, CpuMask};
@@ -148,19 +148,14 @@ fn tiny_world(machine: &str, cpu: usize, progs: Vec<Program>, pipes: Vec<Pipe>) 
     let mut bp = Blueprint::default();
     for (i, p) in progs.into_iter().enumerate() {
         bp.programs.push(p);
-        let mut t = fairsim_engine::workloads::new_task_for_tests(format!("t{i}"), i);
+        let mut t = TaskRt::root(format!("t{i}"), i);
         t.cpus_allowed = Some(CpuMask::single(n, cpu));
         bp.tasks.push(t);
     }
     bp.pipes = pipes;
-    bp.workloads.push(WorkloadRt {
-        rng: fairsim_engine::rng::SimRng::new(1),
-        hists: Vec::new(),
-        tasks: (0, bp.tasks.len()),
-        periodic: Default::default(),
-        cyclic: Default::default(),
-        net: Default::default(),
-    });
+    let mut rt = WorkloadRt::new(fairsim_engine::rng::SimRng::new(1), 0);
+    rt.tasks.1 = bp.tasks.len();
+    bp.workloads.push(rt);
     let config = WorldConfig {
         duration: 1_000 * MS,
         check_invariants: true,

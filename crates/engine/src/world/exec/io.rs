@@ -100,12 +100,4 @@ impl World {
         self.net_close(cpu, now, t, sock);
         Step::Next
     }
-
-    /// `NetExchange`: a tbench client's completed exchange.
-    #[inline]
-    pub(super) fn op_net_exchange(&mut self, at: u64, t: Tid) -> Step {
-        self.tasks[t].pc += 1;
-        self.net_exchange(t, at);
-        Step::Next
-    }
 }

@@ -1,4 +1,4 @@
-//! Loopback TCP and UDP sockets as the netperf and tbench workloads use them: one
+//! The world's loopback TCP and UDP sockets, as netperf and tbench use them: one
 //! connection per client and server pair, each direction a queue of whole messages at
 //! the receiving end.
 //!
@@ -41,9 +41,6 @@
 use std::collections::VecDeque;
 
 use crate::event::Tid;
-use crate::world::Blueprint;
-
-use super::new_task;
 
 /// `net.ipv4.tcp_rmem[1]`, a TCP socket's initial receive buffer (6.12 default, and what
 /// netperf prints as the receive socket size).
@@ -250,77 +247,18 @@ pub struct NetTask {
     pub request: u32,
     /// Response size the current request asks for.
     pub response: u32,
-    /// Index of the current exchange's row in the tool's table (tbench's load file).
-    pub row: usize,
-    /// When the current exchange started.
-    pub started: Option<u64>,
     /// The response size the last message this task received asked for.
     pub last_reply: u32,
 }
 
-/// A network workload's runtime state: its connections and its tasks' exchanges, plus
-/// tbench's counters (empty for the other tools).
+/// A network workload's sockets: its connections and its tasks' exchanges (empty for
+/// workloads that use no socket).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NetRt {
     /// Connections; socket `s` is side `s % 2` of connection `s / 2`.
     pub conns: Vec<NetConn>,
     /// Per task of the workload (index: task id less the workload's first task).
     pub tasks: Vec<NetTask>,
-    /// tbench's counters.
-    pub tbench: super::tbench_stats::TbenchRt,
-}
-
-/// One task of a client/server workload: its `comm` and its program.
-pub(super) struct Role<'a> {
-    /// `comm`.
-    pub name: &'a str,
-    /// Program index.
-    pub prog: usize,
-}
-
-/// Adds the tasks of a client/server workload over loopback, in the order both netperf
-/// and tbench lay them out: the launcher that forks the `n` clients, the daemon that forks
-/// one server per connection, then the clients and the servers. Client `i` talks on
-/// socket `2i` and its server on `2i + 1`; `rt.net` gets `n` connections of `proto` and
-/// one socket state per task.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn push_pair_tasks(
-    bp: &mut Blueprint,
-    rt: &mut super::WorkloadRt,
-    w: usize,
-    n: usize,
-    proto: NetProto,
-    launcher: Role<'_>,
-    daemon: Role<'_>,
-    client: Role<'_>,
-    server: Role<'_>,
-) {
-    let first = bp.tasks.len();
-    let (clients, servers) = (first + 2, first + 2 + n);
-    bp.tasks.push(new_task(
-        launcher.name.into(),
-        launcher.prog,
-        None,
-        (clients, clients + n),
-        w,
-    ));
-    bp.tasks.push(new_task(
-        daemon.name.into(),
-        daemon.prog,
-        None,
-        (servers, servers + n),
-        w,
-    ));
-    for (role, parent, sock) in [(&client, first, 0), (&server, first + 1, 1)] {
-        for i in 0..n {
-            let me = bp.tasks.len();
-            let mut t = new_task(role.name.into(), role.prog, Some(parent), (me, me), w);
-            t.pipe_base = 2 * i + sock;
-            bp.tasks.push(t);
-        }
-    }
-    rt.net.conns = (0..n).map(|_| NetConn::new(proto)).collect();
-    rt.net.tasks = vec![NetTask::default(); 2 + 2 * n];
 }
 
 #[cfg(test)]
