@@ -15,11 +15,12 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use fairsim::balance::Features;
-use fairsim::engine::run::{RunSpec, DEFAULT_MEMORY_BUDGET};
 use fairsim::engine::time::MS;
-use fairsim::engine::{prepare, WorkloadSpec, WorldConfig};
+use fairsim::engine::WorldConfig;
 use fairsim::topology::source::preset;
 use fairsim::topology::BuildOptions;
+use fairsim::workloads::run::{RunSpec, DEFAULT_MEMORY_BUDGET};
+use fairsim::workloads::{prepare, WorkloadSpec};
 
 fn spec(machine: &str, workload: &str, ms: u64) -> RunSpec {
     RunSpec {

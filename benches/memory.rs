@@ -17,12 +17,13 @@
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use fairsim::engine::run::{estimate_run_memory, RunSpec, DEFAULT_MEMORY_BUDGET};
 use fairsim::engine::time::MS;
 use fairsim::engine::world::RtState;
-use fairsim::engine::{prepare, WorkloadSpec, WorldConfig};
+use fairsim::engine::WorldConfig;
 use fairsim::topology::source::{parse_spec, SpecOptions};
 use fairsim::topology::{Arch, BuildOptions};
+use fairsim::workloads::run::{estimate_run_memory, RunSpec, DEFAULT_MEMORY_BUDGET};
+use fairsim::workloads::{prepare, WorkloadSpec};
 
 /// `cpus` CPUs in two SMT-2 sockets, one node each, running `tasks` nanosleep loops.
 fn spec(cpus: usize, tasks: usize) -> RunSpec {

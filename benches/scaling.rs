@@ -20,12 +20,13 @@
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use fairsim::engine::run::{RunSpec, DEFAULT_MEMORY_BUDGET};
 use fairsim::engine::time::MS;
 use fairsim::engine::world::RtState;
-use fairsim::engine::{prepare, WorkloadSpec, WorldConfig};
+use fairsim::engine::WorldConfig;
 use fairsim::topology::source::{parse_spec, SpecOptions};
 use fairsim::topology::{Arch, BuildOptions};
+use fairsim::workloads::run::{RunSpec, DEFAULT_MEMORY_BUDGET};
+use fairsim::workloads::{prepare, WorkloadSpec};
 
 /// A machine of `cpus` CPUs shaped like the seed machines: two sockets of cores with
 /// `threads` hardware threads each (one socket below 32 CPUs), one NUMA node per socket.

@@ -119,10 +119,10 @@ impl From<fairsim_engine::EngineError> for CliError {
 
 /// The run's resolution reports the engine's own refusals as the engine does (a broken
 /// invariant stays fairsim's fault); everything else it refuses is about the input.
-impl From<fairsim_engine::resolve::ResolveError> for CliError {
-    fn from(err: fairsim_engine::resolve::ResolveError) -> Self {
+impl From<fairsim_workloads::resolve::ResolveError> for CliError {
+    fn from(err: fairsim_workloads::resolve::ResolveError) -> Self {
         match err {
-            fairsim_engine::resolve::ResolveError::Engine(e) => e.into(),
+            fairsim_workloads::resolve::ResolveError::Engine(e) => e.into(),
             other => CliError::msg(other.to_string()),
         }
     }

@@ -39,7 +39,7 @@ use fairsim_balance::{Kernel, Sched};
 use fairsim_topology::{check_cpusets, parse_cpulist, CpuMask};
 
 use crate::error::EngineError;
-use crate::scenario::{tunable_writes, TunableValue};
+use crate::tunable::{tunable_writes, TunableValue};
 
 /// The most groups a run may declare or create, the root not counted: each has a
 /// runqueue and an entity on every CPU, so the bound keeps a large machine's state

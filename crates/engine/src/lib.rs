@@ -1,13 +1,17 @@
-//! The world in virtual time: events, CPUs executing task programs, workloads, the
-//! kernel-overhead cost model, metrics and outputs.
+//! The world in virtual time: events, CPUs executing task programs, the kernel-overhead
+//! cost model, noise, memory locality, metrics and the profile.
 //!
-//! A run is a [`run::RunSpec`] (machine, workloads, [`world::WorldConfig`]) turned into a
-//! [`world::World`] by [`run::prepare`] and run to its end by [`world::World::run`]. Time
-//! is integer nanoseconds ([`time::Time`]); events are one closed enum
-//! ([`event::Event`]) in a (time, sequence) queue; tasks execute programs of the
-//! behaviour IR ([`program::Op`]) that the workloads ([`workloads`]) compile to; kernel
-//! work is charged to the CPU doing it through the [`cost::CostTable`]; every scheduler
-//! decision is a call into `fairsim_balance::Sched` at the instant it happens.
+//! A [`world::World`] is built from a machine, its sched domains, a
+//! [`world::WorldConfig`] and a [`world::Blueprint`] (tasks, programs, pipes and each
+//! workload's runtime state), and run to its end by [`world::World::run`]. Time is
+//! integer nanoseconds ([`time::Time`]); events are one closed enum ([`event::Event`])
+//! in a (time, sequence) queue; tasks execute programs of the behaviour IR
+//! ([`program::Op`]), whose tool-specific operations go through one hook
+//! ([`hook::WorkloadModel`]); kernel work is charged to the CPU doing it through the
+//! [`cost::CostTable`]; every scheduler decision is a call into `fairsim_balance::Sched`
+//! at the instant it happens. The tools that compile to the IR, and runs from a
+//! specification, are the crate above (`fairsim-workloads`); the output writers are
+//! `fairsim-output`.
 
 pub mod autogroup;
 pub mod cgroup;
@@ -20,17 +24,13 @@ pub mod hook;
 pub mod memory;
 pub mod metrics;
 pub mod noise;
-pub mod output;
 pub mod plat;
 pub mod profile;
 pub mod program;
 mod radix;
-pub mod resolve;
-pub mod run;
-pub mod scenario;
 pub mod speed;
+pub mod tunable;
 mod wheel;
-pub mod workloads;
 pub mod world;
 
 pub use cost::{CostTable, CostTableName};
@@ -44,10 +44,5 @@ pub use fairsim_des::rng;
 pub use fairsim_des::time;
 pub use noise::NoiseModel;
 pub use profile::Profile;
-pub use run::{
-    check_machine, default_duration, estimate_json_memory, estimate_memory, estimate_run_memory,
-    prepare, run, RunResult, RunSpec,
-};
 pub use time::{parse_duration, Time};
-pub use workloads::{Workload, WorkloadSpec};
 pub use world::{Cpuidle, TimerExpiry, World, WorldConfig};

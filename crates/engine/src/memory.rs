@@ -51,8 +51,6 @@
 
 use fairsim_topology::Machine;
 
-use crate::error::EngineError;
-
 /// The scale of `mem=`: per mille of run time.
 pub const MEM_SCALE: u64 = 1000;
 
@@ -66,37 +64,6 @@ pub fn default_intensity(tool: &str) -> u32 {
         "nanosleep" | "sysbench-cpu" | "schbench" | "cyclictest" | "rtapp" => 0,
         _ => DATA_TOOL_MEM,
     }
-}
-
-/// Takes `mem=PERMILLE` out of a specification's body and returns the rest and the value.
-pub(crate) fn split_mem(tool: &str, body: &str) -> Result<(String, Option<u32>), EngineError> {
-    let mut rest: Vec<&str> = Vec::new();
-    let mut mem = None;
-    for item in body.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let Some((k, v)) = item.split_once('=') else {
-            rest.push(item);
-            continue;
-        };
-        if k.trim().trim_start_matches('-') != "mem" {
-            rest.push(item);
-            continue;
-        }
-        if mem.is_some() {
-            return Err(EngineError::Workload(format!(
-                "{tool}: mem: given twice; allowed: one mem=PERMILLE"
-            )));
-        }
-        match v.trim().parse::<u32>() {
-            Ok(n) if u64::from(n) <= MEM_SCALE => mem = Some(n),
-            _ => {
-                return Err(EngineError::Workload(format!(
-                    "{tool}: mem: invalid value '{}'; allowed: an integer from 0 to 1000 (per mille of run time stalled on DRAM)",
-                    v.trim()
-                )))
-            }
-        }
-    }
-    Ok((rest.join(","), mem))
 }
 
 /// The machine's nodes as the work-rate computation reads them.
@@ -179,22 +146,6 @@ mod tests {
         // Fully DRAM-bound work runs at the latency ratio, 10/21.
         assert_eq!(l.scale_rate(1024, 3, 0, 1000), 1024 * 10 / 21);
         assert_eq!(l.scale_rate(1024, 0, 1, 1000), 1024 * 10 / 21);
-    }
-
-    #[test]
-    fn mem_is_taken_out_of_the_body_and_checked() {
-        let (rest, m) = split_mem("hackbench", "g=2,mem=250,pipe").unwrap();
-        assert_eq!((rest.as_str(), m), ("g=2,pipe", Some(250)));
-        let (rest, m) = split_mem("hackbench", "g=2").unwrap();
-        assert_eq!((rest.as_str(), m), ("g=2", None));
-        for (body, want) in [
-            ("mem=1001", "invalid value '1001'"),
-            ("mem=x", "invalid value 'x'"),
-            ("mem=1,mem=2", "given twice"),
-        ] {
-            let e = split_mem("hackbench", body).unwrap_err().to_string();
-            assert!(e.contains(want) && e.contains("hackbench: mem:"), "{e}");
-        }
     }
 
     #[test]

@@ -9,8 +9,8 @@ use std::sync::Mutex;
 
 use fairsim_engine::balance::{CpuIdleType, Features, Kernel};
 use fairsim_engine::profile::Sym;
-use fairsim_engine::run::RunSpec;
 use fairsim_engine::world::Overhead;
+use fairsim_workloads::run::RunSpec;
 use rayon::prelude::*;
 
 use super::compare_until;
@@ -285,7 +285,7 @@ fn run_one(
 /// scanned, success ratio and rate, read from every CPU or from `cpu` alone.
 pub(crate) fn metrics_of(
     spec: &RunSpec,
-    result: &fairsim_engine::RunResult,
+    result: &fairsim_workloads::RunResult,
     cpu: Option<usize>,
 ) -> RunMetrics {
     let w = &result.world;
@@ -345,7 +345,7 @@ pub(crate) fn metrics_of(
     ));
     // Where the memory model ([`fairsim_engine::memory`]) can change a runtime: the share
     // of task time run away from the task's home node, and the moves across nodes.
-    if let Some((task, off, moves)) = fairsim_engine::output::locality_totals(w) {
+    if let Some((task, off, moves)) = fairsim_output::locality_totals(w) {
         m.push((
             "off-node-%".into(),
             false,
@@ -357,7 +357,7 @@ pub(crate) fn metrics_of(
     m.push(("rq-lock-spin-%".into(), false, spin as f64 / cpu_ns * 100.0));
     // With task groups, each group's cpu.stat times and its share of all task time
     // (the root's row is every task's, so it is left out).
-    let groups = fairsim_engine::output::cgroup_rows(w);
+    let groups = fairsim_output::cgroup_rows(w);
     let all = groups.first().map_or(0, |r| r.usage_ns);
     for r in groups.iter().skip(1) {
         for (name, v) in compare_until::CGROUP_METRICS
@@ -403,7 +403,7 @@ pub(crate) fn metrics_of(
 }
 
 /// One group's compare metrics, in the order of [`compare_until::CGROUP_METRICS`].
-fn cgroup_metric_values(r: &fairsim_engine::output::CgroupRow, all: u64) -> [f64; 5] {
+fn cgroup_metric_values(r: &fairsim_output::CgroupRow, all: u64) -> [f64; 5] {
     let bw =
         r.bw.map_or((0, 0), |b| (b.nr_throttled, b.throttled_ns / 1000));
     [
@@ -469,7 +469,7 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     if let Some(u) = &until {
         let depth = super::plots::level_names(&spec).len();
-        let groups = fairsim_engine::run::resolve_cgroups(&spec)?;
+        let groups = fairsim_workloads::run::resolve_cgroups(&spec)?;
         let names = compare_until::metric_names(
             spec.workloads.iter().map(|w| w.name()),
             depth,

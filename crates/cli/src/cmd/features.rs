@@ -11,7 +11,7 @@ use crate::error::CliError;
 
 /// The note `--ilb-sd-share` prints: the option is kept so that old command lines run as
 /// they did, but the features declared to change the domains now set them up themselves.
-pub(crate) use fairsim_engine::resolve::ILB_SD_SHARE_NOTE;
+pub(crate) use fairsim_workloads::resolve::ILB_SD_SHARE_NOTE;
 
 /// Arguments of `fairsim features`.
 #[derive(Debug, clap::Args)]

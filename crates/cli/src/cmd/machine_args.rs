@@ -71,7 +71,7 @@ impl MachineArgs {
     /// engine knows, so that every command refuses a file naming ones that do not exist.
     pub fn load(&self) -> Result<Machine, CliError> {
         let m = self.load_unchecked()?;
-        fairsim_engine::check_machine(&m, &self.source())?;
+        fairsim_workloads::check_machine(&m, &self.source())?;
         Ok(m)
     }
 
@@ -109,7 +109,7 @@ impl MachineArgs {
                 // machine with scenario keys; say so rather than report the first key
                 // that the machine schema reads differently.
                 TopologyError::Io { .. } => name_option("--machine", e),
-                _ if fairsim_engine::scenario::Scenario::load(path).is_ok() => CliError::msg(format!(
+                _ if fairsim_workloads::scenario::Scenario::load(path).is_ok() => CliError::msg(format!(
                     "--machine {}: this is a scenario file, not a machine file; run it as `fairsim run {}`",
                     path.display(),
                     path.display()

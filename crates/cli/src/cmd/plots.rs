@@ -5,13 +5,13 @@
 use std::path::Path;
 
 use fairsim_engine::balance::{Features, Kernel};
-use fairsim_engine::run::RunSpec;
 use fairsim_engine::World;
 use fairsim_plot::data::{
     Bar, CpuGroup, DomainSeries, FrequencySeries, HdrBuckets, LatencyCdf, MeanChange, MetricBars,
     NewidleSeries as PlotSeries, PlotData, PolicyFrequency, Slice, SliceKind, Timeline,
 };
 use fairsim_trace::{BalanceKind, NewidleSeries, Trace, TraceConfig, TraceEvent};
+use fairsim_workloads::run::RunSpec;
 use hdrhistogram::Histogram;
 
 use crate::compare_table::{mean_rows, summarise, MetricSamples};

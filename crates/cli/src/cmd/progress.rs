@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use fairsim_engine::{RunResult, RunSpec, World};
+use fairsim_engine::World;
+use fairsim_workloads::{RunResult, RunSpec};
 
 use crate::error::CliError;
 
@@ -236,7 +237,7 @@ pub(crate) fn execute(spec: &RunSpec, mode: Mode) -> Result<Executed, CliError> 
             }
         }
     };
-    let mut world = fairsim_engine::prepare(spec)?;
+    let mut world = fairsim_workloads::prepare(spec)?;
     // What `fairsim topology` prints about a machine the kernel would complain about
     // (an arch topology it calls broken, capacity asymmetry on SMT) applies to a run too.
     for w in &world.sched.topo.warnings {
@@ -270,7 +271,7 @@ pub(crate) fn run_batch_job(
     if interrupted() {
         return Ok(None);
     }
-    let mut world = fairsim_engine::prepare(spec)?;
+    let mut world = fairsim_workloads::prepare(spec)?;
     if step_to_end(&mut world, spec.config.duration, progress)? {
         return Ok(None);
     }

@@ -9,12 +9,12 @@ use std::path::PathBuf;
 use fairsim_engine::balance::pelt::UtilEstMode;
 use fairsim_engine::balance::schedstat::SchedstatVersion;
 use fairsim_engine::balance::{Feature, Features, Kernel, SchedParams};
-use fairsim_engine::run::{estimate_memory, DEFAULT_MEMORY_BUDGET};
 use fairsim_engine::time::{parse_duration_with_unit, SEC};
 use fairsim_race::control::{default_threads, host_cpus, THREADS_PER_HOST_CPU};
 use fairsim_race::report::RaceReport;
 use fairsim_race::{run_race, Placement, RaceSpec, TokenProgram};
 use fairsim_topology::{estimate_build_memory, BuildOptions, Machine};
+use fairsim_workloads::run::{estimate_memory, DEFAULT_MEMORY_BUDGET};
 
 use super::machine_args::MachineArgs;
 use crate::error::{invalid, CliError};

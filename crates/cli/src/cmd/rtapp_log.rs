@@ -1,10 +1,10 @@
 //! `fairsim run --rtapp-log DIR`: rt-app's per-thread log files
-//! (`fairsim_engine::workloads::Rtapp::log_files`) written into DIR.
+//! (`fairsim_workloads::Rtapp::log_files`) written into DIR.
 
 use std::path::Path;
 
-use fairsim_engine::workloads::Workload;
-use fairsim_engine::{RunResult, RunSpec};
+use fairsim_workloads::Workload;
+use fairsim_workloads::{RunResult, RunSpec};
 
 use crate::error::CliError;
 
@@ -27,7 +27,7 @@ pub(crate) fn check(dir: Option<&Path>, spec: &RunSpec) -> Result<(), CliError> 
 /// rt-app workloads, each one's files go into `dir/workload-N`, N its position among
 /// the run's workloads, so that equal thread names cannot overwrite each other.
 pub(crate) fn write(dir: &Path, spec: &RunSpec, result: &RunResult) -> Result<(), CliError> {
-    let rtapp: Vec<(usize, &fairsim_engine::workloads::Rtapp)> = spec
+    let rtapp: Vec<(usize, &fairsim_workloads::Rtapp)> = spec
         .workloads
         .iter()
         .enumerate()

@@ -3,9 +3,9 @@
 use std::io::Write;
 
 use fairsim_engine::balance::{Features, Kernel};
-use fairsim_engine::run::DEFAULT_MEMORY_BUDGET;
 use fairsim_topology::render::{render_debugfs, render_dmesg, render_json, render_summary};
 use fairsim_topology::{check_build_memory, parse_cpusets, partition_sched_domains, BuildOptions};
+use fairsim_workloads::run::DEFAULT_MEMORY_BUDGET;
 
 use super::machine_args::{preset_listing, MachineArgs};
 use crate::error::{invalid, CliError};

@@ -195,10 +195,10 @@ pub struct WorldConfig {
     /// on a machine without domains is refused.
     pub governor: Option<fairsim_balance::cpufreq::Governor>,
     /// Keep every rt-app thread's activations for its log files (`--rtapp-log`, up to
-    /// `workloads::FILE_TOTAL` per workload) rather than the JSON's first ones.
+    /// `fairsim_workloads::FILE_TOTAL` per workload) rather than the JSON's first ones.
     pub rtapp_log: bool,
     /// The task groups (`--cgroup`, a scenario's `[cgroup]` tables), created at boot in
-    /// this order; [`crate::run::prepare`] adds the ones rt-app files create. Empty: no
+    /// this order; the workload crate's `run::prepare` adds the ones rt-app files create. Empty: no
     /// groups, the fair class as it runs without them.
     pub cgroups: crate::cgroup::Cgroups,
 }
@@ -658,7 +658,7 @@ impl World {
     }
 
     /// Holds the event queue of a world that stops making progress to `bytes` of memory
-    /// (the run's budget minus its estimate, as [`crate::run::prepare`] computes it), so
+    /// (the run's budget minus its estimate, as the workload crate's `run::prepare` computes it), so
     /// that such a world fails inside its budget; never below the guard's floor.
     pub fn cap_queue_memory(&mut self, bytes: u64) {
         self.instant.cap_queue_bytes(bytes);

@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 
 use fairsim_engine::balance::schedstat::{show_schedstat_with, SchedstatVersion};
 use fairsim_engine::balance::Kernel;
-use fairsim_engine::output::{summary, to_json};
-use fairsim_engine::resolve::{resolve_kernel, resolve_run, Resolved, RunOptions};
-use fairsim_engine::run::{estimate_json_memory, estimate_run_memory, RunSpec};
-use fairsim_engine::scenario::Scenario;
 use fairsim_engine::time::SEC;
+use fairsim_output::{summary, to_json};
+use fairsim_workloads::resolve::{resolve_kernel, resolve_run, Resolved, RunOptions};
+use fairsim_workloads::run::{estimate_json_memory, estimate_run_memory, RunSpec};
+use fairsim_workloads::scenario::Scenario;
 
 mod args;
 

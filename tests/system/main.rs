@@ -1,0 +1,38 @@
+//! The engine's integration tests: workloads, cgroups, traces, costs, noise and the ground truth.
+//!
+//! One binary per crate, its former test files as modules, so that `cargo test` links
+//! once per crate; `cargo test -p fairsim-engine --test engine MODULE::` runs one of them.
+
+mod common;
+// The protobuf walker and trace builders live with the trace crate's writer tests; the
+// engine's trace tests decode what a run wrote with the same walker.
+#[path = "../../crates/trace/tests/trace/trace_support/mod.rs"]
+mod trace_support;
+
+mod autogroup;
+mod cgroups;
+mod cpufreq;
+mod cpuidle;
+mod cpuset_cgroups;
+mod cpusets;
+mod cyclictest;
+mod forkbench;
+mod fuzz_parsers;
+mod ground_truth;
+mod hardening_no_progress;
+mod hardening_time_order;
+mod host_golden;
+mod legacy_lb;
+mod load_tracking_costs;
+mod measurement;
+mod memory_locality;
+mod net_workloads;
+mod properties;
+mod rtapp;
+mod rtapp_log;
+mod soak;
+mod speed;
+mod trace_engine;
+mod trace_throttle;
+mod workload_cmdline;
+mod workloads;
