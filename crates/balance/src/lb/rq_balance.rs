@@ -1,9 +1,14 @@
 //! `sched_balance_rq` (was `load_balance`), split at the point where the kernel stops
 //! reading statistics and starts moving tasks, so that the engine can let virtual time
-//! pass in between: [`Sched::sched_balance_rq_scan`] runs `should_we_balance`, picks the
-//! busiest group and runqueue; [`Sched::sched_balance_rq_act`] detaches and attaches tasks
-//! against the state of that later instant and does the bookkeeping. Also
+//! pass in between: [`BalanceAct::sched_balance_rq_scan`] runs `should_we_balance`, picks
+//! the busiest group and runqueue; [`BalanceAct::sched_balance_rq_act`] detaches and
+//! attaches tasks against the state of that later instant and does the bookkeeping. Also
 //! `should_we_balance`, `need_active_balance` and `active_load_balance_cpu_stop`.
+//!
+//! This is 6.12's code only. Where another kernel's balancer differs (Linux 6.5's in
+//! `lb/v6_5`), the choice is made at the era entry points of [`crate::lb::era`], which
+//! implement [`BalanceAct::lb_rescan`] and [`BalanceAct::sched_balance_rq_act`]: the era
+//! modules build on this one, and this one names none of them.
 
 use std::sync::atomic::Ordering;
 
