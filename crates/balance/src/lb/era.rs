@@ -4,19 +4,90 @@
 //! 4.5's and 4.15's (`lb/v4_5`, `lb/v4_15`, on the 3.9 port's `cpu_load[]` and capacity
 //! state), which `--kernel 4.5` and `--kernel 4.15`/`4.16` select. `--kernel 6.5` runs
 //! 6.12's entry points here and Linux 6.5's `load_balance`/`newidle_balance` where they
-//! differ (`lb/v6_5`), dispatched in 6.12's code. The engine and the tests call these;
-//! no balancer's functions test which one runs.
+//! differ (`lb/v6_5`), dispatched here too. The engine and the tests call these; no
+//! balancer's functions test which one runs.
 //!
-//! `sched_balance_rq`'s scan and act halves and `NewidleBalance::start` dispatch the same
-//! way through [`crate::lb::host::BalanceHost::balancer`], so that race mode's hosts
-//! (always 6.12's) share them.
+//! `sched_balance_rq`'s rescan and act half ([`BalanceAct::lb_rescan`],
+//! [`BalanceAct::sched_balance_rq_act`]) and [`NewidleBalance::start`] /
+//! [`NewidleBalance::step`] dispatch the same way through
+//! [`crate::lb::host::BalanceHost::balancer`], so that race mode's hosts (always 6.12's)
+//! share them. They are implemented here rather than in 6.12's `lb/rq_balance.rs` and
+//! `lb/newidle.rs` so that the dependencies go one way: the era modules (`lb/v6_5`, ...)
+//! build on 6.12's traits and helpers, and 6.12's modules name no era's code.
 
 /// The balancer a run's kernel has, defined in [`crate::lb::balancer`] (which the
 /// scheduler's state names without importing the entry points) and named here too.
 pub use crate::lb::balancer::Balancer;
+use crate::lb::env::{LbEnv, LbResult, LbScan};
+use crate::lb::host::BalanceHost;
+use crate::lb::newidle::{NewidleBalance, NewidleStep};
 use crate::lb::periodic::TriggerResult;
+use crate::lb::rq_balance::BalanceAct;
+use crate::lb::v6_5::balance::BalanceActV6_5;
 use crate::sched::Sched;
 use crate::task::TaskId;
+
+/// The era entry points of `sched_balance_rq` for every [`BalanceHost`]: the rescan and
+/// the act half of the run's kernel. The rest of [`BalanceAct`] is 6.12's code, which
+/// every era shares.
+impl<T: BalanceHost + ?Sized> BalanceAct for T {
+    /// `redo:` of the run's kernel: Linux 6.5's `should_we_balance` and
+    /// `find_busiest_group` ([`BalanceActV6_5::lb_rescan_v6_5`]) or 6.12's
+    /// ([`BalanceAct::lb_rescan_v6_12`]); the legacy balancers scan through the host.
+    fn lb_rescan(&mut self, env: LbEnv) -> LbScan {
+        match self.balancer() {
+            Balancer::V6_5 => self.lb_rescan_v6_5(env),
+            _ => self.lb_rescan_v6_12(env),
+        }
+    }
+
+    /// The act half of the run's kernel: Linux 6.5's `load_balance` from `more_balance:`
+    /// ([`BalanceActV6_5::load_balance_act_v6_5`]) or 6.12's
+    /// ([`BalanceAct::sched_balance_rq_act_v6_12`], which hands LEGACY_LB's to the host).
+    fn sched_balance_rq_act(&mut self, scan: LbScan, now: u64) -> LbResult {
+        self.set_now(now);
+        match self.balancer() {
+            Balancer::V6_5 => self.load_balance_act_v6_5(scan, now),
+            _ => self.sched_balance_rq_act_v6_12(scan, now),
+        }
+    }
+}
+
+/// The era entry points of the newidle balance: each balancer's loop is its own
+/// (6.12's `sched_balance_newidle`, 6.5's `newidle_balance`, 3.9's and 4.5's
+/// `idle_balance`), started and stepped here.
+impl NewidleBalance {
+    /// The start of the run's kernel's newidle balance at `now`: `sched_balance_newidle`
+    /// (6.12), `newidle_balance` (6.5) or `idle_balance` (3.9 to 4.16), with their early
+    /// exits (pending wakeup, no domain, nothing overloaded, or `avg_idle` below the first
+    /// domain's cost), the idle stamp, and the blocked-load update. `Err(pulled)` when it
+    /// ends at once.
+    pub fn start<H: BalanceAct + ?Sized>(
+        h: &mut H,
+        cpu: usize,
+        now: u64,
+    ) -> Result<NewidleBalance, i32> {
+        h.set_now(now);
+        match h.balancer() {
+            Balancer::V3_9 => Self::start_v3_9(h, cpu, now),
+            Balancer::V4_5 | Balancer::V4_15 => Self::start_v4_5(h, cpu, now),
+            Balancer::V6_12 => Self::start_v6_12(h, cpu, now),
+            Balancer::V6_5 => Self::start_v6_5(h, cpu, now),
+        }
+    }
+
+    /// One step of the newidle balance at `now`, in the loop of the balancer that
+    /// started it; see [`NewidleStep`].
+    pub fn step<H: BalanceAct + ?Sized>(&mut self, h: &mut H, now: u64) -> NewidleStep {
+        h.set_now(now);
+        match self.balancer {
+            Balancer::V3_9 => self.step_v3_9(h, now),
+            Balancer::V4_5 | Balancer::V4_15 => self.step_v4_5(h, now),
+            Balancer::V6_5 => self.step_v6_5(h, now),
+            Balancer::V6_12 => self.step_v6_12(h, now),
+        }
+    }
+}
 
 impl Sched {
     /// The balancer this machine runs (fixed with its features when it is built).

@@ -13,7 +13,7 @@
 use fairsim_topology::{SdFlags, SdId};
 
 use crate::features::Feature;
-use crate::lb::era::Balancer;
+use crate::lb::balancer::Balancer;
 use crate::lb::host::BalanceHost;
 use crate::lb::jiffies::time_after;
 use crate::lb::msecs_to_jiffies;
@@ -71,27 +71,15 @@ impl NewidleBalance {
     }
 }
 
+// `NewidleBalance::start` and `NewidleBalance::step`, which choose the loop of the run's
+// kernel, are era entry points in `lb/era.rs`; this module holds 6.12's loop (and 3.9's,
+// which shares its helpers).
 impl NewidleBalance {
-    /// The start of `sched_balance_newidle(this_rq)` at `now`: the early exits (pending
-    /// wakeup, no domain, nothing overloaded, or `avg_idle` below the first domain's
-    /// cost), the idle stamp, and the blocked-load update. `Err(pulled)` when it ends at
-    /// once.
-    pub fn start<H: BalanceAct + ?Sized>(
-        h: &mut H,
-        cpu: usize,
-        now: u64,
-    ) -> Result<NewidleBalance, i32> {
-        h.set_now(now);
-        match h.balancer() {
-            Balancer::V3_9 => Self::start_v3_9(h, cpu, now),
-            Balancer::V4_5 | Balancer::V4_15 => Self::start_v4_5(h, cpu, now),
-            Balancer::V6_12 => Self::start_v6_12(h, cpu, now),
-            Balancer::V6_5 => Self::start_v6_5(h, cpu, now),
-        }
-    }
-
-    /// The start of 6.12's `sched_balance_newidle`.
-    fn start_v6_12<H: BalanceAct + ?Sized>(
+    /// The start of 6.12's `sched_balance_newidle(this_rq)` at `now`: the early exits
+    /// (pending wakeup, no domain, nothing overloaded, or `avg_idle` below the first
+    /// domain's cost), the idle stamp, and the blocked-load update. `Err(pulled)` when it
+    /// ends at once.
+    pub(crate) fn start_v6_12<H: BalanceAct + ?Sized>(
         h: &mut H,
         cpu: usize,
         now: u64,
@@ -127,7 +115,7 @@ impl NewidleBalance {
     /// give up when the CPU's average idle time is below `sysctl_sched_migration_cost`,
     /// and refresh blocked averages. There is no cost budget per domain and no overload
     /// or pending-wakeup test in 3.9.
-    fn start_v3_9<H: BalanceAct + ?Sized>(
+    pub(crate) fn start_v3_9<H: BalanceAct + ?Sized>(
         h: &mut H,
         cpu: usize,
         now: u64,
@@ -157,7 +145,7 @@ impl NewidleBalance {
     /// bottom-up, a newly idle `load_balance` (scan, then act once the scan's cost has
     /// elapsed), `next_balance` from each domain's interval, and a stop at the first
     /// domain that pulled.
-    fn step_v3_9<H: BalanceAct + ?Sized>(&mut self, h: &mut H, now: u64) -> NewidleStep {
+    pub(crate) fn step_v3_9<H: BalanceAct + ?Sized>(&mut self, h: &mut H, now: u64) -> NewidleStep {
         let cpu = self.cpu;
         if let Some((scan, _)) = self.pending_scan.take() {
             let sd = scan.env.sd;
@@ -206,20 +194,12 @@ impl NewidleBalance {
         picks_v3_9(h, cpu, self.pulled)
     }
 
-    /// One step of the newidle balance at `now`, in the loop of the balancer that
-    /// started it; see [`NewidleStep`].
-    pub fn step<H: BalanceAct + ?Sized>(&mut self, h: &mut H, now: u64) -> NewidleStep {
-        h.set_now(now);
-        match self.balancer {
-            Balancer::V3_9 => self.step_v3_9(h, now),
-            Balancer::V4_5 | Balancer::V4_15 => self.step_v4_5(h, now),
-            Balancer::V6_5 => self.step_v6_5(h, now),
-            Balancer::V6_12 => self.step_v6_12(h, now),
-        }
-    }
-
     /// One step of 6.12's `sched_balance_newidle` domain loop.
-    fn step_v6_12<H: BalanceAct + ?Sized>(&mut self, h: &mut H, now: u64) -> NewidleStep {
+    pub(crate) fn step_v6_12<H: BalanceAct + ?Sized>(
+        &mut self,
+        h: &mut H,
+        now: u64,
+    ) -> NewidleStep {
         let nb = self;
         let cpu = nb.cpu;
         if let Some((scan, weight)) = nb.pending_scan.take() {

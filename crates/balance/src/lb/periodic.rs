@@ -113,7 +113,8 @@ impl Sched {
     }
 }
 
-/// The periodic balance of one CPU's domains, for any [`BalanceHost`].
+/// The periodic balance of one CPU's domains, for any
+/// [`BalanceHost`](crate::lb::host::BalanceHost).
 pub trait PeriodicBalance: BalanceAct {
     /// `sched_balance_domains(rq, idle)`: balance each domain whose interval has passed,
     /// bottom-up, serialising `SD_SERIALIZE` levels, and set `rq->next_balance`.

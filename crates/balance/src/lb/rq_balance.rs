@@ -1,9 +1,14 @@
 //! `sched_balance_rq` (was `load_balance`), split at the point where the kernel stops
 //! reading statistics and starts moving tasks, so that the engine can let virtual time
-//! pass in between: [`Sched::sched_balance_rq_scan`] runs `should_we_balance`, picks the
-//! busiest group and runqueue; [`Sched::sched_balance_rq_act`] detaches and attaches tasks
-//! against the state of that later instant and does the bookkeeping. Also
+//! pass in between: [`BalanceAct::sched_balance_rq_scan`] runs `should_we_balance`, picks
+//! the busiest group and runqueue; [`BalanceAct::sched_balance_rq_act`] detaches and
+//! attaches tasks against the state of that later instant and does the bookkeeping. Also
 //! `should_we_balance`, `need_active_balance` and `active_load_balance_cpu_stop`.
+//!
+//! This is 6.12's code only. Where another kernel's balancer differs (Linux 6.5's in
+//! `lb/v6_5`), the choice is made at the era entry points of [`crate::lb::era`], which
+//! implement [`BalanceAct::lb_rescan`] and [`BalanceAct::sched_balance_rq_act`]: the era
+//! modules build on this one, and this one names none of them.
 
 use std::sync::atomic::Ordering;
 
@@ -14,11 +19,8 @@ use crate::lb::env::{
     LbEnv, MigrationType, LBF_ACTIVE_LB, LBF_ALL_PINNED, LBF_DST_PINNED, LBF_NEED_BREAK,
     LBF_SOME_PINNED, SCHED_NR_MIGRATE_BREAK,
 };
-use crate::lb::era::Balancer;
 use crate::lb::find::SrcSelect;
 use crate::lb::host::BalanceHost;
-use crate::lb::v6_5::balance::BalanceActV6_5;
-use crate::lb::v6_5::stats::StatsV6_5;
 use crate::lb::view::{LbRead, ScanCounters};
 use crate::sched::Sched;
 use crate::stats::CpuIdleType;
@@ -148,7 +150,10 @@ impl SdSchedstat {
 }
 
 /// The act half of load balancing and the whole `sched_balance_rq`, for any
-/// [`BalanceHost`].
+/// [`BalanceHost`]: 6.12's code, with the two methods where a run's kernel chooses its
+/// own code (`lb_rescan`, `sched_balance_rq_act`) declared here and implemented at the
+/// era entry points ([`crate::lb::era`]), which an era's traits may extend without this
+/// module naming them.
 pub trait BalanceAct: BalanceHost {
     /// The scan half of `sched_balance_rq(this_cpu, this_rq, sd, idle)`: counts the call,
     /// asks `should_we_balance`, and finds the busiest group and runqueue with the
@@ -172,17 +177,27 @@ pub trait BalanceAct: BalanceHost {
         self.lb_rescan(env)
     }
 
-    /// `redo:` of `sched_balance_rq`: [`BalanceScan::lb_scan_from`] with its counters
-    /// folded in.
-    fn lb_rescan(&mut self, env: LbEnv) -> LbScan {
+    /// `redo:` of the run's kernel's `sched_balance_rq` (or `load_balance`): the scan with
+    /// its counters folded in. An era entry point: [`crate::lb::era`] implements it for
+    /// every host, choosing [`BalanceAct::lb_rescan_v6_12`] or an era's own (Linux 6.5's
+    /// in `lb/v6_5`), so that this 6.12 module names no era's code.
+    fn lb_rescan(&mut self, env: LbEnv) -> LbScan;
+
+    /// `redo:` of 6.12's `sched_balance_rq`: [`BalanceScan::lb_scan_from`] with its
+    /// counters folded in.
+    fn lb_rescan_v6_12(&mut self, env: LbEnv) -> LbScan {
         let mut c = ScanCounters::default();
-        let scan = match self.balancer() {
-            Balancer::V6_5 => StatsV6_5::lb_scan_from_v6_5(&*self, &mut c, env),
-            _ => BalanceScan::lb_scan_from(&*self, &mut c, env),
-        };
-        self.fold_scan(scan.env.sd, scan.env.idle, c);
-        self.sd_stats_mut(scan.env.sd).count_scan(&scan);
+        let scan = BalanceScan::lb_scan_from(&*self, &mut c, env);
+        self.lb_fold_scan(c, &scan);
         scan
+    }
+
+    /// The end of a `redo:` scan, whichever kernel's scan it was: folds the scan's
+    /// counters into the domain's schedstats and counts what the scan found
+    /// ([`SdSchedstat::count_scan`]), so that every era's rescan counts alike.
+    fn lb_fold_scan(&mut self, c: ScanCounters, scan: &LbScan) {
+        self.fold_scan(scan.env.sd, scan.env.idle, c);
+        self.sd_stats_mut(scan.env.sd).count_scan(scan);
     }
 
     /// `sched_balance_find_src_rq` for a scan that found a busiest group, on the state as
@@ -207,14 +222,10 @@ pub trait BalanceAct: BalanceHost {
     /// The act half of `sched_balance_rq`: detach tasks from the busiest runqueue as it is
     /// at `now` (another CPU may have emptied it since the scan), attach them, handle
     /// pinned tasks, queue an active balance when the kernel would, and update
-    /// `nr_balance_failed` and `balance_interval`.
-    fn sched_balance_rq_act(&mut self, scan: LbScan, now: u64) -> LbResult {
-        self.set_now(now);
-        match self.balancer() {
-            Balancer::V6_5 => self.load_balance_act_v6_5(scan, now),
-            _ => self.sched_balance_rq_act_v6_12(scan, now),
-        }
-    }
+    /// `nr_balance_failed` and `balance_interval`. An era entry point: [`crate::lb::era`]
+    /// implements it for every host, choosing [`BalanceAct::sched_balance_rq_act_v6_12`]
+    /// or an era's own act half (Linux 6.5's `load_balance` in `lb/v6_5`).
+    fn sched_balance_rq_act(&mut self, scan: LbScan, now: u64) -> LbResult;
 
     /// The act half of 6.12's `sched_balance_rq` (LEGACY_LB's goes through the host).
     fn sched_balance_rq_act_v6_12(&mut self, scan: LbScan, now: u64) -> LbResult {
@@ -427,7 +438,9 @@ pub trait BalanceAct: BalanceHost {
     }
 }
 
-impl<T: BalanceHost + ?Sized> BalanceAct for T {}
+// The blanket `impl<T: BalanceHost + ?Sized> BalanceAct for T` is in `lb/era.rs`: it
+// supplies the era entry points (`lb_rescan`, `sched_balance_rq_act`), the only methods
+// here that choose between kernels.
 
 impl Sched {
     /// `active_load_balance_cpu_stop` of 6.12 running on `busiest_cpu`: the stopper

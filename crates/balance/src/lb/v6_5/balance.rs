@@ -1,4 +1,4 @@
-//! Linux 6.5.0's `load_balance` act half, `detach_tasks`, `can_migrate_task` with
+//! Linux 6.5.0's `load_balance` act half and `redo:` rescan, `detach_tasks`, `can_migrate_task` with
 //! `task_hot`, and the misfit bookkeeping (`update_misfit_status`,
 //! `check_misfit_status`); items 10 to 12 and 18 of the list in [`super`].
 //!
@@ -19,7 +19,8 @@ use crate::lb::env::{
 };
 use crate::lb::host::BalanceHost;
 use crate::lb::rq_balance::BalanceAct;
-use crate::lb::view::LbRead;
+use crate::lb::v6_5::stats::StatsV6_5;
+use crate::lb::view::{LbRead, ScanCounters};
 use crate::sched::Sched;
 use crate::stats::CpuIdleType;
 use crate::task::TaskId;
@@ -193,8 +194,19 @@ pub trait MoveTasksV6_5: MoveTasks {
 
 impl<T: MoveTasks + ?Sized> MoveTasksV6_5 for T {}
 
-/// Linux 6.5's act half of `load_balance`, for any [`BalanceHost`].
+/// Linux 6.5's act half of `load_balance`, for any [`BalanceHost`]. The era entry points
+/// ([`crate::lb::era`]) select these for `--kernel 6.5`; 6.12's code never calls them.
 pub trait BalanceActV6_5: BalanceAct {
+    /// `redo:` of Linux 6.5's `load_balance`: [`StatsV6_5::lb_scan_from_v6_5`] (6.5's
+    /// `should_we_balance` and `find_busiest_group`) with its counters folded in as 6.12's
+    /// rescan folds them.
+    fn lb_rescan_v6_5(&mut self, env: LbEnv) -> LbScan {
+        let mut c = ScanCounters::default();
+        let scan = StatsV6_5::lb_scan_from_v6_5(&*self, &mut c, env);
+        self.lb_fold_scan(c, &scan);
+        scan
+    }
+
     /// From `more_balance:` of Linux 6.5's `load_balance` to its end, on the state at
     /// `now`: choose the busiest runqueue of a found group, detach and attach, retry
     /// after a breather while tasks are left to try, move to another destination or

@@ -13,7 +13,7 @@
 
 use fairsim_topology::SdFlags;
 
-use crate::lb::era::Balancer;
+use crate::lb::balancer::Balancer;
 use crate::lb::newidle::{newidle_finish, newidle_out, NewidleBalance, NewidleStep};
 use crate::lb::rq_balance::BalanceAct;
 use crate::lb::v6_5::balance::BalanceActV6_5;
