@@ -13,98 +13,14 @@
 //! Without a cpuidle driver (`--cpuidle none`, a qemu guest) `default_idle_call` runs:
 //! no states, the tick always stops, and a wakeup pays the flat `idle_exit` cost.
 
-use fairsim_cpuidle::{CpuidleDevice, IdleCtx, IdleStates, StateUsage};
+use fairsim_cpuidle::{IdleCtx, IdleStates, StateUsage};
 
 use crate::event::Event;
 use crate::profile::{Ctx, Site};
 use crate::time::Time;
 
-use super::{Cpuidle, World};
-
-/// The state a CPU sits in: which one and since when (stale events are told apart by
-/// [`IdleRt::gen`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CState {
-    /// Index in the CPU's state table.
-    pub idx: usize,
-    /// When the CPU entered it.
-    pub since: u64,
-}
-
-/// The engine's side of cpuidle: the machine's tables, one device per CPU, and the
-/// counters when the measurement window opened.
-#[derive(Debug, Clone)]
-pub struct IdleRt {
-    /// The states of every CPU.
-    pub states: IdleStates,
-    /// `struct cpuidle_device` and governor data of each CPU; empty without a driver.
-    pub devices: Vec<CpuidleDevice>,
-    /// Per CPU, the state each CPU is in (`None`: running, in kernel work, or between
-    /// two rounds of the idle loop).
-    pub cstate: Vec<Option<CState>>,
-    /// Per CPU, generation of its idle entries (stale poll-limit and re-entry events).
-    pub gen: Vec<u64>,
-    /// Per CPU and state, the counters when the window opened.
-    pub base: Vec<Vec<StateUsage>>,
-}
-
-impl IdleRt {
-    /// The idle machinery of `nr_cpus` CPUs with `states` under `governor`.
-    pub fn new(states: IdleStates, governor: Cpuidle, nr_cpus: usize) -> IdleRt {
-        let devices = match governor.kind() {
-            Some(kind) => (0..nr_cpus)
-                .map(|cpu| CpuidleDevice::new(kind, states.table_of(cpu).states.len()))
-                .collect(),
-            None => Vec::new(),
-        };
-        let base = devices.iter().map(|d| d.usage().to_vec()).collect();
-        IdleRt {
-            states,
-            devices,
-            cstate: vec![None; nr_cpus],
-            gen: vec![0; nr_cpus],
-            base,
-        }
-    }
-
-    /// Per CPU and state, the counters since the window opened (what two reads of
-    /// `/sys/devices/system/cpu/cpuN/cpuidle/stateK/{usage,time,above,below}` give),
-    /// with the residency of a state still in progress at `now` added to its time: sysfs
-    /// adds a residency only at the exit, which would hide a CPU that sleeps through the
-    /// whole window. That part counts from `window_start` at the earliest.
-    pub fn window_usage(&self, now: u64, window_start: u64) -> Vec<Vec<StateUsage>> {
-        self.devices
-            .iter()
-            .zip(&self.base)
-            .zip(&self.cstate)
-            .map(|((d, b), cs)| {
-                let mut u: Vec<StateUsage> = d
-                    .usage()
-                    .iter()
-                    .zip(b)
-                    .map(|(now, then)| since(now, then))
-                    .collect();
-                if let Some(cs) = cs {
-                    if let Some(x) = u.get_mut(cs.idx) {
-                        x.time_ns += now.saturating_sub(cs.since.max(window_start));
-                    }
-                }
-                u
-            })
-            .collect()
-    }
-}
-
-/// The growth of one state's counters from `then` to `now`.
-fn since(now: &StateUsage, then: &StateUsage) -> StateUsage {
-    StateUsage {
-        usage: now.usage - then.usage,
-        time_ns: now.time_ns.saturating_sub(then.time_ns),
-        above: now.above - then.above,
-        below: now.below - then.below,
-        rejected: now.rejected - then.rejected,
-    }
-}
+use super::idle_state::CState;
+use super::World;
 
 impl World {
     /// One round of `cpuidle_idle_call` on an idle `cpu`: the governor's state and tick

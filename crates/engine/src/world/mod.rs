@@ -15,22 +15,34 @@
 //!   frequency transitions.
 //! - `locks`: runqueue locks, their holders and spinners.
 //! - `bandwidth`: CFS bandwidth control's period and slack timers.
-//! - `net`: loopback sockets for the network workloads.
+//! - `net`: the system calls on loopback sockets; `sockets`: the sockets' model itself
+//!   (connections, queues, windows).
+//! - `workload`: what the world keeps per workload (random stream, latency histograms,
+//!   sockets, the tool's model behind `Op::Hook`); `task`: how a task starts out.
 //! - `tracing`: the tracer's hooks; `progress`: the guard against a run stuck at one
 //!   instant.
+//! - `cpu_state`, `idle_state`, `cpufreq_state`, `lock_state`, `trace_state`: the state
+//!   that `cpu`, `idle`, `cpufreq`, `locks` and `tracing` drive, in modules that do not
+//!   name `World`, so that `World`'s fields, the metrics and the profile can hold it
+//!   without an import cycle through the code that drives it.
 
 mod balance;
 mod bandwidth;
 mod cpu;
+mod cpu_state;
 mod cpufreq;
+mod cpufreq_state;
 mod exec;
 mod idle;
+mod idle_state;
+mod lock_state;
 mod locks;
 mod loop_stack;
 mod net;
 mod progress;
 pub mod sockets;
 mod task;
+mod trace_state;
 mod tracing;
 mod wake;
 mod workload;
@@ -49,13 +61,13 @@ use crate::profile::{Ctx, Site};
 use crate::program::Program;
 use crate::time::{Time, US};
 
-pub use cpu::{CpuRt, Overhead, Seg, SegKind};
-pub use cpufreq::{CpufreqRt, FreqChange, MAX_TIMELINE, TIMELINE_ENTRY_BYTES};
+pub use cpu_state::{CpuRt, Overhead, Seg, SegKind};
+pub use cpufreq_state::{CpufreqRt, FreqChange, MAX_TIMELINE, TIMELINE_ENTRY_BYTES};
 pub use progress::{
     events_per_instant_limit, guard_memory, queue_limit, EVENTS_PER_ENTITY, MIN_EVENTS, MIN_QUEUE,
     QUEUE_PER_CPU, QUEUE_PER_TASK,
 };
-pub use tracing::pid_of;
+pub use trace_state::pid_of;
 pub use workload::WorkloadRt;
 
 /// Where in [d, d + slack] an hrtimer armed for d with a slack fires when no earlier
@@ -431,11 +443,11 @@ pub struct World {
     queue: EventQueue,
     timers: Vec<Timer>,
     /// Each runqueue lock's latest reservation.
-    rq_locks: Vec<locks::RqLock>,
+    rq_locks: Vec<lock_state::RqLock>,
     /// The run's noise stream.
     noise: Noise,
     /// The idle loop's states and governors.
-    idle: idle::IdleRt,
+    idle: idle_state::IdleRt,
     /// Start of the measurement window.
     window_start: u64,
     /// Each task's scheduler counters when the window opened.
@@ -443,9 +455,9 @@ pub struct World {
     /// Events at the current instant, against the bound of a world that makes progress.
     instant: progress::InstantGuard,
     /// The tracer, when the run traces.
-    tracer: Option<Box<tracing::Recorder>>,
+    tracer: Option<Box<trace_state::Recorder>>,
     /// CPU frequency's timing and outputs, when the machine has cpufreq.
-    cpufreq: Option<cpufreq::CpufreqRt>,
+    cpufreq: Option<cpufreq_state::CpufreqRt>,
     now: Time,
     ended: bool,
     events: u64,
@@ -520,7 +532,7 @@ impl World {
                 states.cpu_table.len()
             )));
         }
-        let idle = idle::IdleRt::new(states, config.cpuidle, n);
+        let idle = idle_state::IdleRt::new(states, config.cpuidle.kind(), n);
         let speeds = blueprint
             .workload_kinds
             .iter()
@@ -538,7 +550,7 @@ impl World {
                 .governor
                 .unwrap_or(fairsim_balance::cpufreq::Governor::DEFAULT);
             let cf = fairsim_balance::cpufreq::Cpufreq::new(&sched.machine, governor, &caps, 0)?;
-            let rt = cpufreq::CpufreqRt::new(&cf, n);
+            let rt = cpufreq_state::CpufreqRt::new(&cf, n);
             sched.install_cpufreq(cf);
             Some(rt)
         } else {
@@ -564,7 +576,7 @@ impl World {
             by_sched_id: Vec::new(),
             queue: EventQueue::new(),
             timers: Vec::new(),
-            rq_locks: vec![locks::RqLock::default(); n],
+            rq_locks: vec![lock_state::RqLock::default(); n],
             noise,
             idle,
             window_start: 0,
@@ -588,7 +600,7 @@ impl World {
             })
             .collect();
         if let Some(cfg) = world.config.trace.clone() {
-            world.tracer = Some(Box::new(tracing::Recorder::new(&cfg, &world)));
+            world.tracer = Some(Box::new(world.new_recorder(&cfg)));
             if cfg.events {
                 world.sched.migration_log = Some(Vec::new());
                 if world.sched.eas.present {

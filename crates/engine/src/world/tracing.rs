@@ -19,91 +19,39 @@
 use fairsim_balance::energy::tp::EasTracepoint;
 use fairsim_balance::CpuIdleType;
 use fairsim_trace::{
-    BalanceKind, NewidleSeries, PrevState, Record, TaskInfo, Trace, TraceConfig, TraceEvent,
-    CPU_IDLE_EXIT, RECORD_BYTES,
+    BalanceKind, NewidleSeries, PrevState, TaskInfo, Trace, TraceConfig, TraceEvent, CPU_IDLE_EXIT,
 };
 
 use crate::event::Tid;
 
+use super::trace_state::{pid_of, Counts, OpenBalance, Recorder, SeriesAcc};
 use super::{RtState, World};
 
-/// A newidle balance at one level, open until the next level begins or the balance ends.
-#[derive(Debug, Clone, Copy)]
-struct OpenBalance {
-    level: u32,
-    start: u64,
-    end: u64,
-    groups: u64,
-    pulled: u64,
+fn counts(world: &World, sd: usize, itype: CpuIdleType) -> Counts {
+    let st = &world.sched.sd_stats[sd];
+    let i = itype as usize;
+    [st.lb_count[i], st.lb_sg_scan[i], st.lb_gained[i]]
 }
 
-/// The counters a balance of one domain grows: `lb_count`, `lb_sg_scan`, `lb_gained`.
-type Counts = [u64; 3];
-
-/// Per domain level and bucket counts of newidle balances and groups scanned.
-#[derive(Debug, Clone)]
-struct SeriesAcc {
-    start: u64,
-    bucket: u64,
-    balances: Vec<Vec<u64>>,
-    groups: Vec<Vec<u64>>,
+fn diff(now: Counts, then: Counts) -> Counts {
+    [
+        now[0].saturating_sub(then[0]),
+        now[1].saturating_sub(then[1]),
+        now[2].saturating_sub(then[2]),
+    ]
 }
 
-impl SeriesAcc {
-    fn add(&mut self, level: usize, at: u64, balances: u64, groups: u64) {
-        if at < self.start {
-            return;
-        }
-        let b = ((at - self.start) / self.bucket) as usize;
-        for v in [&mut self.balances[level], &mut self.groups[level]] {
-            if v.len() <= b {
-                v.resize(b + 1, 0);
-            }
-        }
-        self.balances[level][b] += balances;
-        self.groups[level][b] += groups;
-    }
-}
+/// A periodic or nohz balance softirq's counters before it ran: per (CPU, domain), the
+/// idle and busy counters.
+pub(super) type SoftirqSnapshot = Vec<(usize, usize, Counts, Counts)>;
 
-/// What the tracer keeps during a run.
-#[derive(Debug, Clone)]
-pub(crate) struct Recorder {
-    events: bool,
-    start: u64,
-    end: u64,
-    records: Vec<Record>,
-    max_records: usize,
-    overflow_at: Option<u64>,
-    /// The pid each CPU runs, following the switches (the stopper included).
-    curr: Vec<u32>,
-    /// The pid each CPU ran when the window opened.
-    initial: Vec<u32>,
-    /// The idle state each CPU is in, as traced.
-    idle: Vec<Option<u32>>,
-    newidle: Vec<Option<OpenBalance>>,
-    /// Newly-idle counters of each domain as last seen.
-    snap: Vec<Counts>,
-    /// Each domain's level: its position in its CPU's chain.
-    level_of: Vec<u32>,
-    levels: Vec<String>,
-    series: Option<SeriesAcc>,
-    /// pid of CPU 0's stopper (`migration/0`); CPU N's is this plus N.
-    stopper_base: u32,
-    stopper_used: Vec<bool>,
-}
-
-/// The pid the traces give engine task `t` (pids start at 1; 0 is the idle task).
-pub fn pid_of(t: Tid) -> u32 {
-    t as u32 + 1
-}
-
-impl Recorder {
-    /// A recorder for `world`'s machine, tasks and window.
-    pub(super) fn new(cfg: &TraceConfig, world: &World) -> Recorder {
-        let n = world.cpus.len();
-        let duration = world.config.duration;
-        let warmup = if world.config.warmup < duration {
-            world.config.warmup
+impl World {
+    /// A recorder for the world's machine, tasks and window.
+    pub(super) fn new_recorder(&self, cfg: &TraceConfig) -> Recorder {
+        let n = self.cpus.len();
+        let duration = self.config.duration;
+        let warmup = if self.config.warmup < duration {
+            self.config.warmup
         } else {
             0
         };
@@ -114,7 +62,7 @@ impl Recorder {
             Some((a, b)) => (a, b.min(duration)),
             None => (warmup, u64::MAX),
         };
-        let topo = &world.sched.topo;
+        let topo = &self.sched.topo;
         let mut level_of = vec![0u32; topo.domains.len()];
         let mut levels: Vec<String> = Vec::new();
         for cpu in 0..n {
@@ -146,82 +94,11 @@ impl Recorder {
             level_of,
             levels,
             series,
-            stopper_base: pid_of(world.tasks.len()),
+            stopper_base: pid_of(self.tasks.len()),
             stopper_used: vec![false; n],
         }
     }
 
-    /// Whether an event at `ts` is recorded.
-    fn on(&self, ts: u64) -> bool {
-        self.events && ts >= self.start && ts < self.end && self.overflow_at.is_none()
-    }
-
-    pub(super) fn push(&mut self, ts: u64, cpu: usize, event: TraceEvent) {
-        if !self.on(ts) {
-            return;
-        }
-        if self.records.len() >= self.max_records {
-            self.overflow_at = Some(ts);
-            return;
-        }
-        self.records.push(Record {
-            ts,
-            cpu: cpu as u32,
-            event,
-        });
-    }
-
-    /// Records kept so far.
-    pub(super) fn len(&self) -> usize {
-        self.records.len()
-    }
-
-    /// When the recorder ran out of its memory, if it did.
-    pub(super) fn overflow_at(&self) -> Option<u64> {
-        self.overflow_at
-    }
-
-    /// Holds the records to `bytes` of memory.
-    pub(super) fn cap_memory(&mut self, bytes: u64) {
-        self.max_records = usize::try_from(bytes / RECORD_BYTES).unwrap_or(usize::MAX);
-    }
-
-    fn close_newidle(&mut self, cpu: usize) {
-        if let Some(o) = self.newidle[cpu].take() {
-            self.push(
-                o.start,
-                cpu,
-                TraceEvent::Balance {
-                    kind: BalanceKind::Newidle,
-                    level: o.level,
-                    groups: o.groups as u32,
-                    pulled: o.pulled as u32,
-                    dur: o.end.saturating_sub(o.start),
-                },
-            );
-        }
-    }
-}
-
-fn counts(world: &World, sd: usize, itype: CpuIdleType) -> Counts {
-    let st = &world.sched.sd_stats[sd];
-    let i = itype as usize;
-    [st.lb_count[i], st.lb_sg_scan[i], st.lb_gained[i]]
-}
-
-fn diff(now: Counts, then: Counts) -> Counts {
-    [
-        now[0].saturating_sub(then[0]),
-        now[1].saturating_sub(then[1]),
-        now[2].saturating_sub(then[2]),
-    ]
-}
-
-/// A periodic or nohz balance softirq's counters before it ran: per (CPU, domain), the
-/// idle and busy counters.
-pub(super) type SoftirqSnapshot = Vec<(usize, usize, Counts, Counts)>;
-
-impl World {
     /// Whether the tracer records scheduler events at `ts`.
     fn tracing_at(&self, ts: u64) -> bool {
         self.tracer.as_ref().is_some_and(|t| t.on(ts))
