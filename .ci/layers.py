@@ -38,10 +38,16 @@ LAYERS: dict[str, int] = {
     # The virtual-time engine, and race mode's real threads over the same port.
     "fairsim-engine": 3,
     "fairsim-race": 3,
+    # The tools compiled to the engine's IR, their models behind its hook, and runs from a
+    # scenario.
+    "fairsim-workloads": 4,
+    # The result writers over a finished run.
+    "fairsim-output": 5,
     # The command line.
-    "fairsim-cli": 4,
-    # The facade package that re-exports the libraries and owns the benches.
-    "fairsim": 5,
+    "fairsim-cli": 6,
+    # The facade package that re-exports the libraries, owns the benches and the system
+    # tests.
+    "fairsim": 7,
 }
 
 DEP_TABLES = ("dependencies", "dev-dependencies", "build-dependencies")
