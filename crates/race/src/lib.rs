@@ -239,10 +239,10 @@ pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, RaceError> {
             handles.iter().for_each(|h| h.thread().unpark());
             return Err(failed.unwrap_or_else(|| {
                 RaceError::Watchdog(format!(
-                    "only {} of {} threads started within the run and --watchdog ({:.3} s)",
+                    "starting the threads took longer than the run and --watchdog together ({:.3} s): {} of {} had started",
+                    give_up as f64 / 1e9,
                     handles.len(),
-                    spec.threads,
-                    give_up as f64 / 1e9
+                    spec.threads
                 ))
             }));
         }

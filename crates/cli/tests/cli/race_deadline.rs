@@ -71,7 +71,9 @@ fn one_thread_per_cpu_on_2048_cpus_still_ends_near_its_duration() {
 #[test]
 fn a_thread_that_cannot_stop_is_reported_by_the_watchdog_in_one_line() {
     // One thread drives every CPU and each token spins for 1 s: the thread is mid-spin
-    // when the 10 ms run ends, and the 1 ms the watchdog allows runs out.
+    // when the 100 ms run ends, and the 1 ms the watchdog allows runs out. The run is
+    // long enough that starting the thread on a loaded host (which the run and the
+    // watchdog together bound too) does not end it first.
     let (o, took) = fairsim(&[
         "race",
         "--threads",
@@ -79,7 +81,7 @@ fn a_thread_that_cannot_stop_is_reported_by_the_watchdog_in_one_line() {
         "--run",
         "1s",
         "--duration",
-        "10ms",
+        "100ms",
         "--watchdog",
         "1ms",
     ]);

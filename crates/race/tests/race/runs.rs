@@ -115,11 +115,13 @@ fn the_storm_state_is_fixed_and_every_idle_cpu_scans() {
 
 #[test]
 fn the_watchdog_reports_a_thread_that_does_not_stop_in_time() {
-    // One thread drives every CPU and each token spins for 200 ms: when the 20 ms run
+    // One thread drives every CPU and each token spins for 1 s: when the 100 ms run
     // ends, the thread is mid-spin and cannot stop within the 1 ms the watchdog allows.
+    // The run is long enough that starting the thread on a loaded host (the run and the
+    // watchdog together bound that too) does not end it first.
     let mut s = spec("", 1, 4);
-    s.duration_ns = 20_000_000;
-    s.program.spin_ns = 200_000_000;
+    s.duration_ns = 100_000_000;
+    s.program.spin_ns = 1_000_000_000;
     s.watchdog_ns = 1_000_000;
     match run_race(&s) {
         Err(e @ RaceError::Watchdog(_)) => {
