@@ -50,10 +50,12 @@ use fairsim_topology::CpuMask;
 use fairsim_engine::error::EngineError;
 use fairsim_engine::program::{Op, Program};
 use fairsim_engine::time::{format_duration, parse_duration, MS, SEC, US};
-use fairsim_engine::world::{pid_of, Blueprint, World};
+use fairsim_engine::world::{pid_of, Blueprint, WorkloadRt, World};
 
 use super::cyclictest_stats::{CyclicCall, CyclicRt, CyclicThread};
-use super::{add_program, new_task, task_range, Keys, WorkloadReport, WorkloadRt};
+use super::keys::Keys;
+use super::report::WorkloadReport;
+use super::tasks::{add_program, new_task, task_range};
 
 /// The most threads a specification may ask for.
 const MAX_THREADS: u64 = 1 << 16;

@@ -63,11 +63,13 @@
 use fairsim_engine::error::EngineError;
 use fairsim_engine::program::{Op, Program, SysCost};
 use fairsim_engine::time::{format_duration, MS, SEC, US};
-use fairsim_engine::world::{Blueprint, Pipe, World};
+use fairsim_engine::world::{Blueprint, Pipe, WorkloadRt, World};
 
 use super::forkbench_stats::{cputime_adjust, mmtests_text, Cputime, WorkDist};
 use super::hackbench::{PIPE_CAPACITY, PIPE_SYSCALL_WORK};
-use super::{add_program, new_task, task_range, Keys, WorkloadReport, WorkloadRt};
+use super::keys::Keys;
+use super::report::WorkloadReport;
+use super::tasks::{add_program, new_task, task_range};
 
 /// Kernel copy time per KiB of a pipe `read` or `write` on top of
 /// [`PIPE_SYSCALL_WORK`]: `copy_page_from_iter`/`copy_page_to_iter` of cached data at

@@ -23,7 +23,9 @@ use fairsim_engine::error::EngineError;
 use fairsim_engine::program::{Op, Program, Target};
 use fairsim_engine::world::{Blueprint, Pipe, World};
 
-use super::{add_program, new_task, task_range, Keys, WorkloadReport};
+use super::keys::Keys;
+use super::report::WorkloadReport;
+use super::tasks::{add_program, new_task, task_range};
 
 /// Task work of one pipe `read`/`write` of a small message (syscall entry/exit, the pipe
 /// mutex, a copy of 100 bytes): ~0.8 us on current x86 (`perf bench sched pipe` minus

@@ -32,7 +32,9 @@ use fairsim_engine::program::{DurSpec, Op, Program};
 use fairsim_engine::time::{format_duration, SEC, US};
 use fairsim_engine::world::{Blueprint, World};
 
-use super::{add_program, new_task, task_range, Keys, WorkloadReport};
+use super::keys::Keys;
+use super::report::WorkloadReport;
+use super::tasks::{add_program, new_task, task_range};
 
 /// nanosleep stress options.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,9 +3,9 @@
 //! connection of the world's sockets ([`fairsim_engine::world::sockets`]).
 
 use fairsim_engine::world::sockets::{NetConn, NetProto, NetTask};
-use fairsim_engine::world::Blueprint;
+use fairsim_engine::world::{Blueprint, WorkloadRt};
 
-use super::{new_task, WorkloadRt};
+use super::tasks::new_task;
 
 /// One task of a client/server workload: its `comm` and its program.
 pub(super) struct Role<'a> {

@@ -29,10 +29,12 @@
 use fairsim_engine::error::EngineError;
 use fairsim_engine::program::{NetSize, Op, Program, Target};
 use fairsim_engine::time::SEC;
-use fairsim_engine::world::{Blueprint, World};
+use fairsim_engine::world::{Blueprint, WorkloadRt, World};
 
+use super::keys::Keys;
 use super::net_pairs::{push_pair_tasks, Role};
-use super::{add_program, task_range, Keys, WorkloadReport};
+use super::report::WorkloadReport;
+use super::tasks::{add_program, task_range};
 use fairsim_engine::world::sockets::{
     NetProto, TCP_RMEM_DEFAULT, TCP_WMEM_DEFAULT, UDP_MEM_DEFAULT,
 };
@@ -240,7 +242,7 @@ impl Netperf {
         2 + 2 * self.instances
     }
 
-    pub(super) fn build(&self, w: usize, bp: &mut Blueprint, rt: &mut super::WorkloadRt) {
+    pub(super) fn build(&self, w: usize, bp: &mut Blueprint, rt: &mut WorkloadRt) {
         let n = self.instances as usize;
         let sh = bp.tasks.len();
         let daemon = sh + 1;

@@ -58,13 +58,13 @@ use fairsim_topology::CpuMask;
 
 use fairsim_engine::program::{DurSpec, Op, Program};
 use fairsim_engine::time::{SEC, US};
-use fairsim_engine::world::Blueprint;
+use fairsim_engine::world::{Blueprint, WorkloadRt};
 
 use super::rtapp_json::{self, Json};
 use super::rtapp_log::ActivationLog;
 use super::rtapp_pass::PhaseAcc;
 use super::rtapp_stats::{Periodic, PeriodicClock, PhaseRows, RtCall, RtPoint};
-use super::{add_program, new_task, WorkloadRt};
+use super::tasks::{add_program, new_task};
 
 /// The largest file read (rt-app files are a few kB).
 const MAX_FILE_BYTES: u64 = 4 << 20;

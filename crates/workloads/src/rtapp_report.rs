@@ -4,10 +4,11 @@
 
 use fairsim_engine::world::World;
 
+use super::report::WorkloadReport;
 use super::rtapp::{RtTask, Rtapp};
 use super::rtapp_log::{activations_json, activations_left_out, log_text};
 use super::rtapp_stats::{Periodic, UsDist};
-use super::{task_range, WorkloadReport};
+use super::tasks::task_range;
 
 impl Rtapp {
     /// Every thread, in creation order: (name, definition).

@@ -25,9 +25,11 @@
 use fairsim_engine::error::EngineError;
 use fairsim_engine::program::{DurSpec, Op, Program, Target};
 use fairsim_engine::time::{format_duration, SEC, US};
-use fairsim_engine::world::{Blueprint, World};
+use fairsim_engine::world::{Blueprint, WorkloadRt, World};
 
-use super::{add_program, new_task, Keys, WorkloadReport, WorkloadRt};
+use super::keys::Keys;
+use super::report::WorkloadReport;
+use super::tasks::{add_program, new_task};
 use fairsim_engine::plat::PlatStats;
 
 /// Which schbench binary is emulated.

@@ -16,7 +16,9 @@ use fairsim_engine::program::{Op, Program};
 use fairsim_engine::time::{format_duration, MS, SEC};
 use fairsim_engine::world::{Blueprint, World};
 
-use super::{add_program, new_task, task_range, Keys, WorkloadReport};
+use super::keys::Keys;
+use super::report::WorkloadReport;
+use super::tasks::{add_program, new_task, task_range};
 
 /// sysbench cpu options.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -29,12 +29,14 @@ use fairsim_engine::error::EngineError;
 use fairsim_engine::hook::{HookAct, HookCx, SleepAct, WorkloadModel};
 use fairsim_engine::program::{NetSize, Op, Program, Target};
 use fairsim_engine::rng::SimRng;
-use fairsim_engine::world::{Blueprint, World};
+use fairsim_engine::world::{Blueprint, WorkloadRt, World};
 
+use super::keys::Keys;
 use super::net_pairs::{push_pair_tasks, Role};
+use super::report::WorkloadReport;
+use super::tasks::{add_program, task_range};
 use super::tbench_mix::{LoadOp, LINES, MIX};
 use super::tbench_stats::{Exchange, TbenchRt};
-use super::{add_program, Keys, WorkloadReport};
 use fairsim_engine::world::sockets::NetProto;
 
 /// tbench options.
@@ -89,7 +91,7 @@ impl Tbench {
         2 + 2 * self.clients
     }
 
-    pub(super) fn build(&self, w: usize, bp: &mut Blueprint, rt: &mut super::WorkloadRt) {
+    pub(super) fn build(&self, w: usize, bp: &mut Blueprint, rt: &mut WorkloadRt) {
         let n = self.clients as usize;
         let parent = bp.tasks.len();
         let listener = parent + 1;
@@ -221,7 +223,7 @@ impl Tbench {
     pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
         let empty = TbenchRt::default();
         let tb = world.workloads[index].model::<TbenchRt>().unwrap_or(&empty);
-        let parent = super::task_range(world, index).start;
+        let parent = task_range(world, index).start;
         let finished = world.tasks[parent].marks[1].is_some();
         let n = self.clients;
         let mut text = format!(

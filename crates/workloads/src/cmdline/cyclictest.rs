@@ -16,8 +16,8 @@
 use crate::Cyclictest;
 use fairsim_engine::error::EngineError;
 
+use super::body::Body;
 use super::getopt::{number, Arg, Grammar, Opt};
-use super::Body;
 
 const fn req(short: char, long: &'static str, value: &'static str) -> Opt {
     Opt::new(Some(short), Some(long), Arg::Required, value)

@@ -138,7 +138,7 @@ impl Grammar<'_> {
         let scan = self.scan(args)?;
         let rest = scan.words();
         if !rest.is_empty() {
-            return Err(super::extra(self.tool, &rest, "options only"));
+            return Err(super::body::extra(self.tool, &rest, "options only"));
         }
         Ok(scan)
     }

@@ -18,8 +18,8 @@
 use crate::Hackbench;
 use fairsim_engine::error::EngineError;
 
+use super::body::{extra, Body};
 use super::getopt::{number, Arg, Grammar, Opt};
-use super::{extra, Body};
 
 /// rt-tests hackbench's option table.
 const HACKBENCH: &[Opt] = &[

@@ -16,8 +16,8 @@
 use crate::Netperf;
 use fairsim_engine::error::EngineError;
 
+use super::body::{extra, Body};
 use super::getopt::{number, Arg, Grammar, Opt};
-use super::{extra, Body};
 
 const fn other(short: char, arg: Arg) -> Opt {
     Opt::unmodelled(Some(short), None, arg)

@@ -19,8 +19,8 @@
 use crate::Schbench;
 use fairsim_engine::error::EngineError;
 
+use super::body::Body;
 use super::getopt::{number, Arg, Grammar, Opt};
-use super::Body;
 
 const fn opt(short: char, long: &'static str, value: &'static str) -> Opt {
     Opt::new(Some(short), Some(long), Arg::Required, value)

@@ -30,7 +30,7 @@ use crate::SysbenchCpu;
 use fairsim_engine::error::EngineError;
 use fairsim_engine::time::MS;
 
-use super::Body;
+use super::body::Body;
 
 /// The work of one event at `--cpu-max-prime=10000`: fairsim's default event.
 const EVENT_AT_10000: u64 = MS;
@@ -154,7 +154,7 @@ pub(super) fn parse(args: &[String]) -> Result<SysbenchCpu, EngineError> {
         (false, [c]) => (None, c.as_str()),
         (_, []) => (None, ""),
         (_, more) => {
-            return Err(super::extra(
+            return Err(super::body::extra(
                 tool,
                 more,
                 "a test name (1.0) and the command run",

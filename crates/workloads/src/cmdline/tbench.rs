@@ -9,8 +9,8 @@
 use crate::Tbench;
 use fairsim_engine::error::EngineError;
 
+use super::body::{extra, Body};
 use super::getopt::{number, Arg, Grammar, Opt};
-use super::{extra, Body};
 
 /// dbench 4.0's popt table.
 const OPTS: &[Opt] = &[

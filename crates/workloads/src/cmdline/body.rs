@@ -1,0 +1,58 @@
+//! What every tool's command-line parser builds: the `key=value` body its key parser
+//! reads, and the error for words the tool does not take. A leaf, so that the parsers
+//! and the option scanner share it without referring back to the dispatch in
+//! `cmdline/mod.rs`.
+
+use fairsim_engine::error::EngineError;
+
+/// The `key=value` body a command line becomes, and which option the user typed for each
+/// key, so that the tool parser's errors name the option as the user wrote it.
+#[derive(Debug, Default)]
+pub(super) struct Body {
+    items: Vec<String>,
+    typed: Vec<(&'static str, String)>,
+}
+
+impl Body {
+    /// `key=value`, typed by the user as `typed` (or the tool's spelling of a default).
+    pub fn set(&mut self, key: &'static str, value: impl std::fmt::Display, typed: &str) {
+        self.items.push(format!("{key}={value}"));
+        self.typed.push((key, typed.to_string()));
+    }
+
+    /// A bare key (a flag, or cyclictest's `t` alone).
+    pub fn flag(&mut self, key: &'static str, typed: &str) {
+        self.items.push(key.to_string());
+        self.typed.push((key, typed.to_string()));
+    }
+
+    /// The body for the tool's key parser.
+    pub fn text(&self) -> String {
+        self.items.join(",")
+    }
+
+    /// Rewrites an error of the key parser (`TOOL: KEY: ...`) to name the tool as
+    /// `shown` and the option as the user typed it (`schbench@2016: -t: ...`).
+    pub fn rename(&self, tool: &str, shown: &str, e: EngineError) -> EngineError {
+        let EngineError::Workload(msg) = e else {
+            return e;
+        };
+        let Some(rest) = msg.strip_prefix(&format!("{tool}: ")) else {
+            return EngineError::Workload(msg);
+        };
+        for (key, typed) in self.typed.iter().rev() {
+            if let Some(tail) = rest.strip_prefix(&format!("{key}: ")) {
+                return EngineError::Workload(format!("{shown}: {typed}: {tail}"));
+            }
+        }
+        EngineError::Workload(format!("{shown}: {rest}"))
+    }
+}
+
+/// The error for words a tool does not take.
+pub(super) fn extra(tool: &str, words: &[String], allowed: &str) -> EngineError {
+    EngineError::Workload(format!(
+        "{tool}: unexpected argument '{}'; allowed: {allowed}",
+        words.join(" ")
+    ))
+}

@@ -1,0 +1,165 @@
+//! Reading a [`WorkloadSpec`] from text: the key form `NAME[:key=value,...]`, or a
+//! tool's own command line, which [`crate::cmdline`] reads. It is apart from the
+//! specification itself because the command-line reader builds specifications: the
+//! parser sits above both, and neither refers back to it.
+
+use fairsim_engine::error::EngineError;
+
+use super::{Workload, WorkloadSpec, WORKLOAD_NAMES};
+use crate::cmdline;
+use crate::cyclictest::Cyclictest;
+use crate::forkbench::Forkbench;
+use crate::hackbench::Hackbench;
+use crate::nanosleep::Nanosleep;
+use crate::netperf::Netperf;
+use crate::rtapp::Rtapp;
+use crate::schbench::Schbench;
+use crate::sysbench::SysbenchCpu;
+use crate::tbench::Tbench;
+use crate::{affinity, attrs};
+
+impl WorkloadSpec {
+    /// Parses `NAME[:key=value,...]`, or a tool's own command line (`schbench -m 2 -t 4`)
+    /// when [`cmdline::is_command_line`] says it is one.
+    pub fn parse(spec: &str) -> Result<WorkloadSpec, EngineError> {
+        if cmdline::is_command_line(spec) {
+            return cmdline::parse(spec);
+        }
+        let (name, body) = spec.split_once(':').unwrap_or((spec, ""));
+        let tool = match name.trim() {
+            "schbench" => "schbench",
+            "hackbench" => "hackbench",
+            "nanosleep" => "nanosleep",
+            "sysbench-cpu" | "sysbench" => "sysbench-cpu",
+            "rtapp" | "rt-app" => "rtapp",
+            "cyclictest" => "cyclictest",
+            "forkbench" => "forkbench",
+            "netperf" => "netperf",
+            "tbench" => "tbench",
+            other => {
+                return Err(EngineError::Workload(format!(
+                    "unknown workload '{other}'; allowed: {WORKLOAD_NAMES}"
+                )))
+            }
+        };
+        // Every tool takes cpus=LIST; the rest of the options are the tool's own.
+        let (body, cpus) = affinity::split_cpus(tool, body)?;
+        // ... and mem=PERMILLE, the memory intensity of its work.
+        let (body, mem) = attrs::split_mem(tool, &body)?;
+        // ... and uclamp=MIN..MAX, the tasks' utilization clamps.
+        let (body, uclamp) = attrs::split_uclamp(tool, &body)?;
+        // ... and nice=N.
+        let (body, nice) = attrs::split_nice(tool, &body)?;
+        if nice.is_some() && tool == "rtapp" {
+            return Err(EngineError::Workload(
+                "rtapp: nice: not for an rt-app file, whose tasks have their own; allowed: each task's \"priority\" key".into(),
+            ));
+        }
+        // ... and policy=normal|batch|idle.
+        let (body, policy) = attrs::split_policy(tool, &body)?;
+        if policy.is_some() && tool == "rtapp" {
+            return Err(EngineError::Workload(
+                "rtapp: policy: not for an rt-app file, whose tasks have their own; allowed: each task's \"policy\" key".into(),
+            ));
+        }
+        // ... and cgroup=/PATH.
+        let (body, cgroup) = attrs::split_cgroup(tool, &body)?;
+        let body = body.as_str();
+        let workload = match tool {
+            "schbench" => Workload::Schbench(Schbench::parse(body)?),
+            "hackbench" => Workload::Hackbench(Hackbench::parse(body)?),
+            "nanosleep" => Workload::Nanosleep(Nanosleep::parse(body)?),
+            // The body is the file's path (after any cpus=LIST was taken out).
+            "rtapp" => Workload::Rtapp(Rtapp::load(body.trim())?),
+            "cyclictest" => Workload::Cyclictest(Cyclictest::parse(body)?),
+            "forkbench" => Workload::Forkbench(Forkbench::parse(body)?),
+            "netperf" => Workload::Netperf(Netperf::parse(body)?),
+            "tbench" => Workload::Tbench(Tbench::parse(body)?),
+            _ => Workload::SysbenchCpu(SysbenchCpu::parse(body)?),
+        };
+        Ok(WorkloadSpec {
+            workload,
+            cpus,
+            mem,
+            uclamp,
+            nice,
+            policy,
+            cgroup,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_issue_examples() {
+        for s in [
+            "schbench:m=6,t=24,c=30ms,s=30ms",
+            "hackbench:g=4,l=1000,pipe",
+            "nanosleep:tasks=224,sleep=1us",
+            "sysbench-cpu:threads=5",
+            "cyclictest:t=2,a,n,D=10",
+            "schbench",
+        ] {
+            WorkloadSpec::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        }
+    }
+
+    #[test]
+    fn schbench_2016_ignores_m_as_the_binary_did() {
+        let Ok(WorkloadSpec {
+            workload: Workload::Schbench(old),
+            ..
+        }) = WorkloadSpec::parse("schbench:version=2016,m=6,t=24,c=30ms,s=30ms")
+        else {
+            panic!("parse");
+        };
+        assert_eq!(old.message_threads, 2);
+        assert_eq!(old.nr_tasks(), 1 + 2 * 25);
+        assert_eq!(old.notes().len(), 1);
+        assert!(old.notes()[0].contains("ignores m=6"), "{:?}", old.notes());
+        assert!(old
+            .canonical()
+            .starts_with("schbench:version=2016,m=2,t=24"));
+        let Ok(WorkloadSpec {
+            workload: Workload::Schbench(new),
+            ..
+        }) = WorkloadSpec::parse("schbench:m=6,t=24")
+        else {
+            panic!("parse");
+        };
+        assert_eq!(new.message_threads, 6);
+        assert!(new.notes().is_empty());
+        // Naming the 2016 default is not worth a note.
+        let Ok(w) = WorkloadSpec::parse("schbench:version=2016,m=2") else {
+            panic!("parse");
+        };
+        assert!(w.notes().is_empty());
+        let e = WorkloadSpec::parse("schbench:version=2019")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("version: invalid value '2019'") && e.contains("2016"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn rejects_unknown_names_keys_and_values() {
+        let e = WorkloadSpec::parse("fio:x=1").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown workload 'fio'") && e.contains("schbench"),
+            "{e}"
+        );
+        let e = WorkloadSpec::parse("schbench:q=1").unwrap_err().to_string();
+        assert!(e.contains("unknown key 'q'"), "{e}");
+        let e = WorkloadSpec::parse("schbench:c=-5ms")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("c: invalid value '-5ms'"), "{e}");
+        assert!(WorkloadSpec::parse("hackbench:g=0").is_err());
+        assert!(WorkloadSpec::parse("sysbench-cpu:threads=x").is_err());
+    }
+}
