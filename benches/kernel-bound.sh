@@ -30,7 +30,7 @@
 #
 # Each instruction is attributed to the source file it comes from after inlining: a file
 # under `crates/D/` where D is one of `kernel_crates` below is the ported kernel, any other
-# `crates/D/` is fairsim's engine (engine, cli, plot, and whatever is split from them: the
+# `crates/D/` is fairsim's engine (engine, workloads, output, cli, plot, and whatever is split from them: the
 # cost model and the charging of kernel time live in the engine crate, and the functions
 # in `engine_functions` below count as the engine's wherever their code comes from). Code
 # from outside the workspace (the standard library, dependencies) counts for the crate of
@@ -61,7 +61,7 @@ cd "$(dirname "$0")/.."
 # them belongs here; a crate of fairsim's own belongs in engine_crates. Both lists are
 # checked against crates/ on every run and by `--crates`.
 kernel_crates=(topology pelt balance cpuidle)
-engine_crates=(engine cli plot des trace race)
+engine_crates=(engine workloads output cli plot des trace race)
 # Functions of fairsim's cost model and charging, by the last segment of their name: every
 # instruction compiled into them counts as the engine's, even where its source lies in a
 # kernel crate (charge_sched_work inlines the balance crate's `Sched::take_work`); one that a
