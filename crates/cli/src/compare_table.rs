@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 /// Samples of one metric for both sides.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MetricSamples {
+pub(crate) struct MetricSamples {
     /// The metric's name (`Wakeup-99.0th`, `time`, `newidle-sg-scan-per-balance`, ...).
     pub name: String,
     /// Higher is better (throughput); else lower is better (time, latency, cost).
@@ -23,7 +23,7 @@ pub struct MetricSamples {
 
 /// Summary statistics of one side.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// Smallest sample.
     pub min: f64,
     /// Arithmetic mean.
@@ -41,7 +41,7 @@ pub struct Summary {
 }
 
 /// Summarises samples; an empty list gives zeros.
-pub fn summarise(s: &[f64]) -> Summary {
+pub(crate) fn summarise(s: &[f64]) -> Summary {
     let n = s.len();
     if n == 0 {
         return Summary {
@@ -93,7 +93,7 @@ fn t_crit_95(df: f64) -> f64 {
 
 /// Whether the means differ at 95% confidence (Welch's t-test). With fewer than two
 /// samples on a side nothing is significant.
-pub fn significant(a: &Summary, b: &Summary) -> bool {
+pub(crate) fn significant(a: &Summary, b: &Summary) -> bool {
     if a.n < 2 || b.n < 2 {
         return false;
     }
@@ -115,7 +115,7 @@ pub fn significant(a: &Summary, b: &Summary) -> bool {
 
 /// Percentage change with positive meaning better: `new/base*100 - 100` when higher is
 /// better, `100 - new/base*100` otherwise (mmtests `pdiff` / `pndiff`).
-pub fn pct_change(base: f64, new: f64, higher_better: bool) -> f64 {
+pub(crate) fn pct_change(base: f64, new: f64, higher_better: bool) -> f64 {
     if base == 0.0 {
         return 0.0;
     }
@@ -138,7 +138,7 @@ fn cell(v: f64, pct: f64, star: bool) -> String {
 /// Samples of one metric in any number of columns, the first being the baseline (a
 /// sweep's axis values).
 #[derive(Debug, Clone, PartialEq)]
-pub struct MetricColumns {
+pub(crate) struct MetricColumns {
     /// The metric's name.
     pub name: String,
     /// Higher is better (throughput); else lower is better (time, latency, cost).
@@ -148,7 +148,11 @@ pub struct MetricColumns {
 }
 
 /// Renders the comparison of every metric between a baseline and a new side.
-pub fn render_compare(metrics: &[MetricSamples], base_label: &str, new_label: &str) -> String {
+pub(crate) fn render_compare(
+    metrics: &[MetricSamples],
+    base_label: &str,
+    new_label: &str,
+) -> String {
     let columns: Vec<MetricColumns> = metrics
         .iter()
         .map(|m| MetricColumns {
@@ -163,7 +167,7 @@ pub fn render_compare(metrics: &[MetricSamples], base_label: &str, new_label: &s
 /// Renders the comparison of every metric over `labels.len()` columns: each column after
 /// the first gets its change against the first, starred when significant. With two
 /// columns this is exactly `render_compare`'s table.
-pub fn render_columns(metrics: &[MetricColumns], labels: &[&str]) -> String {
+pub(crate) fn render_columns(metrics: &[MetricColumns], labels: &[&str]) -> String {
     let name_w = metrics
         .iter()
         .map(|m| m.name.len())
@@ -219,7 +223,7 @@ pub fn render_columns(metrics: &[MetricColumns], labels: &[&str]) -> String {
 
 /// The columns of `compare --csv` (and the keys of each row of `compare --json`), in
 /// order: one row per metric, the mean's row of the text table with each side's spread.
-pub const MEAN_COLUMNS: [&str; 11] = [
+pub(crate) const MEAN_COLUMNS: [&str; 11] = [
     "metric",
     "better",
     "mean",
@@ -235,7 +239,7 @@ pub const MEAN_COLUMNS: [&str; 11] = [
 
 /// One metric's mean row for scripts: what the text table's Amean or Hmean row shows.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MeanRow {
+pub(crate) struct MeanRow {
     /// The metric's name, as the text table spells it.
     pub metric: String,
     /// Higher is better (throughput); else lower is better.
@@ -248,7 +252,7 @@ pub struct MeanRow {
 
 impl MeanRow {
     /// `Hmean` when higher is better, else `Amean`, as the text table labels the row.
-    pub fn mean_label(&self) -> &'static str {
+    pub(crate) fn mean_label(&self) -> &'static str {
         if self.higher_better {
             "Hmean"
         } else {
@@ -265,28 +269,28 @@ impl MeanRow {
     }
 
     /// The baseline's mean (harmonic when higher is better).
-    pub fn base_mean(&self) -> f64 {
+    pub(crate) fn base_mean(&self) -> f64 {
         self.mean(&self.base)
     }
 
     /// The new side's mean (harmonic when higher is better).
-    pub fn new_mean(&self) -> f64 {
+    pub(crate) fn new_mean(&self) -> f64 {
         self.mean(&self.new)
     }
 
     /// The change of the mean in percent, positive meaning better, as the table shows it.
-    pub fn change_pct(&self) -> f64 {
+    pub(crate) fn change_pct(&self) -> f64 {
         pct_change(self.base_mean(), self.new_mean(), self.higher_better)
     }
 
     /// Whether the table stars the mean (Welch's t-test at 95%).
-    pub fn significant(&self) -> bool {
+    pub(crate) fn significant(&self) -> bool {
         significant(&self.base, &self.new)
     }
 }
 
 /// Each metric's mean row, in the text table's order.
-pub fn mean_rows(metrics: &[MetricSamples]) -> Vec<MeanRow> {
+pub(crate) fn mean_rows(metrics: &[MetricSamples]) -> Vec<MeanRow> {
     metrics
         .iter()
         .map(|m| MeanRow {
@@ -309,7 +313,7 @@ fn csv_field(text: &str) -> String {
 
 /// `compare --csv`: a header of [`MEAN_COLUMNS`], then one line per metric. Numbers are
 /// written in full (Rust's shortest exact form), booleans as `true`/`false`.
-pub fn render_csv(rows: &[MeanRow]) -> String {
+pub(crate) fn render_csv(rows: &[MeanRow]) -> String {
     let mut out = MEAN_COLUMNS.join(",");
     out.push('\n');
     for r in rows {
@@ -334,7 +338,7 @@ pub fn render_csv(rows: &[MeanRow]) -> String {
 
 /// `compare --json`'s rows: one object per metric with [`MEAN_COLUMNS`] as keys (a value
 /// that is not finite is null, as JSON has no NaN).
-pub fn rows_json(rows: &[MeanRow]) -> Vec<serde_json::Value> {
+pub(crate) fn rows_json(rows: &[MeanRow]) -> Vec<serde_json::Value> {
     rows.iter()
         .map(|r| {
             serde_json::json!({

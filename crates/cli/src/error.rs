@@ -7,14 +7,14 @@ use std::fmt::Display;
 use std::process::ExitCode;
 
 /// Exit status for bad input (same as clap's usage errors).
-pub const EXIT_USAGE: u8 = 2;
+pub(crate) const EXIT_USAGE: u8 = 2;
 
 /// Exit status when fairsim itself failed: an invariant of the scheduler or the engine
 /// broke, so the fault is fairsim's, not the input's.
-pub const EXIT_INTERNAL: u8 = 3;
+pub(crate) const EXIT_INTERNAL: u8 = 3;
 
 /// Exit status when the output could not be written (a full disk, a closed terminal).
-pub const EXIT_OUTPUT: u8 = 4;
+pub(crate) const EXIT_OUTPUT: u8 = 4;
 
 /// Whose fault an error is, which decides the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,14 +31,14 @@ enum Class {
 
 /// An error to show the user: already a sentence, printed after `fairsim: error: `.
 #[derive(Debug)]
-pub struct CliError {
+pub(crate) struct CliError {
     text: String,
     class: Class,
 }
 
 impl CliError {
     /// Wraps a message about bad input written by the CLI itself.
-    pub fn msg(text: impl Into<String>) -> Self {
+    pub(crate) fn msg(text: impl Into<String>) -> Self {
         CliError {
             text: text.into(),
             class: Class::Input,
@@ -46,7 +46,7 @@ impl CliError {
     }
 
     /// Wraps a message about a failure of fairsim itself.
-    pub fn internal(text: impl Into<String>) -> Self {
+    pub(crate) fn internal(text: impl Into<String>) -> Self {
         CliError {
             text: text.into(),
             class: Class::Internal,
@@ -54,7 +54,7 @@ impl CliError {
     }
 
     /// Wraps a message about output that could not be written (a `--json` file, say).
-    pub fn output(text: impl Into<String>) -> Self {
+    pub(crate) fn output(text: impl Into<String>) -> Self {
         CliError {
             text: text.into(),
             class: Class::Output,
@@ -63,7 +63,7 @@ impl CliError {
 
     /// The same error with `prefix: ` in front of its text (a sweep names the point that
     /// failed); the class, and so the exit status, stays.
-    pub fn context(self, prefix: &str) -> Self {
+    pub(crate) fn context(self, prefix: &str) -> Self {
         CliError {
             text: format!("{prefix}: {}", self.text),
             class: self.class,
@@ -71,7 +71,7 @@ impl CliError {
     }
 
     /// Prints the error as one line and returns the failure status.
-    pub fn report(&self) -> ExitCode {
+    pub(crate) fn report(&self) -> ExitCode {
         let status = match self.class {
             Class::ClosedPipe => return ExitCode::SUCCESS,
             Class::Input => EXIT_USAGE,
@@ -188,7 +188,7 @@ input_error!(
 );
 
 /// Prints clap's help and version output as clap does, and its errors as one line.
-pub fn report_clap(err: clap::Error) -> ExitCode {
+pub(crate) fn report_clap(err: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match err.kind() {
         ErrorKind::DisplayHelp
@@ -224,7 +224,7 @@ pub fn report_clap(err: clap::Error) -> ExitCode {
 
 /// A clap error (other than help, version or a missing argument) as one line: its first
 /// line, with the allowed values clap lists on a line of their own appended.
-pub fn clap_line(err: &clap::Error) -> String {
+pub(crate) fn clap_line(err: &clap::Error) -> String {
     let rendered = err.render().to_string();
     let first = rendered
         .lines()
@@ -244,7 +244,7 @@ pub fn clap_line(err: &clap::Error) -> String {
 }
 
 /// Formats a field-named validation message: `--field: got X; allowed: Y`.
-pub fn invalid(field: &str, got: impl Display, allowed: &str) -> CliError {
+pub(crate) fn invalid(field: &str, got: impl Display, allowed: &str) -> CliError {
     CliError::msg(format!(
         "{field}: invalid value '{got}'; allowed: {allowed}"
     ))

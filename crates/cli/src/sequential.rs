@@ -14,7 +14,7 @@
 /// The two-sided upper tail of the standard normal, `2 (1 - Phi(z))` for `z >= 0`,
 /// through `erfc` (Numerical Recipes' Chebyshev fit, fractional error below 1.2e-7
 /// everywhere, enough for the levels a spending function gives).
-pub fn normal_two_sided(z: f64) -> f64 {
+pub(crate) fn normal_two_sided(z: f64) -> f64 {
     let x = z.abs() / std::f64::consts::SQRT_2;
     let t = 1.0 / (1.0 + 0.5 * x);
     let poly = -x * x - 1.265_512_23
@@ -121,12 +121,12 @@ fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
 
 /// The two-sided p-value of Student's t with `df` degrees of freedom (any real
 /// `df > 0`, as Welch's gives): `P(|T| > |t|) = I_{df/(df+t^2)}(df/2, 1/2)`.
-pub fn t_two_sided(t: f64, df: f64) -> f64 {
+pub(crate) fn t_two_sided(t: f64, df: f64) -> f64 {
     inc_beta(df / 2.0, 0.5, df / (df + t * t))
 }
 
 /// The t with `t_two_sided(t, df) == p`, by bisection: 2.776 for p = 0.05 and df = 4.
-pub fn t_quantile_two_sided(p: f64, df: f64) -> f64 {
+pub(crate) fn t_quantile_two_sided(p: f64, df: f64) -> f64 {
     let (mut lo, mut hi) = (0.0f64, 1e7f64);
     for _ in 0..200 {
         let mid = 0.5 * (lo + hi);
@@ -142,7 +142,7 @@ pub fn t_quantile_two_sided(p: f64, df: f64) -> f64 {
 /// The Lan-DeMets O'Brien-Fleming-type spending function: the alpha spent once a
 /// fraction `t` of the maximum information (the seed cap) is in, `2 - 2 Phi(z / sqrt(t))`
 /// with `z` the two-sided normal quantile of `alpha`; 0 at `t = 0`, `alpha` at `t = 1`.
-pub fn obf_spent(alpha: f64, t: f64) -> f64 {
+pub(crate) fn obf_spent(alpha: f64, t: f64) -> f64 {
     if t <= 0.0 {
         return 0.0;
     }
@@ -154,7 +154,7 @@ pub fn obf_spent(alpha: f64, t: f64) -> f64 {
 
 /// The nominal level of the look at `n` seeds: what the spending function grew by since
 /// the previous look (at `n - 1` seeds, or none before `min_seeds`).
-pub fn look_alpha(alpha: f64, n: usize, min_seeds: usize, cap: usize) -> f64 {
+pub(crate) fn look_alpha(alpha: f64, n: usize, min_seeds: usize, cap: usize) -> f64 {
     let frac = |k: usize| k as f64 / cap as f64;
     let before = if n > min_seeds {
         obf_spent(alpha, frac(n - 1))

@@ -42,7 +42,7 @@ fn cpus_of(mask: &fairsim_topology::CpuMask) -> String {
 }
 
 /// The summary's `== cpufreq ==` section, empty without cpufreq.
-pub fn summary_section(w: &World) -> String {
+pub(crate) fn summary_section(w: &World) -> String {
     let Some(cf) = w.sched.cpufreq.as_ref() else {
         return String::new();
     };
@@ -104,7 +104,7 @@ pub fn summary_section(w: &World) -> String {
 
 /// The `cpufreq` object of the JSON: the governor, each policy with its OPPs, stats and
 /// energy, the timeline, and the machine's active energy.
-pub fn json(w: &World) -> Option<Value> {
+pub(crate) fn json(w: &World) -> Option<Value> {
     let cf = w.sched.cpufreq.as_ref()?;
     let rt = w.cpufreq_rt()?;
     let now = w.now().0;

@@ -11,7 +11,7 @@ use fairsim_engine::world::World;
 const SUMMARY_CPU_ROWS: usize = 16;
 
 /// The summary's `== cpuidle ==` section.
-pub fn summary_section(w: &World) -> String {
+pub(crate) fn summary_section(w: &World) -> String {
     let usage = w.cpuidle_usage();
     let states = w.idle_states();
     let mut s = String::new();
@@ -118,7 +118,7 @@ fn cpu_list(cpus: &[usize]) -> String {
 }
 
 /// The `cpuidle` object of the JSON: governor, tables and which CPUs use them.
-pub fn json_tables(w: &World) -> Value {
+pub(crate) fn json_tables(w: &World) -> Value {
     let states = w.idle_states();
     json!({
         "governor": w.config.cpuidle.name(),
@@ -130,7 +130,7 @@ pub fn json_tables(w: &World) -> Value {
 
 /// One CPU's states for its JSON entry: name and sysfs counters (`time` in us, as sysfs
 /// prints it, and `time_ns`).
-pub fn json_cpu(w: &World, usage: &[Vec<fairsim_cpuidle::StateUsage>], cpu: usize) -> Value {
+pub(crate) fn json_cpu(w: &World, usage: &[Vec<fairsim_cpuidle::StateUsage>], cpu: usize) -> Value {
     let Some(u) = usage.get(cpu) else {
         return Value::Array(Vec::new());
     };

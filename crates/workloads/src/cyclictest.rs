@@ -68,21 +68,21 @@ const MAX_DURATION: u64 = 365 * 86_400 * SEC;
 /// and the `clock_nanosleep` system call's entry with the hrtimer's arming. 1 us, the
 /// figure `nanosleep`'s `run` default takes for its loop and system call path (a few
 /// hundred ns for the call on current x86, plus the loop's own code).
-pub const LOOP_WORK: u64 = US;
+pub(crate) const LOOP_WORK: u64 = US;
 /// A thread's start before its first `clock_gettime`: `pthread_setaffinity_np`,
 /// `gettid`, `sigprocmask` and `sched_setscheduler`, four system calls at about 1 us
 /// each, as `LOOP_WORK` counts one.
-pub const THREAD_START: u64 = 4 * US;
+pub(crate) const THREAD_START: u64 = 4 * US;
 /// `main`'s display loop round with `q`: the loop's test and `usleep`'s system call path,
 /// 1 us as `LOOP_WORK`.
-pub const DISPLAY_QUIET: u64 = US;
+pub(crate) const DISPLAY_QUIET: u64 = US;
 /// `main`'s display loop round without `q`: reading `/proc/loadavg` (open, read, close)
 /// and formatting the header, 10 us, plus one `printf` of a thread's line, 2 us per
 /// thread. These are estimates of a few system calls and some formatting on a current
 /// core, not measurements; the terminal that reads the output is not modelled.
-pub const DISPLAY_BASE: u64 = 10 * US;
+pub(crate) const DISPLAY_BASE: u64 = 10 * US;
 /// See [`DISPLAY_BASE`].
-pub const DISPLAY_PER_THREAD: u64 = 2 * US;
+pub(crate) const DISPLAY_PER_THREAD: u64 = 2 * US;
 /// `main`'s `usleep(10000)` between two displays.
 const DISPLAY_PERIOD: u64 = 10 * MS;
 /// `main`'s `usleep(50000)` after the loop, before it signals the threads.

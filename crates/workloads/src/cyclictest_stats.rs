@@ -18,7 +18,7 @@ use fairsim_engine::time::SEC;
 /// `USEC_PER_SEC`.
 const USEC_PER_SEC: i64 = 1_000_000;
 /// `stat->min`'s starting value in `main` (what a thread that never measured prints).
-pub const MIN_UNSET: i64 = 1_000_000;
+pub(crate) const MIN_UNSET: i64 = 1_000_000;
 
 /// What a thread does at the head of its loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -129,7 +129,7 @@ fn secs(ns: u64) -> f64 {
 /// coeffvar, max, each with its change against itself), its `User`/`System`/`Elapsed`
 /// duration block, the line `run-mmtests.sh`'s `/usr/bin/time -f` writes for it, and the
 /// shell's `time` lines.
-pub fn mmtests_text(name: &str, elapsed: u64, user: u64, sys: u64) -> String {
+pub(crate) fn mmtests_text(name: &str, elapsed: u64, user: u64, sys: u64) -> String {
     let mut t = String::new();
     for op in ["min", "mean", "stddev", "coeffvar", "max"] {
         // One iteration: min, mean and max are the elapsed time; it varies by nothing.

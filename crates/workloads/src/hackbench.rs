@@ -30,17 +30,17 @@ use super::tasks::{add_program, new_task, task_range};
 /// Task work of one pipe `read`/`write` of a small message (syscall entry/exit, the pipe
 /// mutex, a copy of 100 bytes): ~0.8 us on current x86 (`perf bench sched pipe` minus
 /// the wakeup and switch costs).
-pub const PIPE_SYSCALL_WORK: u64 = 800;
+pub(crate) const PIPE_SYSCALL_WORK: u64 = 800;
 /// Task work of one unix-socket `sendmsg`/`recvmsg` of a small message: skb allocation and
 /// freeing on top of the copy, ~1.5 us.
-pub const SOCKET_SYSCALL_WORK: u64 = 1_500;
+pub(crate) const SOCKET_SYSCALL_WORK: u64 = 1_500;
 /// Pipe capacity: `PIPE_DEF_BUFFERS` (16) pages of 4 KiB.
-pub const PIPE_CAPACITY: u64 = 65_536;
+pub(crate) const PIPE_CAPACITY: u64 = 65_536;
 /// `net.core.wmem_default`.
-pub const SOCKET_SNDBUF: u64 = 212_992;
+pub(crate) const SOCKET_SNDBUF: u64 = 212_992;
 /// skb truesize charged per small message (`SKB_TRUESIZE` of a 100-byte linear skb,
 /// about 768 bytes of sk_buff and shared info plus the data rounded to 128).
-pub const SOCKET_TRUESIZE: u64 = 896;
+pub(crate) const SOCKET_TRUESIZE: u64 = 896;
 
 /// hackbench options.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -40,7 +40,7 @@ use fairsim_engine::world::sockets::{
 };
 
 /// `UDP_LENGTH_MAX` of nettest_omni.c (65535 - 28), the largest UDP message.
-pub const UDP_LENGTH_MAX: u32 = 0xFFFF - 28;
+pub(crate) const UDP_LENGTH_MAX: u32 = 0xFFFF - 28;
 
 /// A netperf test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

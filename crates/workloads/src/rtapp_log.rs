@@ -158,7 +158,7 @@ const COLUMNS: [(&str, usize); 11] = [
 
 /// The text of thread `ind`'s log file (policy `policy` as rt-app's `policy_to_string`
 /// names it, nice value `nice`) in rt-app v1.0's layout.
-pub fn log_text(ind: usize, policy: &str, nice: i32, log: &ThreadLog) -> String {
+pub(crate) fn log_text(ind: usize, policy: &str, nice: i32, log: &ThreadLog) -> String {
     let mut out = format!("# Policy : {policy} priority : {nice}\n");
     // thread_body's header: "%s %8s %8s %8s %15s %15s %15s %10s %10s %10s %10s".
     let header: Vec<String> = COLUMNS
@@ -196,7 +196,7 @@ pub fn log_text(ind: usize, policy: &str, nice: i32, log: &ThreadLog) -> String 
 }
 
 /// The JSON list of a thread's first activations (at most [`JSON_PER_THREAD`]).
-pub fn activations_json(log: &ThreadLog) -> serde_json::Value {
+pub(crate) fn activations_json(log: &ThreadLog) -> serde_json::Value {
     let list: Vec<serde_json::Value> = log
         .kept
         .iter()
@@ -219,7 +219,7 @@ pub fn activations_json(log: &ThreadLog) -> serde_json::Value {
 }
 
 /// How many of a thread's activations the JSON list leaves out.
-pub fn activations_left_out(log: &ThreadLog) -> u64 {
+pub(crate) fn activations_left_out(log: &ThreadLog) -> u64 {
     log.dropped + log.kept.len().saturating_sub(JSON_PER_THREAD) as u64
 }
 

@@ -10,7 +10,7 @@ use fairsim_workloads::run::{RunSpec, DEFAULT_MEMORY_BUDGET};
 use fairsim_workloads::WorkloadSpec;
 
 /// A spec for `workloads` on preset `machine`, running `ms` milliseconds.
-pub fn spec(machine: &str, workloads: &[&str], ms: u64, seed: u64) -> RunSpec {
+pub(crate) fn spec(machine: &str, workloads: &[&str], ms: u64, seed: u64) -> RunSpec {
     let config = WorldConfig {
         duration: ms * MS,
         seed,
@@ -34,7 +34,7 @@ pub fn spec(machine: &str, workloads: &[&str], ms: u64, seed: u64) -> RunSpec {
 /// `FAIRSIM_FUZZ_SEED` gives another (so that CI's pass is the same every time and a long
 /// pass can explore new ground), no regression files, and at most `shrink` shrink steps
 /// (a shrunk failure is what makes it readable).
-pub fn fuzz_config(default_cases: u32, shrink: u32) -> proptest::test_runner::Config {
+pub(crate) fn fuzz_config(default_cases: u32, shrink: u32) -> proptest::test_runner::Config {
     let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
     proptest::test_runner::Config {
         cases: env("FAIRSIM_FUZZ_CASES").map_or(default_cases, |c| c as u32),

@@ -22,11 +22,11 @@ pub const RUNTIME_INF: u64 = u64::MAX;
 /// `default_cfs_period()`: 100 ms.
 pub const DEFAULT_CFS_PERIOD: u64 = 100_000_000;
 /// `min_cfs_quota_period`: 1 ms, the smallest quota and period.
-pub const MIN_CFS_QUOTA_PERIOD: u64 = 1_000_000;
+pub(super) const MIN_CFS_QUOTA_PERIOD: u64 = 1_000_000;
 /// `max_cfs_quota_period`: 1 s, the largest period.
-pub const MAX_CFS_QUOTA_PERIOD: u64 = 1_000_000_000;
+pub(super) const MAX_CFS_QUOTA_PERIOD: u64 = 1_000_000_000;
 /// `max_cfs_runtime`: `MAX_BW` us (`BW_SHIFT` 20), the largest quota.
-pub const MAX_CFS_RUNTIME: u64 = ((1u64 << (64 - 20)) - 1) * 1000;
+pub(super) const MAX_CFS_RUNTIME: u64 = ((1u64 << (64 - 20)) - 1) * 1000;
 /// `sysctl_sched_cfs_bandwidth_slice` default, 5000 us: what a runqueue takes at a time.
 pub const CFS_BANDWIDTH_SLICE: u64 = 5_000_000;
 /// `min_cfs_rq_runtime`: a runqueue keeps 1 ms when it hands runtime back.

@@ -5,7 +5,7 @@ use fairsim_balance::Sched;
 
 /// Runs `cpu` from `from` to `to`: schedules when needed and ticks at every multiple of
 /// the tick period, as a busy CPU does, checking the invariants at every tick.
-pub fn run(s: &mut Sched, cpu: usize, from: u64, to: u64) {
+pub(crate) fn run(s: &mut Sched, cpu: usize, from: u64, to: u64) {
     if s.rqs[cpu].curr.is_none() || s.rqs[cpu].need_resched {
         s.schedule(cpu, from);
     }

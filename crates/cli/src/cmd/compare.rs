@@ -66,7 +66,7 @@ how many seeds ran and why it stopped.",
         .long_help("Write the comparison table as JSON to FILE: one row per metric, with the \
 columns --csv has (see above) as keys, and the machine, workloads, sides and seeds."))
 )]
-pub struct CompareArgs {
+pub(crate) struct CompareArgs {
     #[command(flatten)]
     run: RunArgs,
 
@@ -416,7 +416,7 @@ fn cgroup_metric_values(r: &fairsim_output::CgroupRow, all: u64) -> [f64; 5] {
 }
 
 /// Runs `fairsim compare`.
-pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
+pub(crate) fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if args.seeds == 0 || args.seeds > 1000 {
         return Err(invalid("--seeds", args.seeds, "1 to 1000"));
     }

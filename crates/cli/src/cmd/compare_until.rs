@@ -503,7 +503,7 @@ pub(crate) fn run_until<T: Send>(
 
 /// Welch's statistic for new minus base: (difference of the means, its standard error,
 /// the Welch-Satterthwaite degrees of freedom).
-pub fn welch(base: &[f64], new: &[f64]) -> (f64, f64, f64) {
+pub(crate) fn welch(base: &[f64], new: &[f64]) -> (f64, f64, f64) {
     let (a, b) = (summarise(base), summarise(new));
     let va = a.stddev.powi(2) / a.n as f64;
     let vb = b.stddev.powi(2) / b.n as f64;

@@ -23,7 +23,7 @@ them: each name in the file's order, its default in that kernel, where it comes 
 function), what it does, the features it needs or cannot be on with, and whether it changes \
 the sched domains."
 )]
-pub struct FeaturesArgs {
+pub(crate) struct FeaturesArgs {
     /// The kernel whose features file is listed: 6.12 (the default), 6.5, 4.16, 4.15, 4.5
     /// or 3.9.
     #[arg(long, value_name = "VERSION")]
@@ -31,7 +31,7 @@ pub struct FeaturesArgs {
 }
 
 /// Runs `fairsim features`.
-pub fn run(args: &FeaturesArgs, out: &mut dyn Write) -> Result<(), CliError> {
+pub(crate) fn run(args: &FeaturesArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let kernel = match &args.kernel {
         Some(t) => Kernel::parse(t).map_err(|e| CliError::msg(e.to_string()))?,
         None => Kernel::default(),

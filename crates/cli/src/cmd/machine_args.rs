@@ -12,12 +12,12 @@ use fairsim_topology::{Arch, Machine, TopologyError};
 use crate::error::{invalid, CliError};
 
 /// The preset used when no machine option is given.
-pub const DEFAULT_PRESET: &str = "numa-2s4c2t";
+pub(crate) const DEFAULT_PRESET: &str = "numa-2s4c2t";
 
 /// How to describe the machine. At most one of `--topology`, `--smp`, `--machine` and
 /// `--sysfs`; with none, the `numa-2s4c2t` preset (2 sockets x 4 cores x 2 threads).
 #[derive(Debug, Clone, clap::Args)]
-pub struct MachineArgs {
+pub(crate) struct MachineArgs {
     /// A named machine (see `fairsim topology --list-presets`), e.g. `spr-2s56c2t`.
     #[arg(long, value_name = "PRESET", conflicts_with_all = ["smp", "machine", "sysfs"])]
     pub topology: Option<String>,
@@ -69,7 +69,7 @@ impl MachineArgs {
     /// Builds the machine these options describe, and checks the cost table and the
     /// workload kinds it names (a machine file's `costs` and `[speed]`), which only the
     /// engine knows, so that every command refuses a file naming ones that do not exist.
-    pub fn load(&self) -> Result<Machine, CliError> {
+    pub(crate) fn load(&self) -> Result<Machine, CliError> {
         let m = self.load_unchecked()?;
         fairsim_workloads::check_machine(&m, &self.source())?;
         Ok(m)
@@ -186,7 +186,7 @@ impl MachineArgs {
 }
 
 /// One line per preset, for `--list-presets`.
-pub fn preset_listing() -> String {
+pub(crate) fn preset_listing() -> String {
     let width = PRESETS.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
     PRESETS
         .iter()

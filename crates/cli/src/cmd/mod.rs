@@ -1,18 +1,18 @@
 //! One module per subcommand: its clap arguments and its `run` function.
 
-pub mod compare;
+pub(crate) mod compare;
 pub(crate) mod compare_until;
-pub mod features;
-pub mod machine_args;
+pub(crate) mod features;
+pub(crate) mod machine_args;
 pub(crate) mod outputs;
-pub mod pelt;
-pub mod plot;
+pub(crate) mod pelt;
+pub(crate) mod plot;
 pub(crate) mod plots;
 pub(crate) mod progress;
-pub mod race;
-pub mod report;
+pub(crate) mod race;
+pub(crate) mod report;
 pub(crate) mod rtapp_log;
-pub mod run;
-pub mod schedstat;
-pub mod sweep;
-pub mod topology;
+pub(crate) mod run;
+pub(crate) mod schedstat;
+pub(crate) mod sweep;
+pub(crate) mod topology;

@@ -60,7 +60,7 @@ Example:
 util_est on one CPU, bit-exact with Linux 6.12.117, and print one line per update.",
     after_long_help = AFTER_HELP
 )]
-pub struct PeltArgs {
+pub(crate) struct PeltArgs {
     /// Run/sleep pattern, repeated: `run=D,sleep=D[,run=D,sleep=D...]`, starting with run
     /// and ending with sleep; or a single `run=D` (or `always`) for a task that never
     /// sleeps. D is an integer or decimal with unit ns, us, ms or s (e.g. 8ms, 1.5ms).
@@ -403,7 +403,7 @@ fn write_table(
 }
 
 /// Runs `fairsim pelt`.
-pub fn run(args: &PeltArgs, out: &mut dyn Write) -> Result<(), CliError> {
+pub(crate) fn run(args: &PeltArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let (params, format) = build_params(args)?;
     let samples = samples(&params).map_err(|e| CliError::msg(format!("--pattern: {e}")))?;
     match format {

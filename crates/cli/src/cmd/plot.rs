@@ -8,7 +8,7 @@ use crate::error::CliError;
 
 /// `fairsim plot` arguments.
 #[derive(Debug, clap::Args)]
-pub struct PlotArgs {
+pub(crate) struct PlotArgs {
     /// A plot data file (`plot-data.json`) to draw: latency CDF, timeline, newidle
     /// series and metrics, as far as it holds them.
     #[arg(value_name = "DATA.json")]
@@ -26,7 +26,7 @@ pub struct PlotArgs {
 ///
 /// Everything is read and checked before anything is written, so a bad criterion
 /// directory does not leave the data file's plots half done.
-pub fn run(args: &PlotArgs, out: &mut dyn Write) -> Result<(), CliError> {
+pub(crate) fn run(args: &PlotArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if args.data.is_none() && args.criterion.is_none() {
         return Err(CliError::msg(
             "plot: no input given; allowed: a plot data file (DATA.json), --criterion DIR, or both",

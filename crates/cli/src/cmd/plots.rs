@@ -19,14 +19,14 @@ use crate::error::CliError;
 
 /// The timeline's window when `--trace-window` gives none: the first 2 ms of the
 /// measurement window, which holds thousands of slices on a busy 224-CPU machine.
-pub const DEFAULT_TIMELINE_NS: u64 = 2_000_000;
+pub(crate) const DEFAULT_TIMELINE_NS: u64 = 2_000_000;
 
 /// Buckets of the newidle series over the measurement window.
 const SERIES_BUCKETS: u64 = 200;
 
 /// What a run traces for `--plot` (and `--trace`): events over `window` (the timeline's
 /// or the trace's), and the newidle series over the measurement window.
-pub fn trace_config(
+pub(crate) fn trace_config(
     spec: &RunSpec,
     window: Option<(u64, u64)>,
     trace: bool,
@@ -51,7 +51,7 @@ pub fn trace_config(
 }
 
 /// The title line of a run's plots.
-pub fn title(spec: &RunSpec) -> String {
+pub(crate) fn title(spec: &RunSpec) -> String {
     let n = spec.machine.nr_cpus();
     let work: Vec<String> = spec.workloads.iter().map(|w| w.canonical(n)).collect();
     format!("{} ({n} CPUs), {}", spec.machine.name, work.join(" + "))
@@ -61,7 +61,7 @@ pub fn title(spec: &RunSpec) -> String {
 /// kernel's defaults (`+ILB_FAST`, `NO_NI_RANDOM`), or `defaults`; prefixed with the
 /// kernel when it is an era's, when nothing differs (so that `defaults` says whose), or
 /// when `kernel` asks (the sides of a compare run different kernels).
-pub fn features_label(f: Features, kernel_always: bool) -> String {
+pub(crate) fn features_label(f: Features, kernel_always: bool) -> String {
     let diff = f.diff_from_default();
     let kernel = f.kernel();
     let writes: Vec<String> = diff
@@ -83,7 +83,7 @@ pub fn features_label(f: Features, kernel_always: bool) -> String {
 
 /// The labels of a `compare`'s two sides in its plots: `base: 6.12 defaults`,
 /// `new: +ILB_FAST`; both name their kernel when the kernels differ.
-pub fn side_labels(base: Features, new: Features) -> [String; 2] {
+pub(crate) fn side_labels(base: Features, new: Features) -> [String; 2] {
     let both = base.kernel() != new.kernel();
     [
         format!("base: {}", features_label(base, both)),
@@ -109,7 +109,7 @@ fn hdr_buckets(h: &Histogram<u64>) -> Option<HdrBuckets> {
 }
 
 /// A wakeup-latency histogram as CDF steps.
-pub fn latency_cdf(label: &str, h: &Histogram<u64>) -> LatencyCdf {
+pub(crate) fn latency_cdf(label: &str, h: &Histogram<u64>) -> LatencyCdf {
     let mut points = Vec::new();
     let mut total = 0u64;
     for v in h.iter_recorded() {
@@ -126,7 +126,7 @@ pub fn latency_cdf(label: &str, h: &Histogram<u64>) -> LatencyCdf {
 
 /// The per-CPU timeline of `trace` from its window's start to `end`: task slices from the
 /// switch stream, balance and lock-spin slices from fairsim's own events.
-pub fn timeline(trace: &Trace, end: u64) -> Timeline {
+pub(crate) fn timeline(trace: &Trace, end: u64) -> Timeline {
     let start = trace.window.0;
     let n = trace.cpus as usize;
     let mut slices = Vec::new();
@@ -193,7 +193,7 @@ pub fn timeline(trace: &Trace, end: u64) -> Timeline {
 
 /// The machine's CPUs by last-level cache (`cpu_llc_shared_mask`), in order of first CPU,
 /// named `LLC N`: the rows of a timeline too large to draw per CPU.
-pub fn llc_groups(spec: &RunSpec) -> Vec<CpuGroup> {
+pub(crate) fn llc_groups(spec: &RunSpec) -> Vec<CpuGroup> {
     let mut groups: Vec<CpuGroup> = Vec::new();
     let mut seen = vec![false; spec.machine.nr_cpus()];
     for (cpu, t) in spec.machine.cpus.iter().enumerate() {
@@ -225,7 +225,7 @@ pub fn llc_groups(spec: &RunSpec) -> Vec<CpuGroup> {
 /// The names of the domain levels, by index as `compare`'s `dN-` metrics count them
 /// (`domains_of(cpu).nth(N)`): each CPU's domain names at that depth, joined with `/`
 /// where CPUs differ (asymmetric machines). Empty when the domains cannot be built.
-pub fn level_names(spec: &RunSpec) -> Vec<String> {
+pub(crate) fn level_names(spec: &RunSpec) -> Vec<String> {
     let Ok(topo) = fairsim_topology::build_sched_domains(&spec.machine, spec.build) else {
         return Vec::new();
     };
@@ -246,7 +246,7 @@ pub fn level_names(spec: &RunSpec) -> Vec<String> {
 
 /// A `compare` metric's name for the plot: `dN-...` becomes `dN NAME: ...`, naming the
 /// level as `run`'s newidle plot does (`d1 MC: newidle-lb/s`).
-pub fn plot_metric_name(name: &str, levels: &[String]) -> String {
+pub(crate) fn plot_metric_name(name: &str, levels: &[String]) -> String {
     let Some(rest) = name.strip_prefix('d') else {
         return name.to_string();
     };
@@ -262,7 +262,7 @@ pub fn plot_metric_name(name: &str, levels: &[String]) -> String {
 }
 
 /// The newidle series in the plot file's form, levels named `dN NAME`.
-pub fn newidle(s: &NewidleSeries) -> PlotSeries {
+pub(crate) fn newidle(s: &NewidleSeries) -> PlotSeries {
     PlotSeries {
         start_ns: s.start_ns,
         bucket_ns: s.bucket_ns,
@@ -280,7 +280,7 @@ pub fn newidle(s: &NewidleSeries) -> PlotSeries {
 }
 
 /// The plot data of one run, its timeline from the run's trace.
-pub fn run_plot(spec: &RunSpec, world: &World, trace: Option<&Trace>) -> PlotData {
+pub(crate) fn run_plot(spec: &RunSpec, world: &World, trace: Option<&Trace>) -> PlotData {
     let mut data = PlotData::new(title(spec));
     // A run without wakeups (one CPU-bound thread) has no latency to draw.
     let cdf = latency_cdf(
@@ -310,7 +310,7 @@ pub fn run_plot(spec: &RunSpec, world: &World, trace: Option<&Trace>) -> PlotDat
 /// Each cpufreq policy's frequency over the measurement window: the frequency when the
 /// window opened, then every transition the run's timeline kept. `None` without cpufreq
 /// or with an empty window.
-pub fn frequency(world: &World) -> Option<FrequencySeries> {
+pub(crate) fn frequency(world: &World) -> Option<FrequencySeries> {
     let (rt, cf) = (world.cpufreq_rt()?, world.sched.cpufreq.as_ref()?);
     let (start_ns, end_ns) = (world.window_start(), world.now().0);
     if end_ns <= start_ns {
@@ -344,7 +344,7 @@ pub fn frequency(world: &World) -> Option<FrequencySeries> {
 /// `compare`'s metrics as bars (base, new), mean and spread over the seeds, each with
 /// the mean's change and significance as the text table shows them ([`mean_rows`]), and
 /// per-level metrics named by `levels` ([`level_names`]).
-pub fn metric_bars(
+pub(crate) fn metric_bars(
     metrics: &[MetricSamples],
     base: &str,
     new: &str,
@@ -380,7 +380,7 @@ pub fn metric_bars(
 }
 
 /// Writes `data` and its SVGs into `dir`; prints nothing (the caller lists the files).
-pub fn write(dir: &Path, data: &PlotData) -> Result<Vec<std::path::PathBuf>, CliError> {
+pub(crate) fn write(dir: &Path, data: &PlotData) -> Result<Vec<std::path::PathBuf>, CliError> {
     let mut paths = fairsim_plot::write_all(data, dir)?;
     let file = dir.join("plot-data.json");
     fairsim_plot::write_data(data, &file)?;

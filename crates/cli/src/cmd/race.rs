@@ -29,7 +29,7 @@ Reports newidle balances per second, the wall time of update_sd_lb_stats, groups
 pulls, failed try-locks, and whether every token survived. Results are measurements of this \
 host: two runs differ."
 )]
-pub struct RaceArgs {
+pub(crate) struct RaceArgs {
     #[command(flatten)]
     machine: MachineArgs,
 
@@ -227,7 +227,7 @@ fn check_budget(
 }
 
 /// Runs `fairsim race`.
-pub fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
+pub(crate) fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if !args.cpusets.is_empty() {
         return Err(CliError::msg(
             "--cpuset: not available with race, which runs the whole machine as one root \

@@ -13,7 +13,7 @@ use crate::error::CliError;
 
 /// `fairsim schedstat` subcommands.
 #[derive(Debug, clap::Args)]
-pub struct SchedstatArgs {
+pub(crate) struct SchedstatArgs {
     #[command(subcommand)]
     action: SchedstatAction,
 }
@@ -53,7 +53,7 @@ fn read(path: &Path) -> Result<String, CliError> {
 }
 
 /// Runs `fairsim schedstat`.
-pub fn run(args: &SchedstatArgs, out: &mut dyn Write) -> Result<(), CliError> {
+pub(crate) fn run(args: &SchedstatArgs, out: &mut dyn Write) -> Result<(), CliError> {
     match &args.action {
         SchedstatAction::Diff {
             before,

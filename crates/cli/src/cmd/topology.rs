@@ -12,7 +12,7 @@ use crate::error::{invalid, CliError};
 
 /// Output forms of `fairsim topology`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum TopologyFormat {
+pub(crate) enum TopologyFormat {
     /// A readable overview: level stacks per CPU set and one CPU's domains in full.
     Summary,
     /// The kernel's `sched_verbose` dump (`CPU0 attaching sched-domain(s): ...`), as
@@ -31,7 +31,7 @@ pub enum TopologyFormat {
 /// levels removed as `cpu_attach_domain` removes them. Group capacities are nominal (no IRQ
 /// or RT pressure), so `cap=` appears where the kernel would print it for those values.
 #[derive(Debug, clap::Args)]
-pub struct TopologyArgs {
+pub(crate) struct TopologyArgs {
     #[command(flatten)]
     machine: MachineArgs,
 
@@ -85,7 +85,7 @@ pub struct TopologyArgs {
 }
 
 /// Runs `fairsim topology`.
-pub fn run(args: &TopologyArgs, out: &mut dyn Write) -> Result<(), CliError> {
+pub(crate) fn run(args: &TopologyArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if args.list_presets {
         out.write_all(preset_listing().as_bytes())?;
         return Ok(());

@@ -7,7 +7,7 @@ use fairsim_cpuidle::{CpuidleDevice, GovernorKind, IdleStates, StateUsage};
 /// The state a CPU sits in: which one and since when (stale events are told apart by
 /// [`IdleRt::gen`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CState {
+pub(super) struct CState {
     /// Index in the CPU's state table.
     pub idx: usize,
     /// When the CPU entered it.
@@ -17,7 +17,7 @@ pub struct CState {
 /// The engine's side of cpuidle: the machine's tables, one device per CPU, and the
 /// counters when the measurement window opened.
 #[derive(Debug, Clone)]
-pub struct IdleRt {
+pub(super) struct IdleRt {
     /// The states of every CPU.
     pub states: IdleStates,
     /// `struct cpuidle_device` and governor data of each CPU; empty without a driver.
@@ -34,7 +34,7 @@ pub struct IdleRt {
 impl IdleRt {
     /// The idle machinery of `nr_cpus` CPUs with `states` under the governor `kind`
     /// (`None`: no cpuidle driver, so no devices).
-    pub fn new(states: IdleStates, kind: Option<GovernorKind>, nr_cpus: usize) -> IdleRt {
+    pub(super) fn new(states: IdleStates, kind: Option<GovernorKind>, nr_cpus: usize) -> IdleRt {
         let devices = match kind {
             Some(kind) => (0..nr_cpus)
                 .map(|cpu| CpuidleDevice::new(kind, states.table_of(cpu).states.len()))
@@ -56,7 +56,7 @@ impl IdleRt {
     /// with the residency of a state still in progress at `now` added to its time: sysfs
     /// adds a residency only at the exit, which would hide a CPU that sleeps through the
     /// whole window. That part counts from `window_start` at the earliest.
-    pub fn window_usage(&self, now: u64, window_start: u64) -> Vec<Vec<StateUsage>> {
+    pub(super) fn window_usage(&self, now: u64, window_start: u64) -> Vec<Vec<StateUsage>> {
         self.devices
             .iter()
             .zip(&self.base)

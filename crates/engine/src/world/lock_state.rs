@@ -6,7 +6,7 @@
 /// The reservation of one runqueue lock, engine ns: the latest holder, and the start of
 /// the unbroken run of holds that ends with it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RqLock {
+pub(super) struct RqLock {
     /// The lock has been held without a break since this time.
     pub busy_from: u64,
     /// The latest holder took it at this time.
@@ -20,7 +20,7 @@ pub struct RqLock {
 impl RqLock {
     /// `cpu` asks for the lock at `want` to hold it `hold` ns: returns when it gets it,
     /// and updates the reservation.
-    pub fn acquire(&mut self, cpu: usize, want: u64, hold: u64) -> u64 {
+    pub(super) fn acquire(&mut self, cpu: usize, want: u64, hold: u64) -> u64 {
         if want >= self.until {
             *self = RqLock {
                 busy_from: want,

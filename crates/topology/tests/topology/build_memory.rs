@@ -24,7 +24,7 @@ const CHILD: &str = "FAIRSIM_BUILD_MEMORY_MACHINE";
 /// An `n`-node distance table with many distinct distances: 10 on the diagonal, and
 /// 11..=255 elsewhere, symmetric, in `--numa-distance` form. 64 nodes and more use all
 /// 245 possible remote distances.
-pub fn numa_matrix(nodes: usize) -> String {
+pub(crate) fn numa_matrix(nodes: usize) -> String {
     let d = |i: usize, j: usize| {
         if i == j {
             10

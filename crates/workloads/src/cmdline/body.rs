@@ -15,25 +15,25 @@ pub(super) struct Body {
 
 impl Body {
     /// `key=value`, typed by the user as `typed` (or the tool's spelling of a default).
-    pub fn set(&mut self, key: &'static str, value: impl std::fmt::Display, typed: &str) {
+    pub(super) fn set(&mut self, key: &'static str, value: impl std::fmt::Display, typed: &str) {
         self.items.push(format!("{key}={value}"));
         self.typed.push((key, typed.to_string()));
     }
 
     /// A bare key (a flag, or cyclictest's `t` alone).
-    pub fn flag(&mut self, key: &'static str, typed: &str) {
+    pub(super) fn flag(&mut self, key: &'static str, typed: &str) {
         self.items.push(key.to_string());
         self.typed.push((key, typed.to_string()));
     }
 
     /// The body for the tool's key parser.
-    pub fn text(&self) -> String {
+    pub(super) fn text(&self) -> String {
         self.items.join(",")
     }
 
     /// Rewrites an error of the key parser (`TOOL: KEY: ...`) to name the tool as
     /// `shown` and the option as the user typed it (`schbench@2016: -t: ...`).
-    pub fn rename(&self, tool: &str, shown: &str, e: EngineError) -> EngineError {
+    pub(super) fn rename(&self, tool: &str, shown: &str, e: EngineError) -> EngineError {
         let EngineError::Workload(msg) = e else {
             return e;
         };

@@ -51,7 +51,7 @@ pub(super) struct Opt {
 
 impl Opt {
     /// A modelled option.
-    pub const fn new(
+    pub(super) const fn new(
         short: Option<char>,
         long: Option<&'static str>,
         arg: Arg,
@@ -67,7 +67,11 @@ impl Opt {
     }
 
     /// An option of the tool that fairsim does not model.
-    pub const fn unmodelled(short: Option<char>, long: Option<&'static str>, arg: Arg) -> Opt {
+    pub(super) const fn unmodelled(
+        short: Option<char>,
+        long: Option<&'static str>,
+        arg: Arg,
+    ) -> Opt {
         Opt {
             short,
             long,
@@ -124,7 +128,7 @@ pub(super) struct Scan {
 
 impl Scan {
     /// The words that are not options, then those after `--`, in order.
-    pub fn words(&self) -> Vec<String> {
+    pub(super) fn words(&self) -> Vec<String> {
         let mut words = self.positional.clone();
         words.extend(self.after_dashdash.clone().unwrap_or_default());
         words
@@ -134,7 +138,7 @@ impl Scan {
 impl Grammar<'_> {
     /// Scans `args` of a tool that takes options only, refusing any other word as the
     /// tool does (schbench's `if (optind < ac)`, hackbench's and cyclictest's usage).
-    pub fn scan_options_only(&self, args: &[String]) -> Result<Scan, EngineError> {
+    pub(super) fn scan_options_only(&self, args: &[String]) -> Result<Scan, EngineError> {
         let scan = self.scan(args)?;
         let rest = scan.words();
         if !rest.is_empty() {
@@ -144,7 +148,7 @@ impl Grammar<'_> {
     }
 
     /// The modelled options, as an error's "allowed" list.
-    pub fn allowed(&self) -> String {
+    pub(super) fn allowed(&self) -> String {
         let names: Vec<String> = self
             .opts
             .iter()
@@ -159,7 +163,7 @@ impl Grammar<'_> {
     }
 
     /// The error for a value an option cannot take.
-    pub fn err(&self, what: String) -> EngineError {
+    pub(super) fn err(&self, what: String) -> EngineError {
         EngineError::Workload(format!("{}: {what}", self.tool))
     }
 
@@ -212,7 +216,7 @@ impl Grammar<'_> {
     }
 
     /// Scans `args` (the words after the program's name).
-    pub fn scan(&self, args: &[String]) -> Result<Scan, EngineError> {
+    pub(super) fn scan(&self, args: &[String]) -> Result<Scan, EngineError> {
         let mut scan = Scan::default();
         let mut i = 0;
         while i < args.len() {

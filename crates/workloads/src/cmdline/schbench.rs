@@ -54,11 +54,11 @@ const V2016: &[Opt] = &[
 /// `runtime = 30;`, `sleeptime = 30000;`, `unsigned long long cputime = 30000;`
 /// (`dd2adce` schbench.c lines 36-42; seed 001's printed source lines 175-181). The
 /// usage text's "def: 10000" for `-s`/`-c` is stale in both; the variables decide.
-pub const DEFAULT_THREADS: u64 = 16;
+pub(super) const DEFAULT_THREADS: u64 = 16;
 /// See [`DEFAULT_THREADS`].
-pub const DEFAULT_RUNTIME_S: u64 = 30;
+pub(super) const DEFAULT_RUNTIME_S: u64 = 30;
 /// See [`DEFAULT_THREADS`].
-pub const DEFAULT_USEC: u64 = 30_000;
+pub(super) const DEFAULT_USEC: u64 = 30_000;
 
 /// Parses schbench's arguments (`v2016`: seed 001's binary).
 pub(super) fn parse(v2016: bool, args: &[String]) -> Result<Schbench, EngineError> {

@@ -9,7 +9,7 @@ use fairsim_balance::{Sched, TaskId};
 
 /// One tick on every CPU at `t`: busy CPUs tick and may reschedule; the balance softirq
 /// and nohz kicks run; idle CPUs with queued work schedule.
-pub fn tick_all(s: &mut Sched, t: u64) {
+pub(crate) fn tick_all(s: &mut Sched, t: u64) {
     for cpu in 0..s.nr_cpus() {
         let busy = s.rqs[cpu].curr.is_some();
         if busy {
@@ -45,7 +45,7 @@ pub fn tick_all(s: &mut Sched, t: u64) {
 
 /// Forks `n` CPU-bound tasks all on `cpu` (pinned while forking, then allowed everywhere,
 /// as `taskset` followed by a cpuset widening would leave them).
-pub fn pile_on(s: &mut Sched, cpu: usize, n: usize, now: u64) -> Vec<TaskId> {
+pub(crate) fn pile_on(s: &mut Sched, cpu: usize, n: usize, now: u64) -> Vec<TaskId> {
     let nr = s.nr_cpus();
     let mut v = Vec::new();
     for _ in 0..n {

@@ -8,12 +8,12 @@ use fairsim_balance::topology::{build_sched_domains, BuildOptions, CpuMask};
 use fairsim_balance::{Sched, SchedParams, TaskId, WakeDecision};
 
 /// A scheduler for the named preset with default parameters.
-pub fn sched(name: &str) -> Sched {
+pub(crate) fn sched(name: &str) -> Sched {
     sched_with(name, SchedParams::default())
 }
 
 /// A scheduler for the named preset with `params`.
-pub fn sched_with(name: &str, params: SchedParams) -> Sched {
+pub(crate) fn sched_with(name: &str, params: SchedParams) -> Sched {
     let m = preset(name).expect("preset");
     let topo = build_sched_domains(&m, BuildOptions::default()).expect("domains");
     Sched::new(m, topo, params)
@@ -21,7 +21,7 @@ pub fn sched_with(name: &str, params: SchedParams) -> Sched {
 
 /// Creates a task pinned to `cpu`, enqueues it there and, if the CPU was idle, makes it
 /// the current task. Returns its id.
-pub fn run_on(s: &mut Sched, cpu: usize, now: u64) -> TaskId {
+pub(crate) fn run_on(s: &mut Sched, cpu: usize, now: u64) -> TaskId {
     let n = s.nr_cpus();
     let p = s.create_task("hog", 0, Some(CpuMask::single(n, cpu)), cpu);
     let got = s.wake_up_new_task_select(p, cpu, now);
@@ -36,7 +36,7 @@ pub fn run_on(s: &mut Sched, cpu: usize, now: u64) -> TaskId {
 /// Creates a task that runs on `cpu` then sleeps there, leaving the CPU idle (its idle
 /// stamp set by the newidle hook). The task is then allowed everywhere (or on
 /// `allowed`). Returns its id.
-pub fn sleeper_on(s: &mut Sched, cpu: usize, allowed: Option<CpuMask>, now: u64) -> TaskId {
+pub(crate) fn sleeper_on(s: &mut Sched, cpu: usize, allowed: Option<CpuMask>, now: u64) -> TaskId {
     let n = s.nr_cpus();
     assert!(s.rqs[cpu].curr.is_none(), "cpu{cpu} must be idle");
     let p = s.create_task("sleeper", 0, Some(CpuMask::single(n, cpu)), cpu);
@@ -53,7 +53,7 @@ pub fn sleeper_on(s: &mut Sched, cpu: usize, allowed: Option<CpuMask>, now: u64)
 
 /// Runs the idle path of `schedule` on every idle CPU, as a CPU entering idle does: it
 /// sets the idle stamps and the idle-core hints.
-pub fn settle_idle(s: &mut Sched, now: u64) {
+pub(crate) fn settle_idle(s: &mut Sched, now: u64) {
     for cpu in 0..s.nr_cpus() {
         if s.rqs[cpu].curr.is_none() && s.rqs[cpu].nr_running == 0 {
             s.schedule(cpu, now);
@@ -62,7 +62,7 @@ pub fn settle_idle(s: &mut Sched, now: u64) {
 }
 
 /// Wakes `p` from `waker_cpu` and completes the enqueue. Returns the chosen CPU.
-pub fn wake(s: &mut Sched, p: TaskId, waker_cpu: usize, flags: u32, now: u64) -> usize {
+pub(crate) fn wake(s: &mut Sched, p: TaskId, waker_cpu: usize, flags: u32, now: u64) -> usize {
     match s.try_to_wake_up(p, waker_cpu, flags, now) {
         WakeDecision::Enqueue {
             cpu,
@@ -78,12 +78,12 @@ pub fn wake(s: &mut Sched, p: TaskId, waker_cpu: usize, flags: u32, now: u64) ->
 }
 
 /// The id of `cpu`'s LLC domain.
-pub fn llc(s: &Sched, cpu: usize) -> usize {
+pub(crate) fn llc(s: &Sched, cpu: usize) -> usize {
     s.topo.cpus[cpu].sd_llc.expect("llc")
 }
 
 /// Sets SIS_UTIL's `nr_idle_scan` of `cpu`'s LLC.
-pub fn set_nr_idle_scan(s: &Sched, cpu: usize, nr: i32) {
+pub(crate) fn set_nr_idle_scan(s: &Sched, cpu: usize, nr: i32) {
     let sds = s.topo.cpus[cpu].sd_llc_shared.expect("llc shared");
     s.topo.shared[sds]
         .nr_idle_scan
@@ -91,7 +91,7 @@ pub fn set_nr_idle_scan(s: &Sched, cpu: usize, nr: i32) {
 }
 
 /// Reads SIS_UTIL's `nr_idle_scan` of `cpu`'s LLC.
-pub fn nr_idle_scan(s: &Sched, cpu: usize) -> i32 {
+pub(crate) fn nr_idle_scan(s: &Sched, cpu: usize) -> i32 {
     let sds = s.topo.cpus[cpu].sd_llc_shared.expect("llc shared");
     s.topo.shared[sds]
         .nr_idle_scan

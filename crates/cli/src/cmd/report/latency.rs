@@ -20,7 +20,7 @@ use super::parse::{Events, Kind, WakeKind};
 
 /// One of `perf sched latency --sort`'s keys (`sort_dimension__add`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SortKey {
+pub(super) enum SortKey {
     /// The task's pid.
     Pid,
     /// Average delay.
@@ -34,10 +34,10 @@ pub enum SortKey {
 }
 
 /// perf's default `--sort`: `avg, max, switch, runtime`.
-pub const DEFAULT_SORT: &str = "avg, max, switch, runtime";
+pub(super) const DEFAULT_SORT: &str = "avg, max, switch, runtime";
 
 /// Parses `--sort` as `setup_sorting` does: keys separated by commas or spaces.
-pub fn parse_sort(text: &str) -> Result<Vec<SortKey>, String> {
+pub(super) fn parse_sort(text: &str) -> Result<Vec<SortKey>, String> {
     let mut keys = Vec::new();
     for tok in text.split([',', ' ']).filter(|t| !t.is_empty()) {
         keys.push(match tok {
@@ -63,7 +63,7 @@ pub fn parse_sort(text: &str) -> Result<Vec<SortKey>, String> {
 
 /// The options of the report.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(super) struct Options {
     /// `-p`: one row per pid rather than per comm.
     pub pids: bool,
     /// `-s`: the sort keys.
@@ -188,7 +188,7 @@ struct Bad {
 }
 
 /// Renders `perf sched latency` of `events`.
-pub fn render(events: &Events, opts: &Options) -> String {
+pub(super) fn render(events: &Events, opts: &Options) -> String {
     let mut tasks: BTreeMap<u32, WorkAtoms> = BTreeMap::new();
     let mut last_switched: Vec<u64> = vec![0; events.nr_cpus() as usize];
     let mut curr_pid: Vec<Option<u32>> = vec![None; events.nr_cpus() as usize];

@@ -26,7 +26,7 @@ struct Short {
 }
 
 /// Renders `perf sched map` of `events`.
-pub fn render(events: &Events) -> String {
+pub(super) fn render(events: &Events) -> String {
     let ncpus = events.nr_cpus() as usize;
     let mut curr: Vec<Option<u32>> = vec![None; ncpus];
     let mut threads: BTreeMap<u32, Short> = BTreeMap::new();

@@ -21,7 +21,7 @@ use parse::{Events, Reader};
 
 /// `fairsim report`'s arguments.
 #[derive(Debug, clap::Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     #[command(subcommand)]
     kind: ReportKind,
 }
@@ -58,7 +58,7 @@ enum ReportKind {
 
 /// A report `run --report` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Report {
+pub(crate) enum Report {
     /// `perf sched latency`.
     Latency,
     /// `perf sched timehist`.
@@ -69,7 +69,7 @@ pub enum Report {
 
 impl Report {
     /// The report's name as perf and the options spell it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Report::Latency => "latency",
             Report::Timehist => "timehist",
@@ -79,7 +79,7 @@ impl Report {
 }
 
 /// Parses `run --report` values (repeatable; a value may also be a comma list).
-pub fn parse_reports(values: &[String]) -> Result<Vec<Report>, CliError> {
+pub(crate) fn parse_reports(values: &[String]) -> Result<Vec<Report>, CliError> {
     let mut out = Vec::new();
     for v in values {
         for tok in v.split(',') {
@@ -167,7 +167,7 @@ fn check_switches(events: &Events, what: &str) -> Result<(), CliError> {
 }
 
 /// Runs `fairsim report`.
-pub fn run(args: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
+pub(crate) fn run(args: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let text = match &args.kind {
         ReportKind::Latency { file, pids, sort } => {
             let sort = latency::parse_sort(sort).map_err(CliError::msg)?;

@@ -33,15 +33,15 @@ use std::io::BufRead;
 /// The largest CPU number accepted (fairsim's and the kernel's `NR_CPUS` limit is 8192):
 /// `perf sched map` prints one column per CPU, so a corrupt number must not ask for
 /// millions.
-pub const MAX_CPU: u32 = 8191;
+pub(crate) const MAX_CPU: u32 = 8191;
 
 /// A task's state as `perf sched` reads `prev_state` (`evsel__taskstate` of perf 6.12):
 /// the letter of the lowest bit set, or `R` for none and for the preempted `R+`.
-pub type StateChar = u8;
+pub(crate) type StateChar = u8;
 
 /// How a task was woken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WakeKind {
+pub(crate) enum WakeKind {
     /// `sched_waking`, on the waker's CPU.
     Waking,
     /// `sched_wakeup`, once the task is on its runqueue.
@@ -52,7 +52,7 @@ pub enum WakeKind {
 
 /// One scheduler event the reports read. Comms are indices into [`Events::comms`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `sched_switch`.
     Switch {
         /// The task leaving the CPU (0: idle).
@@ -95,7 +95,7 @@ pub enum Kind {
 
 /// One event at `ts` ns on `cpu`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Event {
+pub(crate) struct Event {
     /// Time, ns (the text's resolution: microseconds for ftrace's default clock).
     pub ts: u64,
     /// The CPU that logged it.
@@ -107,7 +107,7 @@ pub struct Event {
 /// The scheduler events of a trace, in time order (ties in the file's order, as perf's
 /// ordered-events queue keeps them).
 #[derive(Debug, Clone, Default)]
-pub struct Events {
+pub(crate) struct Events {
     /// `#P:N` from the header, if the file had one.
     pub cpus_header: Option<u32>,
     /// The highest CPU number seen in an event line.
@@ -129,13 +129,13 @@ pub struct Events {
 
 impl Events {
     /// The CPU count the reports use: `#P:N`, or one past the highest CPU seen if more.
-    pub fn nr_cpus(&self) -> u32 {
+    pub(crate) fn nr_cpus(&self) -> u32 {
         let seen = self.max_cpu.map_or(0, |c| c + 1);
         self.cpus_header.unwrap_or(0).max(seen).max(1)
     }
 
     /// The comm at index `i`.
-    pub fn comm(&self, i: u32) -> &str {
+    pub(crate) fn comm(&self, i: u32) -> &str {
         self.comms.get(i as usize).map_or("", String::as_str)
     }
 }
@@ -143,7 +143,7 @@ impl Events {
 /// Builds [`Events`] one line at a time, for a file read line by line or for the text
 /// `fairsim run --report` streams from the trace writer without keeping it.
 #[derive(Debug, Default)]
-pub struct Reader {
+pub(crate) struct Reader {
     events: Events,
     intern: BTreeMap<String, u32>,
     line_no: u64,
@@ -152,7 +152,7 @@ pub struct Reader {
 
 impl Reader {
     /// An empty reader.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Reader {
             sorted: true,
             ..Reader::default()
@@ -161,7 +161,7 @@ impl Reader {
 
     /// Reads one line (without its newline). Errors name the line number and what is
     /// wrong, without the file name, which the caller adds.
-    pub fn line(&mut self, line: &str) -> Result<(), String> {
+    pub(crate) fn line(&mut self, line: &str) -> Result<(), String> {
         self.line_no += 1;
         let n = self.line_no;
         let line = line.trim_end_matches(['\r', '\n']);
@@ -229,7 +229,7 @@ impl Reader {
     }
 
     /// The events read, in time order.
-    pub fn finish(mut self) -> Events {
+    pub(crate) fn finish(mut self) -> Events {
         if !self.sorted {
             // Per-CPU buffers printed one after another (or a hand-edited file): perf
             // orders events by time before its handlers see them; a stable sort keeps
@@ -240,7 +240,7 @@ impl Reader {
     }
 
     /// Reads every line of `input`.
-    pub fn read_all(mut self, input: &mut dyn BufRead) -> Result<Events, String> {
+    pub(crate) fn read_all(mut self, input: &mut dyn BufRead) -> Result<Events, String> {
         let mut buf = Vec::new();
         loop {
             buf.clear();
@@ -385,7 +385,7 @@ fn next_token(s: &str) -> Option<(&str, &str)> {
 }
 
 /// `SECONDS.FRACTION` as ns; the fraction's digits past the ninth are dropped.
-pub fn parse_time(s: &str) -> Option<u64> {
+pub(crate) fn parse_time(s: &str) -> Option<u64> {
     let (secs, frac) = s.split_once('.')?;
     if secs.is_empty()
         || frac.is_empty()

@@ -87,7 +87,7 @@ fn header(s: &mut String, w: usize) {
 }
 
 /// Renders `perf sched timehist` of `events`.
-pub fn render(events: &Events) -> String {
+pub(super) fn render(events: &Events) -> String {
     let ncpus = events.nr_cpus() as usize;
     let mut idle = vec![Runtime::default(); ncpus];
     let mut tasks: BTreeMap<u32, Runtime> = BTreeMap::new();

@@ -14,7 +14,7 @@ fair class of an older kernel a seed posting was measured on: 6.5, 4.16, 4.15, 4
 print the tools' own output plus a scheduler summary. Without arguments, a built-in scenario \
 runs and is explained."
 )]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     #[command(flatten)]
     pub(crate) machine: MachineArgs,
 

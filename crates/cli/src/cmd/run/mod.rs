@@ -21,7 +21,7 @@ mod args;
 /// reach back into `run`; `compare` still names the function here.
 pub(crate) use super::outputs::write_file;
 use crate::error::{invalid, CliError};
-pub use args::RunArgs;
+pub(crate) use args::RunArgs;
 pub(crate) use args::{parse_run_args, run_args_command};
 
 /// The built-in scenario of `fairsim run` without arguments.
@@ -320,7 +320,7 @@ fn write_traces(args: &RunArgs, trace: &fairsim_trace::Trace) -> Result<(), CliE
 }
 
 /// Runs `fairsim run`.
-pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
+pub(crate) fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let (plan, builtin) = resolve(args, &mut print_note)?;
     if builtin {
         writeln!(out, "{BUILTIN_EXPLANATION}")?;

@@ -25,7 +25,7 @@ use crate::cmd::run::{parse_run_args, resolve_point};
 use crate::error::{clap_line, invalid, CliError};
 
 /// The plan format and the outputs, as `fairsim sweep --help` prints them.
-pub const LONG_ABOUT: &str = "\
+pub(crate) const LONG_ABOUT: &str = "\
 Run a plan's matrix of `fairsim run`s: every combination of machines, workloads, feature \
 sets, option values and seeds, in parallel on --jobs threads (each run single-threaded and \
 deterministic), or one shard of it (--shard I/N) for a batch system.
@@ -80,7 +80,7 @@ with status 130.";
 /// Arguments of `fairsim sweep`.
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true)]
-pub struct SweepArgs {
+pub(crate) struct SweepArgs {
     #[command(subcommand)]
     command: Option<SweepCommand>,
 
@@ -126,7 +126,7 @@ struct MergeArgs {
 }
 
 /// Runs `fairsim sweep` or `fairsim sweep merge`.
-pub fn run(args: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
+pub(crate) fn run(args: &SweepArgs, out: &mut dyn Write) -> Result<(), CliError> {
     match &args.command {
         Some(SweepCommand::Merge(m)) => merge(m),
         None => sweep(args, out),

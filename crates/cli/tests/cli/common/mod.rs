@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 /// Runs the built `fairsim` with `args` and returns what it did.
-pub fn fairsim(args: &[&str]) -> Output {
+pub(crate) fn fairsim(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_fairsim"))
         .args(args)
         .output()
@@ -13,22 +13,22 @@ pub fn fairsim(args: &[&str]) -> Output {
 }
 
 /// Bytes a command printed, as text.
-pub fn text(b: &[u8]) -> String {
+pub(crate) fn text(b: &[u8]) -> String {
     String::from_utf8(b.to_vec()).expect("utf-8")
 }
 
 /// What a run printed on stdout.
-pub fn stdout(o: &Output) -> String {
+pub(crate) fn stdout(o: &Output) -> String {
     text(&o.stdout)
 }
 
 /// What a run printed on stderr.
-pub fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     text(&o.stderr)
 }
 
 /// Runs `args`, which must succeed, and returns its stdout.
-pub fn ok(args: &[&str]) -> String {
+pub(crate) fn ok(args: &[&str]) -> String {
     let o = fairsim(args);
     assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
     text(&o.stdout)
@@ -36,7 +36,7 @@ pub fn ok(args: &[&str]) -> String {
 
 /// Runs `args`, which must be refused as bad input: exit status 2 and one line on stderr
 /// that contains `want`.
-pub fn refused(args: &[&str], want: &str) {
+pub(crate) fn refused(args: &[&str], want: &str) {
     let o = fairsim(args);
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
@@ -46,6 +46,6 @@ pub fn refused(args: &[&str], want: &str) {
 }
 
 /// A temporary path as an argument.
-pub fn s(p: &Path) -> &str {
+pub(crate) fn s(p: &Path) -> &str {
     p.to_str().expect("UTF-8 temp path")
 }

@@ -3,30 +3,30 @@
 
 #![allow(dead_code, unused_imports)]
 
-pub use std::path::PathBuf;
-pub use std::process::Command;
+pub(crate) use std::path::PathBuf;
+pub(crate) use std::process::Command;
 
-pub use fairsim_trace::perfetto::{write_perfetto_with, PerfettoOptions, BUNDLE_MAX};
-pub use fairsim_trace::{
+pub(crate) use fairsim_trace::perfetto::{write_perfetto_with, PerfettoOptions, BUNDLE_MAX};
+pub(crate) use fairsim_trace::{
     write_ftrace_text, write_perfetto, BalanceKind, PrevState, Record, TaskInfo, Trace, TraceEvent,
     CPU_IDLE_EXIT,
 };
 
 /// A decoded field value: a varint or a length-delimited payload.
 #[derive(Debug, Clone, Copy)]
-pub enum Val<'a> {
+pub(crate) enum Val<'a> {
     Int(u64),
     Len(&'a [u8]),
 }
 
 impl<'a> Val<'a> {
-    pub fn int(&self) -> u64 {
+    pub(crate) fn int(&self) -> u64 {
         let Val::Int(i) = self else {
             panic!("not a varint: {self:?}")
         };
         *i
     }
-    pub fn len(&self) -> &'a [u8] {
+    pub(crate) fn len(&self) -> &'a [u8] {
         let Val::Len(b) = self else {
             panic!("not length-delimited: {self:?}")
         };
@@ -35,7 +35,7 @@ impl<'a> Val<'a> {
 }
 
 /// Reads a varint at `*pos`.
-pub fn varint(buf: &[u8], pos: &mut usize) -> u64 {
+pub(crate) fn varint(buf: &[u8], pos: &mut usize) -> u64 {
     let mut v = 0u64;
     let mut shift = 0;
     loop {
@@ -51,7 +51,7 @@ pub fn varint(buf: &[u8], pos: &mut usize) -> u64 {
 }
 
 /// Every field of a message, in order; panics on a wire type the writer never uses.
-pub fn decode(buf: &[u8]) -> Vec<(u32, Val<'_>)> {
+pub(crate) fn decode(buf: &[u8]) -> Vec<(u32, Val<'_>)> {
     let mut pos = 0;
     let mut out = Vec::new();
     while pos < buf.len() {
@@ -72,16 +72,16 @@ pub fn decode(buf: &[u8]) -> Vec<(u32, Val<'_>)> {
 }
 
 /// A decoded message with lookups by field number.
-pub struct Msg<'a>(pub Vec<(u32, Val<'a>)>);
+pub(crate) struct Msg<'a>(pub Vec<(u32, Val<'a>)>);
 
 impl<'a> Msg<'a> {
-    pub fn new(buf: &'a [u8]) -> Self {
+    pub(crate) fn new(buf: &'a [u8]) -> Self {
         Msg(decode(buf))
     }
-    pub fn has(&self, f: u32) -> bool {
+    pub(crate) fn has(&self, f: u32) -> bool {
         self.0.iter().any(|(n, _)| *n == f)
     }
-    pub fn int(&self, f: u32) -> u64 {
+    pub(crate) fn int(&self, f: u32) -> u64 {
         let v: Vec<u64> = self
             .0
             .iter()
@@ -91,30 +91,30 @@ impl<'a> Msg<'a> {
         assert_eq!(v.len(), 1, "field {f} occurs {} times", v.len());
         v[0]
     }
-    pub fn sint(&self, f: u32) -> i64 {
+    pub(crate) fn sint(&self, f: u32) -> i64 {
         self.int(f) as i64
     }
-    pub fn all(&self, f: u32) -> Vec<&'a [u8]> {
+    pub(crate) fn all(&self, f: u32) -> Vec<&'a [u8]> {
         self.0
             .iter()
             .filter(|(n, _)| *n == f)
             .map(|(_, v)| v.len())
             .collect()
     }
-    pub fn bytes(&self, f: u32) -> &'a [u8] {
+    pub(crate) fn bytes(&self, f: u32) -> &'a [u8] {
         let v = self.all(f);
         assert_eq!(v.len(), 1, "field {f} occurs {} times", v.len());
         v[0]
     }
-    pub fn str(&self, f: u32) -> &'a str {
+    pub(crate) fn str(&self, f: u32) -> &'a str {
         std::str::from_utf8(self.bytes(f)).unwrap()
     }
-    pub fn msg(&self, f: u32) -> Msg<'a> {
+    pub(crate) fn msg(&self, f: u32) -> Msg<'a> {
         Msg::new(self.bytes(f))
     }
 }
 
-pub fn task(pid: u32, tgid: u32, ppid: u32, comm: &str, prio: i32) -> TaskInfo {
+pub(crate) fn task(pid: u32, tgid: u32, ppid: u32, comm: &str, prio: i32) -> TaskInfo {
     TaskInfo {
         pid,
         tgid,
@@ -124,46 +124,52 @@ pub fn task(pid: u32, tgid: u32, ppid: u32, comm: &str, prio: i32) -> TaskInfo {
     }
 }
 
-pub fn rec(ts: u64, cpu: u32, event: TraceEvent) -> Record {
+pub(crate) fn rec(ts: u64, cpu: u32, event: TraceEvent) -> Record {
     Record { ts, cpu, event }
 }
 
-pub fn switch(prev: u32, prev_state: PrevState, next: u32) -> TraceEvent {
+pub(crate) fn switch(prev: u32, prev_state: PrevState, next: u32) -> TraceEvent {
     TraceEvent::Switch {
         prev,
         prev_state,
         next,
     }
 }
-pub fn waking(pid: u32, target_cpu: u32) -> TraceEvent {
+pub(crate) fn waking(pid: u32, target_cpu: u32) -> TraceEvent {
     TraceEvent::Waking { pid, target_cpu }
 }
-pub fn wakeup(pid: u32, target_cpu: u32) -> TraceEvent {
+pub(crate) fn wakeup(pid: u32, target_cpu: u32) -> TraceEvent {
     TraceEvent::Wakeup { pid, target_cpu }
 }
-pub fn wake_new(pid: u32, target_cpu: u32) -> TraceEvent {
+pub(crate) fn wake_new(pid: u32, target_cpu: u32) -> TraceEvent {
     TraceEvent::WakeupNew { pid, target_cpu }
 }
-pub fn migrate(pid: u32, orig_cpu: u32, dest_cpu: u32) -> TraceEvent {
+pub(crate) fn migrate(pid: u32, orig_cpu: u32, dest_cpu: u32) -> TraceEvent {
     TraceEvent::Migrate {
         pid,
         orig_cpu,
         dest_cpu,
     }
 }
-pub fn fork(parent: u32, child: u32) -> TraceEvent {
+pub(crate) fn fork(parent: u32, child: u32) -> TraceEvent {
     TraceEvent::Fork { parent, child }
 }
-pub fn exit(pid: u32) -> TraceEvent {
+pub(crate) fn exit(pid: u32) -> TraceEvent {
     TraceEvent::Exit { pid }
 }
-pub fn idle(state: u32) -> TraceEvent {
+pub(crate) fn idle(state: u32) -> TraceEvent {
     TraceEvent::CpuIdle { state }
 }
-pub fn freq(khz: u32) -> TraceEvent {
+pub(crate) fn freq(khz: u32) -> TraceEvent {
     TraceEvent::CpuFrequency { khz }
 }
-pub fn balance(kind: BalanceKind, level: u32, groups: u32, pulled: u32, dur: u64) -> TraceEvent {
+pub(crate) fn balance(
+    kind: BalanceKind,
+    level: u32,
+    groups: u32,
+    pulled: u32,
+    dur: u64,
+) -> TraceEvent {
     TraceEvent::Balance {
         kind,
         level,
@@ -172,15 +178,15 @@ pub fn balance(kind: BalanceKind, level: u32, groups: u32, pulled: u32, dur: u64
         dur,
     }
 }
-pub fn spin(rq: u32, dur: u64) -> TraceEvent {
+pub(crate) fn spin(rq: u32, dur: u64) -> TraceEvent {
     TraceEvent::LockSpin { rq, dur }
 }
 
-pub const T0: u64 = 1_000_000_000;
+pub(crate) const T0: u64 = 1_000_000_000;
 
 /// Three CPUs, a process with two threads and another process, each event kind once or
 /// more, a balance that overlaps another without nesting, and a lock spin.
-pub fn sample() -> Trace {
+pub(crate) fn sample() -> Trace {
     Trace {
         cpus: 3,
         window: (T0, 2 * T0),
@@ -230,14 +236,14 @@ pub fn sample() -> Trace {
 }
 
 /// The default encoding (compact sched).
-pub fn perfetto_bytes(t: &Trace) -> Vec<u8> {
+pub(crate) fn perfetto_bytes(t: &Trace) -> Vec<u8> {
     let mut out = Vec::new();
     write_perfetto(t, &mut out).unwrap();
     out
 }
 
 /// Every event a full `FtraceEvent`.
-pub fn perfetto_full(t: &Trace) -> Vec<u8> {
+pub(crate) fn perfetto_full(t: &Trace) -> Vec<u8> {
     let mut out = Vec::new();
     write_perfetto_with(
         t,
@@ -250,20 +256,20 @@ pub fn perfetto_full(t: &Trace) -> Vec<u8> {
     out
 }
 
-pub fn ftrace_text(t: &Trace) -> String {
+pub(crate) fn ftrace_text(t: &Trace) -> String {
     let mut out = Vec::new();
     write_ftrace_text(t, &mut out).unwrap();
     String::from_utf8(out).unwrap()
 }
 
 /// One decoded ftrace event: its bundle's CPU, and the event message.
-pub struct Ev<'a> {
+pub(crate) struct Ev<'a> {
     pub cpu: u64,
     pub msg: Msg<'a>,
 }
 
 /// The varints of packed repeated field `f` (empty when absent).
-pub fn packed(m: &Msg, f: u32) -> Vec<u64> {
+pub(crate) fn packed(m: &Msg, f: u32) -> Vec<u64> {
     let mut out = Vec::new();
     for payload in m.all(f) {
         let mut pos = 0;
@@ -276,7 +282,7 @@ pub fn packed(m: &Msg, f: u32) -> Vec<u64> {
 
 /// A sched_switch or sched_waking with every field the full event carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Sched {
+pub(crate) enum Sched {
     Switch {
         prev_comm: String,
         prev_pid: u64,
@@ -296,11 +302,11 @@ pub enum Sched {
 
 /// One event of the sched stream: CPU, time, the event's `pid` (the task current on the
 /// CPU), and the event.
-pub type SchedEv = (u64, u64, u64, Sched);
+pub(crate) type SchedEv = (u64, u64, u64, Sched);
 
 /// Which encoding the events of a decoded stream came in.
 #[derive(Debug, Default)]
-pub struct StreamStats {
+pub(crate) struct StreamStats {
     pub full_switches: usize,
     pub full_wakings: usize,
     pub compact_switches: usize,
@@ -312,7 +318,7 @@ pub struct StreamStats {
 /// prev task and a compact waking's waker from the previous switch on the CPU (kept across
 /// bundles), full and compact events of a bundle merged by time (full events first at
 /// equal times, then switches, then wakings).
-pub fn sched_stream(bytes: &[u8]) -> (Vec<SchedEv>, StreamStats) {
+pub(crate) fn sched_stream(bytes: &[u8]) -> (Vec<SchedEv>, StreamStats) {
     let mut running: std::collections::BTreeMap<u64, (u64, String, i64)> = Default::default();
     let mut out = Vec::new();
     let mut stats = StreamStats::default();
@@ -422,7 +428,7 @@ pub fn sched_stream(bytes: &[u8]) -> (Vec<SchedEv>, StreamStats) {
 }
 
 /// Bytes of a length-delimited field with a `len`-byte payload, key and length included.
-pub fn field_bytes(field: u32, len: usize) -> usize {
+pub(crate) fn field_bytes(field: u32, len: usize) -> usize {
     let vlen = |v: u64| (64 - (v | 1).leading_zeros() as usize).div_ceil(7);
     vlen(u64::from(field) << 3 | 2) + vlen(len as u64) + len
 }
@@ -430,7 +436,7 @@ pub fn field_bytes(field: u32, len: usize) -> usize {
 /// Bytes the sched_switch and sched_waking events take in a trace: (switch bytes, waking
 /// bytes, intern table bytes, compact_sched framing bytes). A full event counts with its
 /// `event` key and length; a compact one by its share of its arrays.
-pub fn sched_bytes(bytes: &[u8]) -> (usize, usize, usize, usize) {
+pub(crate) fn sched_bytes(bytes: &[u8]) -> (usize, usize, usize, usize) {
     let (mut sw, mut wk, mut table, mut frame) = (0, 0, 0, 0);
     for p in Msg::new(bytes).all(1).into_iter().map(Msg::new) {
         if !p.has(1) {
@@ -461,7 +467,7 @@ pub fn sched_bytes(bytes: &[u8]) -> (usize, usize, usize, usize) {
 }
 
 /// `rounds` wakeup cycles spread over `cpus` CPUs with tasks 1..=2*cpus.
-pub fn busy_trace(cpus: u32, rounds: u64) -> Trace {
+pub(crate) fn busy_trace(cpus: u32, rounds: u64) -> Trace {
     let ntasks = 2 * cpus;
     let tasks = (1..=ntasks)
         .map(|p| task(p, 1, 0, &format!("w{p}"), 120))
@@ -510,16 +516,16 @@ pub fn busy_trace(cpus: u32, rounds: u64) -> Trace {
 }
 
 /// A scratch directory of this test process.
-pub fn scratch() -> PathBuf {
+pub(crate) fn scratch() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("fairsim-trace-format-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
 /// A function that encodes a trace as Perfetto bytes.
-pub type Writer = fn(&Trace) -> Vec<u8>;
+pub(crate) type Writer = fn(&Trace) -> Vec<u8>;
 
-pub fn python_has_perfetto() -> bool {
+pub(crate) fn python_has_perfetto() -> bool {
     Command::new("python3")
         .args([
             "-c",
