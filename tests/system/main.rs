@@ -1,7 +1,7 @@
 //! The engine's integration tests: workloads, cgroups, traces, costs, noise and the ground truth.
 //!
 //! One binary per crate, its former test files as modules, so that `cargo test` links
-//! once per crate; `cargo test -p fairsim-engine --test engine MODULE::` runs one of them.
+//! once per crate; `cargo test -p fairsim --test system MODULE::` runs one of them.
 
 mod common;
 // The protobuf walker and trace builders live with the trace crate's writer tests; the

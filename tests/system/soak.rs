@@ -2,7 +2,7 @@
 //! default (each takes minutes); run them with
 //!
 //! ```text
-//! cargo test --release -p fairsim-engine --test engine soak:: -- --ignored --nocapture
+//! cargo test --release -p fairsim --test system soak:: -- --ignored --nocapture
 //! ```
 //!
 //! `FAIRSIM_SOAK_SECS` sets the emulated seconds of the soak (default 60). Race mode's

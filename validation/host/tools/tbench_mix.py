@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
 """Counts the operations of dbench 4.0's load file (client.txt) the way tbench reads it
-and prints fairsim's table of them (crates/engine/src/workloads/tbench_mix.rs).
+and prints fairsim's table of them (crates/workloads/src/tbench_mix.rs).
 
 The load file is /usr/share/dbench/client.txt of Debian's dbench 4.0-2.1 package
 (`apt-get download dbench`; 458,344 lines, 26,214,401 bytes). Each line is parsed as
