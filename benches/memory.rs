@@ -59,7 +59,7 @@ fn status_kib(field: &str) -> Option<u64> {
 /// the steady state's wall time and the emulated time the launch took.
 fn run(s: &RunSpec, tasks: usize, span: u64) -> (Duration, u64) {
     let mut w = prepare(s).expect("world");
-    while w.live_tasks() != tasks || w.tasks[0].state != RtState::Exited {
+    while w.live_tasks() != tasks || w.tasks()[0].state != RtState::Exited {
         assert!(w.step().expect("run"), "the run ended during the launch");
     }
     let start = w.now().0;

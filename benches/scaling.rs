@@ -66,7 +66,7 @@ fn status_kib(field: &str) -> Option<u64> {
 fn steady(s: &RunSpec, tasks: usize, span: u64) -> (Duration, u64, u64) {
     let mut w = prepare(s).expect("world");
     // Task 0 is the launcher: once it has exited, every loop is forked.
-    while w.live_tasks() != tasks || w.tasks[0].state != RtState::Exited {
+    while w.live_tasks() != tasks || w.tasks()[0].state != RtState::Exited {
         assert!(w.step().expect("run"), "the run ended during the launch");
     }
     let launched = w.now().0;

@@ -33,8 +33,8 @@ fn run_ok(s: &RunSpec) -> RunResult {
 /// The path of the group each forked task is in, by task name, in task order.
 fn task_groups(r: &RunResult) -> Vec<(String, String)> {
     let w = &r.world;
-    let tg = w.sched.task_groups();
-    w.tasks
+    let tg = w.sched().task_groups();
+    w.tasks()
         .iter()
         .filter_map(|t| {
             let sid = t.sched_id?;
@@ -52,7 +52,7 @@ fn declared_groups_reach_the_scheduler_in_order_with_their_weights() {
         1,
     );
     let w = prepare(&s).unwrap();
-    let tg = w.sched.task_groups();
+    let tg = w.sched().task_groups();
     let got: Vec<(&str, Option<usize>, u64)> = tg
         .tgs
         .iter()
@@ -87,12 +87,12 @@ fn every_task_of_a_workload_is_in_its_group_forked_children_included() {
     let r = run_ok(&s);
     let groups = task_groups(&r);
     let of = |workload: usize| -> Vec<&str> {
-        let (a, b) = r.world.workloads[workload].tasks;
-        r.world.tasks[a..b]
+        let (a, b) = r.world.workloads()[workload].tasks;
+        r.world.tasks()[a..b]
             .iter()
             .filter_map(|t| t.sched_id)
             .map(|sid| {
-                let tg = r.world.sched.task_groups();
+                let tg = r.world.sched().task_groups();
                 tg.tgs[tg.group_of(sid)].path.as_str()
             })
             .collect()
@@ -112,7 +112,7 @@ fn rtapp_taskgroups_are_created_when_not_declared_and_override_the_workload_grou
     let w = format!("rtapp:{},cgroup=/launch", rtapp_file("taskgroups.json"));
     let s = spec_with(&["/launch", "/a:cpu.weight=50"], &[w.as_str()], 200, 5);
     let r = run_ok(&s);
-    let tg = r.world.sched.task_groups();
+    let tg = r.world.sched().task_groups();
     let paths: Vec<&str> = tg.tgs.iter().map(|g| g.path.as_str()).collect();
     // Declared first, then what the file creates (with its parent), in file order.
     assert_eq!(paths, ["/", "/launch", "/a", "/r", "/r/big"]);
@@ -282,6 +282,6 @@ fn prepare_refuses_cfs_kernels_and_undeclared_groups_in_one_line() {
     // Joining the root needs no declaration.
     let s = common::spec("numa-2s4c2t", &["sysbench-cpu:events=10,cgroup=/"], 20, 1);
     let w = prepare(&s).unwrap();
-    assert!(!w.sched.task_groups().active());
-    assert_eq!(w.tasks[0].cgroup, ROOT_GROUP);
+    assert!(!w.sched().task_groups().active());
+    assert_eq!(w.tasks()[0].cgroup, ROOT_GROUP);
 }

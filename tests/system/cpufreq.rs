@@ -85,11 +85,11 @@ fn work_at_half_frequency_takes_twice_as_long() {
         s.config.cost = no_costs();
         let r = run(&s, &mut |_, _| {}).unwrap();
         assert_eq!(
-            r.world.sched.rqs[0].freq_capacity,
+            r.world.sched().rqs[0].freq_capacity,
             u64::from(khz) * 1024 / 1_024_000
         );
-        let t = (0..r.world.tasks.len())
-            .find(|&t| r.world.tasks[t].name == "sysbench0")
+        let t = (0..r.world.tasks().len())
+            .find(|&t| r.world.tasks()[t].name == "sysbench0")
             .unwrap();
         r.world.task_metrics(t).exited_at.unwrap()
     };
@@ -118,8 +118,8 @@ fn settled_util(khz: u32, ms: u64) -> (u64, u64) {
         if w.now().0 < ms * MS / 2 {
             continue;
         }
-        if let Some(sid) = w.tasks[0].sched_id {
-            let u = w.sched.tasks[sid].se.avg.util_avg;
+        if let Some(sid) = w.tasks()[0].sched_id {
+            let u = w.sched().tasks[sid].se.avg.util_avg;
             range = Some(range.map_or((u, u), |(lo, hi)| (lo.min(u), hi.max(u))));
         }
     }
@@ -175,7 +175,7 @@ fn rk3399_run(
 
 /// Time in state of `policy` in ns, `(kHz, ns)` per OPP.
 fn time_in_state(r: &fairsim_workloads::RunResult, policy: usize) -> Vec<(u32, u64)> {
-    let cf = r.world.sched.cpufreq.as_ref().unwrap();
+    let cf = r.world.sched().cpufreq.as_ref().unwrap();
     cf.policies[policy].stats.time_in_state_ns(r.world.now().0)
 }
 
@@ -183,10 +183,10 @@ fn time_in_state(r: &fairsim_workloads::RunResult, policy: usize) -> Vec<(u32, u
 fn schedutil_takes_an_always_running_task_to_the_top_opp() {
     let w = WorkloadSpec::parse("sysbench-cpu:threads=1,events=100000,cpus=4").unwrap();
     let r = rk3399_run(vec![w], 1_000, Governor::DEFAULT);
-    let cf = r.world.sched.cpufreq.as_ref().unwrap();
+    let cf = r.world.sched().cpufreq.as_ref().unwrap();
     let big = &cf.policies[1];
     assert_eq!(big.cur, 1_800_000);
-    assert_eq!(r.world.sched.rqs[4].freq_capacity, 1024);
+    assert_eq!(r.world.sched().rqs[4].freq_capacity, 1024);
     let tis = time_in_state(&r, 1);
     let total: u64 = tis.iter().map(|x| x.1).sum();
     let top = tis.last().unwrap().1;
@@ -231,7 +231,7 @@ fn fixed_governors_pin_every_policy() {
         ),
     ] {
         let r = rk3399_run(w(), 200, g);
-        let cf = r.world.sched.cpufreq.as_ref().unwrap();
+        let cf = r.world.sched().cpufreq.as_ref().unwrap();
         let cur: Vec<u32> = cf.policies.iter().map(|p| p.cur).collect();
         assert_eq!(cur, want, "{g:?}");
         assert!(
@@ -239,7 +239,7 @@ fn fixed_governors_pin_every_policy() {
             "{g:?}"
         );
         let scale = (u64::from(want[0]) << 10) / 1_416_000;
-        assert_eq!(r.world.sched.rqs[0].freq_capacity, scale, "{g:?}");
+        assert_eq!(r.world.sched().rqs[0].freq_capacity, scale, "{g:?}");
     }
 }
 
@@ -276,8 +276,13 @@ fn outputs_carry_time_in_state_timeline_and_energy() {
 fn a_machine_without_cpufreq_has_no_cpufreq_output() {
     let s = common::spec("tc2", &["sysbench-cpu:threads=1,events=10"], 50, 1);
     let r = run(&s, &mut |_, _| {}).unwrap();
-    assert!(r.world.sched.cpufreq.is_none());
-    assert!(r.world.sched.rqs.iter().all(|rq| rq.freq_capacity == 1024));
+    assert!(r.world.sched().cpufreq.is_none());
+    assert!(r
+        .world
+        .sched()
+        .rqs
+        .iter()
+        .all(|rq| rq.freq_capacity == 1024));
     let j = fairsim_output::to_json(&s, &r);
     assert!(j.get("cpufreq").is_none());
     assert!(!fairsim_output::summary(&s, &r).contains("cpufreq"));
@@ -397,7 +402,7 @@ fn eas_places_wakeups_until_a_ramping_task_overutilizes_the_root_domain() {
     );
     let s = spec_on(preset("rk3399").unwrap(), vec![w], 2100, Governor::DEFAULT);
     let r = run(&s, &mut |_, _| {}).unwrap();
-    let eas = &r.world.sched.eas;
+    let eas = &r.world.sched().eas;
     assert!(eas.present);
     let st = eas.stats;
     assert!(
@@ -455,7 +460,7 @@ fn a_traced_eas_run_shows_each_placement_and_each_overutilized_stretch() {
     let mut r = run(&s, &mut |_, _| {}).unwrap();
     // The tracer only observes.
     assert_eq!(fairsim_output::to_json(&s, &r).to_string(), plain_json);
-    let st = r.world.sched.eas.stats;
+    let st = r.world.sched().eas.stats;
     let trace = r.world.take_trace().unwrap();
     assert_eq!(trace.root_domains, ["3f"]);
     let mut feec = 0u64;
@@ -518,8 +523,8 @@ fn the_system_util_clamp_max_caps_an_always_running_task_frequency() {
                 .unwrap();
         }
         let r = run(&s, &mut |_, _| {}).unwrap();
-        assert_eq!(r.world.sched.uclamp_used, !writes.is_empty());
-        r.world.sched.cpufreq.as_ref().unwrap().policies[1].cur
+        assert_eq!(r.world.sched().uclamp_used, !writes.is_empty());
+        r.world.sched().cpufreq.as_ref().unwrap().policies[1].cur
     };
     assert_eq!(top(&[]), 1_800_000);
     assert_eq!(
@@ -553,7 +558,7 @@ fn rtapp_util_min_moves_a_small_task_to_a_big_cpu_at_a_higher_opp() {
         let caps = j["tasks"][0]["capacity_ns"].clone();
         // The big policy's busiest OPP (kHz) over the run.
         let tis = time_in_state(&r, 1);
-        (caps, r.world.sched.uclamp_used, tis)
+        (caps, r.world.sched().uclamp_used, tis)
     };
     let (plain, used, _) = busy_per_class(&text);
     assert!(!used);

@@ -18,7 +18,7 @@ fn p50_of(
     spec.config.cpuidle = cpuidle;
     spec.config.idle_states = Some(parse_idle_states(states, 8).expect("states"));
     let r = run(&spec, &mut |_, _| {}).expect("run");
-    let p50 = r.world.metrics.wakeup_latency.value_at_quantile(0.5);
+    let p50 = r.world.metrics().wakeup_latency.value_at_quantile(0.5);
     (p50, r)
 }
 
@@ -59,7 +59,7 @@ fn the_states_account_for_the_idle_time_of_every_cpu() {
             .map(|(s, st)| s.usage * st.exit_latency_ns)
             .sum();
         let in_states: u64 = u.iter().map(|s| s.time_ns).sum::<u64>() - exits;
-        let m = &w.metrics.cpus[cpu];
+        let m = &w.metrics().cpus[cpu];
         let idle = window - (m.task_ns + m.overhead_total()).min(window);
         // What remains apart: context switches and other kernel work around each idle
         // period, a few microseconds each.
@@ -97,6 +97,6 @@ fn no_driver_has_no_states_and_pays_the_flat_exit() {
     spec.config.cpuidle = Cpuidle::None;
     let r = run(&spec, &mut |_, _| {}).expect("run");
     assert!(r.world.cpuidle_usage().is_empty());
-    let p50 = r.world.metrics.wakeup_latency.value_at_quantile(0.5);
+    let p50 = r.world.metrics().wakeup_latency.value_at_quantile(0.5);
     assert!(p50 < 20_000, "flat 1 us idle exit: p50 {p50} ns");
 }

@@ -34,7 +34,7 @@ fn results(s: &RunSpec) -> (String, String) {
             o.remove(k);
         }
     }
-    let topo = format!("{:?}", r.world.sched.topo);
+    let topo = format!("{:?}", r.world.sched().topo);
     (serde_json::to_string(&j).unwrap() + &text, topo)
 }
 
@@ -47,7 +47,7 @@ fn a_root_partition_group_is_the_cpuset_shorthand() {
     );
     let by_option = spec_with(&[], &["hackbench:g=1,l=50,f=4,cpus=4-7"], &["4-7"]);
     let w = prepare(&by_group).unwrap();
-    assert!(!w.sched.task_groups().active());
+    assert!(!w.sched().task_groups().active());
     let (a, b) = (results(&by_group), results(&by_option));
     assert!(a == b, "the runs differ");
 }
@@ -63,7 +63,7 @@ fn a_group_with_both_controllers_weighs_and_bounds_its_tasks() {
         &[],
     );
     let w = prepare(&s).unwrap();
-    let tg = w.sched.task_groups();
+    let tg = w.sched().task_groups();
     assert!(tg.active());
     let groups: Vec<(&str, u64)> = tg
         .tgs
@@ -73,7 +73,7 @@ fn a_group_with_both_controllers_weighs_and_bounds_its_tasks() {
     // /c writes cpuset files only: no task group.
     assert_eq!(groups, [("/", 1024), ("/w", 3072)]);
     let r = run(&s, &mut |_, _| {}).unwrap_or_else(|e| panic!("{e}"));
-    for t in &r.world.tasks {
+    for t in r.world.tasks() {
         let mask = t.cpus_allowed.as_ref().map(|m| m.to_list());
         let want = if t.name.starts_with("sysbench") {
             "3"

@@ -20,8 +20,8 @@ fn run_fb(w: &str, seed: u64) -> RunResult {
 /// The user and system work a task's program asks for, its loops unrolled: `Run` is
 /// user work; `RunSys` and the cost table's `exec`/`exit` are system work.
 fn program_work(world: &World, t: usize) -> (u64, u64) {
-    let ops = &world.programs[world.tasks[t].prog].ops;
-    let cost = world.config.cost;
+    let ops = &world.programs()[world.tasks()[t].prog].ops;
+    let cost = world.config().cost;
     let (mut user, mut sys) = (0u64, 0u64);
     let mut mult = vec![1u64];
     for op in ops {
@@ -42,7 +42,7 @@ fn program_work(world: &World, t: usize) -> (u64, u64) {
 
 /// Bytes the task's program reads from its pipe.
 fn bytes_read(world: &World, t: usize) -> u64 {
-    let ops = &world.programs[world.tasks[t].prog].ops;
+    let ops = &world.programs()[world.tasks()[t].prog].ops;
     let mut mult = vec![1u64];
     let mut n = 0;
     for op in ops {
@@ -68,26 +68,26 @@ fn a_pipeline_passes_every_byte_and_both_ends_finish() {
     );
     let w = &r.world;
     assert!(r.reports[0].finished, "{}", r.reports[0].text);
-    assert_eq!(w.pipes.len(), 5);
-    for p in &w.pipes {
+    assert_eq!(w.pipes().len(), 5);
+    for p in w.pipes() {
         assert_eq!(p.used, 0, "a pipe kept data");
         assert!(p.readers.is_empty() && p.writers.is_empty());
     }
-    let readers: Vec<usize> = (0..w.tasks.len())
-        .filter(|&t| w.tasks[t].name.ends_with('b'))
+    let readers: Vec<usize> = (0..w.tasks().len())
+        .filter(|&t| w.tasks()[t].name.ends_with('b'))
         .collect();
     assert_eq!(readers.len(), 5);
     for &b in &readers {
         let a = b - 1;
-        assert!(w.tasks[a].name.ends_with('a'));
-        assert_eq!(w.tasks[a].pipe_base, w.tasks[b].pipe_base);
-        assert_eq!(bytes_read(w, b), 10_000, "{}", w.tasks[b].name);
+        assert!(w.tasks()[a].name.ends_with('a'));
+        assert_eq!(w.tasks()[a].pipe_base, w.tasks()[b].pipe_base);
+        assert_eq!(bytes_read(w, b), 10_000, "{}", w.tasks()[b].name);
         for x in [a, b] {
-            assert_eq!(w.tasks[x].state, RtState::Exited, "{}", w.tasks[x].name);
+            assert_eq!(w.tasks()[x].state, RtState::Exited, "{}", w.tasks()[x].name);
             // Each end got to its program's `Exit`, past every read and write.
-            let ops = &w.programs[w.tasks[x].prog].ops;
-            assert_eq!(w.tasks[x].pc, ops.len() - 1);
-            assert_eq!(ops[w.tasks[x].pc], Op::Exit);
+            let ops = &w.programs()[w.tasks()[x].prog].ops;
+            assert_eq!(w.tasks()[x].pc, ops.len() - 1);
+            assert_eq!(ops[w.tasks()[x].pc], Op::Exit);
         }
     }
     let j = &r.reports[0].json;
@@ -101,24 +101,24 @@ fn every_command_is_forked_execd_and_reaped() {
     let w = &r.world;
     assert!(r.reports[0].finished);
     // Per script: a shell, 12 commands, 3 of them pipelines with a second process.
-    assert_eq!(w.tasks.len(), 2 * (1 + 12 + 3));
+    assert_eq!(w.tasks().len(), 2 * (1 + 12 + 3));
     assert_eq!(w.live_tasks(), 0);
-    for (t, task) in w.tasks.iter().enumerate() {
+    for (t, task) in w.tasks().iter().enumerate() {
         assert!(task.sched_id.is_some(), "{} never forked", task.name);
         assert_eq!(task.state, RtState::Exited, "{}", task.name);
-        assert_eq!(w.metrics.tasks[t].execs, 1, "{} exec'd once", task.name);
-        assert!(w.metrics.tasks[t].exited_at.is_some());
+        assert_eq!(w.metrics().tasks[t].execs, 1, "{} exec'd once", task.name);
+        assert!(w.metrics().tasks[t].exited_at.is_some());
     }
     for shell in [0, 16] {
-        let sh = &w.tasks[shell];
+        let sh = &w.tasks()[shell];
         assert!(sh.name.starts_with("fb-sh"));
         // Every child's exit was reaped by a wait: no token is left over.
         assert_eq!(sh.tokens, 0);
         assert_eq!(sh.next_child, sh.children.1);
-        let sh_exit = w.metrics.tasks[shell].exited_at.unwrap();
+        let sh_exit = w.metrics().tasks[shell].exited_at.unwrap();
         for c in sh.children.0..sh.children.1 {
-            assert_eq!(w.tasks[c].parent, Some(shell));
-            assert!(w.metrics.tasks[c].exited_at.unwrap() < sh_exit);
+            assert_eq!(w.tasks()[c].parent, Some(shell));
+            assert!(w.metrics().tasks[c].exited_at.unwrap() < sh_exit);
         }
     }
     let j = &r.reports[0].json;
@@ -138,8 +138,8 @@ fn user_plus_sys_is_the_workloads_cpu_time() {
         let w = &r.world;
         assert!(r.reports[0].finished);
         let (mut user, mut sys, mut asked_user, mut asked_sys) = (0, 0, 0, 0);
-        for t in 0..w.tasks.len() {
-            let m = &w.metrics.tasks[t];
+        for t in 0..w.tasks().len() {
+            let m = &w.metrics().tasks[t];
             user += m.user_ns;
             sys += m.sys_ns;
             let (u, s) = program_work(w, t);
@@ -155,16 +155,16 @@ fn user_plus_sys_is_the_workloads_cpu_time() {
         // Conservation: every busy ns of every CPU is some task's user or system time,
         // or kernel work done for no task.
         let busy: u64 = w
-            .metrics
+            .metrics()
             .cpus
             .iter()
             .map(|c| c.task_ns + c.overhead_total())
             .sum();
-        let unowned: u64 = w.metrics.cpus.iter().map(|c| c.no_task_kernel_ns).sum();
+        let unowned: u64 = w.metrics().cpus.iter().map(|c| c.no_task_kernel_ns).sum();
         assert_eq!(user + sys + unowned, busy, "{cputime}");
         // Segments are the JSON's cpu_time_ns; the charges come on top.
-        let segs: u64 = (0..w.tasks.len())
-            .flat_map(|t| w.metrics.tasks[t].cpu_ns.values())
+        let segs: u64 = (0..w.tasks().len())
+            .flat_map(|t| w.metrics().tasks[t].cpu_ns.values())
             .sum();
         assert_eq!(segs, asked_user + asked_sys, "{cputime}");
         // The report's User and System split the same total either way.
@@ -199,12 +199,12 @@ fn the_cost_tables_exec_and_exit_are_system_time_of_the_process() {
     let r = run(&s, &mut |_, _| {}).unwrap();
     let w = &r.world;
     for t in 1..4 {
-        let m = &w.metrics.tasks[t];
-        assert_eq!(m.user_ns, MS, "{}", w.tasks[t].name);
-        assert!(m.sys_ns >= 350_000, "{}: {}", w.tasks[t].name, m.sys_ns);
+        let m = &w.metrics().tasks[t];
+        assert_eq!(m.user_ns, MS, "{}", w.tasks()[t].name);
+        assert!(m.sys_ns >= 350_000, "{}: {}", w.tasks()[t].name, m.sys_ns);
         assert_eq!(program_work(w, t), (MS, 350_000));
     }
-    assert_eq!(SysCost::Exec.of(&w.config.cost), 300_000);
+    assert_eq!(SysCost::Exec.of(&w.config().cost), 300_000);
 }
 
 #[test]

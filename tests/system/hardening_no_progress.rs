@@ -36,14 +36,14 @@ fn stuck_spec() -> fairsim_workloads::RunSpec {
 fn a_loop_that_never_lets_time_pass_fails_within_the_bound_and_bounded_memory() {
     let s = stuck_spec();
     let mut world = prepare(&s).unwrap();
-    let limit = events_per_instant_limit(world.tasks.len(), world.cpus.len());
+    let limit = events_per_instant_limit(world.tasks().len(), world.cpus().len());
     let mut most_queued = 0;
     let mut most_resched = 0;
     let err = loop {
         match world.step() {
             Ok(true) => {
                 most_queued = most_queued.max(world.queue_len());
-                most_resched = most_resched.max(world.sched.resched_list.len());
+                most_resched = most_resched.max(world.sched().resched_list.len());
             }
             Ok(false) => panic!("the run ended at {}", world.now()),
             Err(e) => break e,

@@ -121,9 +121,9 @@ fn fairsim_figures(w: &str, duration: u64, warmup: u64, seed: u64) -> Figures {
     let r = run(&spec, &mut |_, _| {}).unwrap();
     let world = &r.world;
     let secs = world.window_ns() as f64 / 1e9;
-    let h = &world.metrics.wakeup_latency;
+    let h = &world.metrics().wakeup_latency;
     let (mut pcount, mut migrations) = (0u64, 0u64);
-    for t in 0..world.tasks.len() {
+    for t in 0..world.tasks().len() {
         let m = world.task_metrics(t);
         pcount += m.pcount;
         migrations += m.migrations;

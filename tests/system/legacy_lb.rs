@@ -31,8 +31,8 @@ fn run_with(
 /// Seconds each sysbench thread ran on the A15s (CPUs 0-1) and on the A7s.
 fn split(r: &fairsim_workloads::RunResult) -> Vec<(u64, u64)> {
     let w = &r.world;
-    (0..w.tasks.len())
-        .filter(|&x| w.tasks[x].name.starts_with("sysbench") && w.tasks[x].parent.is_some())
+    (0..w.tasks().len())
+        .filter(|&x| w.tasks()[x].name.starts_with("sysbench") && w.tasks()[x].parent.is_some())
         .map(|x| {
             let m = w.task_metrics(x);
             let big: u64 = m

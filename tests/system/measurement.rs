@@ -35,10 +35,17 @@ fn noise_changes_results_across_seeds_and_not_across_reruns() {
         assert_eq!(a, again, "{w}: one seed gave two results");
         let b = go(&noisy("numa-2s4c2t", w, 150, 2));
         let a = go(&noisy("numa-2s4c2t", w, 150, 1));
-        let switches = |r: &RunResult| r.world.metrics.cpus.iter().map(|c| c.switches).sum::<u64>();
+        let switches = |r: &RunResult| {
+            r.world
+                .metrics()
+                .cpus
+                .iter()
+                .map(|c| c.switches)
+                .sum::<u64>()
+        };
         let overhead = |r: &RunResult| {
             r.world
-                .metrics
+                .metrics()
                 .cpus
                 .iter()
                 .map(|c| c.overhead_total())
@@ -56,10 +63,10 @@ fn noise_keeps_the_mean_cost_of_kernel_work() {
     // The mean of the drawn durations is the cost table's: per context switch, the
     // charged time stays within 2% of context_switch.
     let r = go(&noisy("numa-2s4c2t", NSLEEP, 200, 3));
-    let cs: u64 = r.world.metrics.overhead_of(Overhead::ContextSwitch);
-    let n: u64 = r.world.metrics.cpus.iter().map(|c| c.switches).sum();
+    let cs: u64 = r.world.metrics().overhead_of(Overhead::ContextSwitch);
+    let n: u64 = r.world.metrics().cpus.iter().map(|c| c.switches).sum();
     let mean = cs as f64 / n as f64;
-    let want = r.world.config.cost.context_switch as f64;
+    let want = r.world.config().cost.context_switch as f64;
     assert!((mean - want).abs() < 0.02 * want, "mean {mean} vs {want}");
 }
 
@@ -67,24 +74,24 @@ fn noise_keeps_the_mean_cost_of_kernel_work() {
 fn counters(r: &RunResult) -> Vec<u64> {
     let w = &r.world;
     let mut v = vec![
-        w.metrics.wakeups_local,
-        w.metrics.wakeups_remote,
-        w.metrics.timers_fired,
-        w.metrics.cpus_visited,
-        w.metrics.groups_visited,
+        w.metrics().wakeups_local,
+        w.metrics().wakeups_remote,
+        w.metrics().timers_fired,
+        w.metrics().cpus_visited,
+        w.metrics().groups_visited,
     ];
-    for c in &w.metrics.cpus {
+    for c in &w.metrics().cpus {
         v.push(c.switches);
         v.push(c.migrations_in);
         v.push(c.newidle_balances);
         v.extend_from_slice(&c.overhead_ns);
         v.extend_from_slice(&c.site_ns);
     }
-    for rq in &w.sched.rqs {
+    for rq in &w.sched().rqs {
         let s = &rq.stats;
         v.extend([s.sched_count, s.sched_goidle, s.ttwu_count, s.ttwu_local]);
     }
-    for sd in &w.sched.sd_stats {
+    for sd in &w.sched().sd_stats {
         v.extend(sd.lb_count);
         v.extend(sd.lb_balanced);
         v.extend(sd.lb_failed);
@@ -111,7 +118,7 @@ fn the_window_is_a_later_minus_earlier_difference() {
             assert_eq!(l - e, *d, "{w}: counter {i}: {l} - {e} != {d}");
         }
         // The scheduler's per-task counters are reported as their growth in the window.
-        let t = window.world.tasks.len() - 1;
+        let t = window.world.tasks().len() - 1;
         let (me, ml, md) = (
             early.world.task_metrics(t),
             late.world.task_metrics(t),
@@ -141,15 +148,15 @@ fn profile_shares_sum_to_the_total_and_agree_with_the_overhead_split() {
     let lines = p.lines();
     let self_sum: u64 = lines.iter().map(|l| l.self_ns).sum();
     assert_eq!(self_sum, p.total_ns());
-    let overhead: u64 = w.metrics.cpus.iter().map(|c| c.overhead_total()).sum();
+    let overhead: u64 = w.metrics().cpus.iter().map(|c| c.overhead_total()).sum();
     assert_eq!(p.kernel_ns(), overhead);
-    let task: u64 = w.metrics.cpus.iter().map(|c| c.task_ns).sum();
+    let task: u64 = w.metrics().cpus.iter().map(|c| c.task_ns).sum();
     assert_eq!(p.user_ns, task);
     // No CPU is busier than the window, so all CPU time is CPUs x window.
-    assert_eq!(p.total_ns(), w.window_ns() * w.cpus.len() as u64);
+    assert_eq!(p.total_ns(), w.window_ns() * w.cpus().len() as u64);
     assert!(lines.iter().all(|l| l.children_ns >= l.self_ns));
     // Each overhead kind's time is the sum of its sites'.
-    let per_cpu: u64 = (0..w.cpus.len())
+    let per_cpu: u64 = (0..w.cpus().len())
         .map(|c| w.profile(Some(c)).kernel_ns())
         .sum();
     assert_eq!(per_cpu, overhead);

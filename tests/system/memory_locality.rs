@@ -54,22 +54,29 @@ fn work_away_from_its_memory_runs_slower_by_the_stalled_share_of_the_slit_ratio(
     let mut w = one_task(9, Some(0), 100, work());
     w.run(&mut |_, _| {}).unwrap();
     let rate = 1024 * 10_000 / 11_100;
-    assert_eq!(w.metrics.cpus[9].task_ns, (WORK * 1024).div_ceil(rate));
-    assert_eq!(w.metrics.tasks[0].off_node_ns, w.metrics.cpus[9].task_ns);
-    assert_eq!(w.metrics.cpus[9].remote_ns, w.metrics.cpus[9].task_ns);
+    assert_eq!(w.metrics().cpus[9].task_ns, (WORK * 1024).div_ceil(rate));
+    assert_eq!(
+        w.metrics().tasks[0].off_node_ns,
+        w.metrics().cpus[9].task_ns
+    );
+    assert_eq!(w.metrics().cpus[9].remote_ns, w.metrics().cpus[9].task_ns);
     // At home, or with no DRAM stalls, the work takes what it takes; the time away from
     // home is counted either way, since it says where the task ran.
     for (home, mem, away) in [(Some(1), 100, 0), (Some(0), 0, WORK)] {
         let mut w = one_task(9, home, mem, work());
         w.run(&mut |_, _| {}).unwrap();
-        assert_eq!(w.metrics.cpus[9].task_ns, WORK, "home {home:?} mem {mem}");
-        assert_eq!(w.metrics.cpus[9].remote_ns, away, "home {home:?} mem {mem}");
+        assert_eq!(w.metrics().cpus[9].task_ns, WORK, "home {home:?} mem {mem}");
+        assert_eq!(
+            w.metrics().cpus[9].remote_ns,
+            away,
+            "home {home:?} mem {mem}"
+        );
     }
     // A fully DRAM-bound task runs at the latency ratio, 10/21.
     let mut w = one_task(9, Some(0), 1000, work());
     w.run(&mut |_, _| {}).unwrap();
     assert_eq!(
-        w.metrics.cpus[9].task_ns,
+        w.metrics().cpus[9].task_ns,
         (WORK * 1024).div_ceil(1024 * 10 / 21)
     );
 }
@@ -79,8 +86,8 @@ fn a_new_task_and_an_exec_take_the_node_they_first_run_on() {
     // A task without a home takes the node it first runs on: no slowdown.
     let mut w = one_task(12, None, 1000, work());
     w.run(&mut |_, _| {}).unwrap();
-    assert_eq!(w.tasks[0].home_node, Some(1));
-    assert_eq!(w.metrics.cpus[12].task_ns, WORK);
+    assert_eq!(w.tasks()[0].home_node, Some(1));
+    assert_eq!(w.metrics().cpus[12].task_ns, WORK);
     // exec throws the old image away: the new one is faulted in where the task runs, so
     // the work after it is local however far the old memory was.
     let prog = Program::new()
@@ -89,9 +96,9 @@ fn a_new_task_and_an_exec_take_the_node_they_first_run_on() {
         .op(Op::Exit);
     let mut w = one_task(12, Some(0), 1000, prog);
     w.run(&mut |_, _| {}).unwrap();
-    assert_eq!(w.tasks[0].home_node, Some(1));
-    assert_eq!(w.metrics.tasks[0].off_node_ns, 0);
-    assert_eq!(w.metrics.cpus[12].task_ns, WORK);
+    assert_eq!(w.tasks()[0].home_node, Some(1));
+    assert_eq!(w.metrics().tasks[0].off_node_ns, 0);
+    assert_eq!(w.metrics().cpus[12].task_ns, WORK);
     // The same with work before the exec: that work runs away from its memory, at the
     // latency ratio; the work after it, on the same CPU, at full speed again.
     let prog = Program::new()
@@ -102,8 +109,8 @@ fn a_new_task_and_an_exec_take_the_node_they_first_run_on() {
     let mut w = one_task(12, Some(0), 1000, prog);
     w.run(&mut |_, _| {}).unwrap();
     let away = (WORK * 1024).div_ceil(1024 * 10 / 21);
-    assert_eq!(w.metrics.tasks[0].off_node_ns, away);
-    assert_eq!(w.metrics.cpus[12].task_ns, away + WORK);
+    assert_eq!(w.metrics().tasks[0].off_node_ns, away);
+    assert_eq!(w.metrics().cpus[12].task_ns, away + WORK);
 }
 
 #[test]
@@ -118,9 +125,9 @@ fn processes_own_their_memory_and_threads_share_their_process() {
         let r = run(&s, &mut |_, _| {}).unwrap();
         let w = &r.world;
         assert!(r.reports[0].finished, "{spec}");
-        let main_home = w.tasks[0].home_node.expect("main ran");
+        let main_home = w.tasks()[0].home_node.expect("main ran");
         let mut away = 0;
-        for (x, t) in w.tasks.iter().enumerate().skip(1) {
+        for (x, t) in w.tasks().iter().enumerate().skip(1) {
             let home = t.home_node.expect("every task ran");
             if threads {
                 assert_eq!(
@@ -129,7 +136,7 @@ fn processes_own_their_memory_and_threads_share_their_process() {
                     t.name
                 );
             }
-            let m = &w.metrics.tasks[x];
+            let m = &w.metrics().tasks[x];
             // Time off the home node is exactly the time on the other node's CPUs.
             let off: u64 = m
                 .cpu_ns
@@ -143,7 +150,7 @@ fn processes_own_their_memory_and_threads_share_their_process() {
             }
             away += off;
         }
-        let remote: u64 = w.metrics.cpus.iter().map(|c| c.remote_ns).sum();
+        let remote: u64 = w.metrics().cpus.iter().map(|c| c.remote_ns).sum();
         assert_eq!(remote, away, "{spec}");
     }
 }

@@ -64,8 +64,8 @@ proptest! {
             last = w.now().0;
         }
         // Tasks that exited are off every runqueue; tasks still alive are accounted for.
-        let forked = w.tasks.iter().filter(|t| t.sched_id.is_some()).count();
-        let exited = w.tasks.iter().filter(|t| t.state == fairsim_engine::world::RtState::Exited).count();
+        let forked = w.tasks().iter().filter(|t| t.sched_id.is_some()).count();
+        let exited = w.tasks().iter().filter(|t| t.state == fairsim_engine::world::RtState::Exited).count();
         prop_assert_eq!(forked - exited, w.live_tasks());
     }
 }
@@ -122,8 +122,8 @@ proptest! {
         s.config.check_invariants = true;
         let mut w = fairsim_workloads::prepare(&s).unwrap();
         while w.step().map_err(|e| TestCaseError::fail(format!("{options:?} {w1} {w2}: {e}")))? {}
-        let tg = w.sched.task_groups();
-        let ncpus = w.sched.nr_cpus() as u64;
+        let tg = w.sched().task_groups();
+        let ncpus = w.sched().nr_cpus() as u64;
         let elapsed = w.now().0;
         for (g, group) in tg.tgs.iter().enumerate().skip(1) {
             let b = &group.bw;
@@ -132,13 +132,13 @@ proptest! {
             }
             // The group's usage: its tasks' and its descendants' runtime.
             let usage: u64 = w
-                .tasks
+                .tasks()
                 .iter()
                 .filter_map(|t| t.sched_id)
                 .filter(|&sid| tg.ancestry(tg.group_of(sid)).any(|a| a == g))
-                .map(|sid| w.sched.tasks[sid].se.sum_exec_runtime)
+                .map(|sid| w.sched().tasks[sid].se.sum_exec_runtime)
                 .sum();
-            let bound = b.quota * (elapsed / b.period + 2) + b.burst + ncpus * w.sched.tick_nsec;
+            let bound = b.quota * (elapsed / b.period + 2) + b.burst + ncpus * w.sched().tick_nsec;
             prop_assert!(usage <= bound, "{}: used {usage} ns, bound {bound} ({options:?})", group.path);
         }
     }

@@ -64,11 +64,11 @@ fn a_phase_with_its_own_cpus_moves_the_running_thread_at_its_start() {
     assert_eq!(cpus_of(j, 0), [1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3]);
     let t = r
         .world
-        .tasks
+        .tasks()
         .iter()
         .position(|t| t.name == "mover-0")
         .unwrap();
-    let m = &r.world.metrics.tasks[t];
+    let m = &r.world.metrics().tasks[t];
     assert_eq!(m.cpu_ns.get(1), Some(50_000_000), "{m:?}");
     assert_eq!(m.cpu_ns.get(3), Some(100_000_000), "{m:?}");
     // The two moves are charged as migrations at the stopper's profile site, beside the

@@ -37,7 +37,7 @@ fn total_ns(r: &RunResult) -> u64 {
 /// What the scheduler sees of `cpu` at the end of the run: the capacities the speed
 /// table must leave alone.
 fn capacities(w: &World, cpu: usize) -> (u64, u64) {
-    let rq = &w.sched.rqs[cpu];
+    let rq = &w.sched().rqs[cpu];
     (rq.capacity_orig, rq.cpu_capacity)
 }
 
@@ -47,8 +47,8 @@ fn an_a7_runs_sysbench_at_its_speed_and_the_scheduler_keeps_its_capacity() {
     let slow = run(&sysbench_on(2, 200, false));
     // The work itself takes exactly capacity / speed as long (task time is work time;
     // each segment rounds up by at most 1 ns).
-    let task_fast = fast.world.metrics.cpus[2].task_ns;
-    let task_slow = slow.world.metrics.cpus[2].task_ns;
+    let task_fast = fast.world.metrics().cpus[2].task_ns;
+    let task_slow = slow.world.metrics().cpus[2].task_ns;
     let work = 200 * 1_000_000u64 * 1024;
     assert!(
         task_fast.abs_diff(work / A7_SYSBENCH) < 1_000,
@@ -120,7 +120,7 @@ fn the_arm_table_changes_what_kernel_work_costs() {
     let (rx, ra) = (run(&x86), run(&arm));
     let overhead = |r: &RunResult| -> u64 {
         r.world
-            .metrics
+            .metrics()
             .cpus
             .iter()
             .map(|c| c.overhead_total())

@@ -37,7 +37,7 @@ fn a_traced_cpu_max_run_shows_each_throttle_unthrottle_and_refill() {
     let mut s = cpu_max_spec(1000);
     let plain = run(&s, &mut |_, _| {}).unwrap();
     // Without a tracer the scheduler keeps no log.
-    assert!(!plain.world.sched.has_bandwidth_tracepoints());
+    assert!(!plain.world.sched().has_bandwidth_tracepoints());
     let plain_json = to_json(&s, &plain).to_string();
     let plain_text = summary(&s, &plain);
     s.config.trace = Some(TraceConfig::events());
@@ -45,7 +45,7 @@ fn a_traced_cpu_max_run_shows_each_throttle_unthrottle_and_refill() {
     // The tracer only observes.
     assert_eq!(to_json(&s, &r).to_string(), plain_json);
     assert_eq!(summary(&s, &r), plain_text);
-    let groups = r.world.sched.task_groups();
+    let groups = r.world.sched().task_groups();
     let lim = groups.find("/lim").unwrap();
     let b = groups.tgs[lim].bw.clone();
     assert!(b.nr_throttled >= 8, "{b:?}");

@@ -49,17 +49,17 @@ fn finished_workloads_account_for_every_task() {
         assert!(r.reports[0].finished, "{w} did not finish");
         let world = &r.world;
         assert_eq!(world.live_tasks(), 0, "{w}");
-        for (i, t) in world.tasks.iter().enumerate() {
+        for (i, t) in world.tasks().iter().enumerate() {
             assert_eq!(t.state, RtState::Exited, "{w}: task {i} {}", t.name);
             let sid = t.sched_id.expect("forked");
             assert!(
-                !world.sched.tasks[sid].se.on_rq,
+                !world.sched().tasks[sid].se.on_rq,
                 "{w}: task {i} still queued"
             );
         }
         assert!(world.now().0 < 10_000 * MS, "{w} ended by itself");
         assert!(world
-            .sched
+            .sched()
             .rqs
             .iter()
             .all(|rq| rq.nr_running == 0 && rq.curr.is_none()));
@@ -70,7 +70,7 @@ fn finished_workloads_account_for_every_task() {
 fn hackbench_moves_every_message() {
     let r = run_checked("numa-2s4c2t", "hackbench:g=1,l=30,f=5,pipe", 10_000);
     // Every pipe is drained and no one waits on it.
-    for p in &r.world.pipes {
+    for p in r.world.pipes() {
         assert_eq!(p.used, 0);
         assert!(p.readers.is_empty() && p.writers.is_empty());
     }
@@ -86,7 +86,7 @@ fn contended_runqueue_locks_cost_the_spinner_time() {
     // Eighty tasks wake each other across sixteen CPUs: wakers, switching CPUs and
     // balancers meet on runqueue locks, and every spin is charged to the spinning CPU.
     let r = run_checked("numa-2s4c2t", "hackbench:g=2,l=50,f=10", 10_000);
-    let cpus = &r.world.metrics.cpus;
+    let cpus = &r.world.metrics().cpus;
     let spins: u64 = cpus.iter().map(|c| c.lock_spins).sum();
     let spin_ns: u64 = cpus
         .iter()
@@ -133,11 +133,15 @@ fn virtual_time_never_goes_backwards() {
 fn pinned_tasks_stay_on_their_cpu() {
     let r = run_checked("numa-2s4c2t", "nanosleep:tasks=32,sleep=5us,pin", 50);
     let w = &r.world;
-    for t in w.tasks.iter().skip(1) {
+    for t in w.tasks().iter().skip(1) {
         let sid = t.sched_id.unwrap();
         let mask = t.cpus_allowed.as_ref().unwrap();
-        assert!(mask.test(w.sched.tasks[sid].cpu), "{} left its CPU", t.name);
-        assert_eq!(w.sched.tasks[sid].se.nr_migrations, 0);
+        assert!(
+            mask.test(w.sched().tasks[sid].cpu),
+            "{} left its CPU",
+            t.name
+        );
+        assert_eq!(w.sched().tasks[sid].se.nr_migrations, 0);
     }
 }
 
@@ -178,18 +182,18 @@ fn work_scales_with_capacity() {
     let elapsed = |cpu| {
         let mut w = tiny_world("tc2", cpu, vec![prog()], vec![]);
         w.run(&mut |_, _| {}).unwrap();
-        let [Some(a), Some(b)] = w.tasks[0].marks else {
+        let [Some(a), Some(b)] = w.tasks()[0].marks else {
             panic!("marks");
         };
         (b - a, w)
     };
     let (big, wb) = elapsed(0);
     let (little, wl) = elapsed(3);
-    let cap = wl.sched.rqs[3].capacity_orig;
-    assert_eq!(wb.sched.rqs[0].capacity_orig, 1024);
+    let cap = wl.sched().rqs[3].capacity_orig;
+    assert_eq!(wb.sched().rqs[0].capacity_orig, 1024);
     // Ticks interrupt the work, so compare the pure task time: exact, rounded up.
-    let task_big = wb.metrics.cpus[0].task_ns;
-    let task_little = wl.metrics.cpus[3].task_ns;
+    let task_big = wb.metrics().cpus[0].task_ns;
+    let task_little = wl.metrics().cpus[3].task_ns;
     assert_eq!(task_big, 4_300_000);
     assert_eq!(task_little, (4_300_000u64 * 1024).div_ceil(cap));
     assert!(little > big * 2, "little {little} big {big}");
@@ -227,10 +231,10 @@ fn pipe_blocks_the_writer_when_full_and_delivers_everything() {
     };
     let mut w = tiny_world("numa-2s4c2t", 1, vec![writer, reader], vec![pipe]);
     w.run(&mut |_, _| {}).unwrap();
-    assert!(w.tasks.iter().all(|t| t.state == RtState::Exited));
-    assert_eq!(w.pipes[0].used, 0);
+    assert!(w.tasks().iter().all(|t| t.state == RtState::Exited));
+    assert_eq!(w.pipes()[0].used, 0);
     // The writer blocked: it could not finish before the reader woke after 200 us + slack.
-    let writer_exit = w.metrics.tasks[0].exited_at.unwrap();
+    let writer_exit = w.metrics().tasks[0].exited_at.unwrap();
     assert!(writer_exit > 200 * US, "writer exited at {writer_exit}");
 }
 
@@ -241,7 +245,13 @@ fn timers_expiring_in_one_interrupt_do_not_stack_their_wakees() {
     // the first queued on the CPU and goes to an idle one. If both chose the still-empty
     // CPU, the pair would share it for good and every loop would queue behind the other.
     let r = run_checked("smt-mc-1s4c2t", "nanosleep:tasks=8,sleep=1us", 100);
-    let run_delay: u64 = r.world.sched.rqs.iter().map(|rq| rq.stats.run_delay).sum();
+    let run_delay: u64 = r
+        .world
+        .sched()
+        .rqs
+        .iter()
+        .map(|rq| rq.stats.run_delay)
+        .sum();
     assert!(run_delay < MS, "tasks waited {run_delay} ns for a CPU");
 }
 
@@ -252,7 +262,7 @@ fn an_idle_cpu_reschedules_only_when_asked() {
     // as on the kernel (seed 000's cpu8: 89,390 against 89,393). A resched request that a
     // wakeup already delivered must not make a CPU schedule again later.
     let r = run_checked("numa-2s8c2t", "nanosleep:tasks=32,sleep=1us", 50);
-    let rqs = &r.world.sched.rqs;
+    let rqs = &r.world.sched().rqs;
     let goidle: u64 = rqs.iter().map(|rq| rq.stats.sched_goidle).sum();
     let pcount: u64 = rqs.iter().map(|rq| rq.stats.pcount).sum();
     assert!(pcount > 10_000, "only {pcount} timeslices");

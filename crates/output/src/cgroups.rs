@@ -84,15 +84,15 @@ impl CgroupRow {
 /// Every group's row, root first and then in creation order, or nothing when the run
 /// has no group besides the root.
 pub fn cgroup_rows(w: &World) -> Vec<CgroupRow> {
-    let tg = w.sched.task_groups();
+    let tg = w.sched().task_groups();
     if !tg.active() {
         return Vec::new();
     }
     let n = tg.tgs.len();
     // Per group, its own tasks' sums: tasks, runtime, run delay, user and system ticks.
     let mut own = vec![[0u64; 5]; n];
-    for x in 0..w.tasks.len() {
-        let Some(sid) = w.tasks[x].sched_id else {
+    for x in 0..w.tasks().len() {
+        let Some(sid) = w.tasks()[x].sched_id else {
             continue;
         };
         let m = w.task_metrics(x);
@@ -158,7 +158,7 @@ pub fn cgroup_rows(w: &World) -> Vec<CgroupRow> {
 pub(super) fn json(w: &World) -> Option<Value> {
     let rows = cgroup_rows(w);
     let all = rows.first()?.usage_ns;
-    let tg = w.sched.task_groups();
+    let tg = w.sched().task_groups();
     let list = rows
         .iter()
         .enumerate()

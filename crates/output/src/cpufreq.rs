@@ -18,10 +18,10 @@ const FJ_PER_J: f64 = 1e15;
 /// Per CPU, its active energy in femtojoules (busy ns x uW), when its policy has an
 /// energy model.
 fn energy_fj(w: &World) -> Vec<Option<u128>> {
-    let Some(cf) = w.sched.cpufreq.as_ref() else {
+    let Some(cf) = w.sched().cpufreq.as_ref() else {
         return Vec::new();
     };
-    (0..w.cpus.len())
+    (0..w.cpus().len())
         .map(|cpu| {
             let p = &cf.policies[cf.policy_of[cpu]];
             let em = p.em.as_ref()?;
@@ -43,7 +43,7 @@ fn cpus_of(mask: &fairsim_topology::CpuMask) -> String {
 
 /// The summary's `== cpufreq ==` section, empty without cpufreq.
 pub(crate) fn summary_section(w: &World) -> String {
-    let Some(cf) = w.sched.cpufreq.as_ref() else {
+    let Some(cf) = w.sched().cpufreq.as_ref() else {
         return String::new();
     };
     let now = w.now().0;
@@ -105,7 +105,7 @@ pub(crate) fn summary_section(w: &World) -> String {
 /// The `cpufreq` object of the JSON: the governor, each policy with its OPPs, stats and
 /// energy, the timeline, and the machine's active energy.
 pub(crate) fn json(w: &World) -> Option<Value> {
-    let cf = w.sched.cpufreq.as_ref()?;
+    let cf = w.sched().cpufreq.as_ref()?;
     let rt = w.cpufreq_rt()?;
     let now = w.now().0;
     let energy = energy_fj(w);
@@ -212,7 +212,7 @@ fn eas_lines(w: &World, cf: &fairsim_balance::cpufreq::Cpufreq, now: u64) -> Str
     if cf.policies.iter().all(|p| p.em.is_none()) {
         return String::new();
     }
-    let eas = &w.sched.eas;
+    let eas = &w.sched().eas;
     if !eas.present {
         let why = eas.not_possible.as_deref().unwrap_or("no perf domain");
         return format!("energy-aware scheduling: off ({why})\n");
@@ -233,7 +233,7 @@ fn eas_lines(w: &World, cf: &fairsim_balance::cpufreq::Cpufreq, now: u64) -> Str
 /// `--json`'s `cpufreq.eas`: whether EAS is on (or why not), the perf domains in the
 /// kernel's list order and its counters over the whole run, warm-up included.
 fn eas_json(w: &World) -> Value {
-    let eas = &w.sched.eas;
+    let eas = &w.sched().eas;
     let st = &eas.stats;
     json!({
         "enabled": eas.present,

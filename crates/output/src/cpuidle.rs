@@ -15,7 +15,7 @@ pub(crate) fn summary_section(w: &World) -> String {
     let usage = w.cpuidle_usage();
     let states = w.idle_states();
     let mut s = String::new();
-    let governor = w.config.cpuidle;
+    let governor = w.config().cpuidle;
     if usage.is_empty() {
         s.push_str(&format!(
             "\n== cpuidle: governor {} ==\nno cpuidle driver: idle CPUs run default_idle_call and stop the tick; a wakeup pays the flat idle_exit cost\n",
@@ -121,7 +121,7 @@ fn cpu_list(cpus: &[usize]) -> String {
 pub(crate) fn json_tables(w: &World) -> Value {
     let states = w.idle_states();
     json!({
-        "governor": w.config.cpuidle.name(),
+        "governor": w.config().cpuidle.name(),
         "driver_loaded": !w.cpuidle_usage().is_empty(),
         "tables": states.tables,
         "cpu_table": states.cpu_table,

@@ -47,7 +47,7 @@ fn machine_json(m: &fairsim_topology::Machine) -> Value {
 /// type (seed 000's `lb_sg_scan` included), the active-balance and wakeup counters, and
 /// the runtime fields balancing adapts.
 fn domains_json(w: &fairsim_engine::World, cpu: usize) -> Value {
-    let s = &w.sched;
+    let s = &w.sched();
     let doms: Vec<Value> = s
         .topo
         .domains_of(cpu)
@@ -101,9 +101,9 @@ fn domains_json(w: &fairsim_engine::World, cpu: usize) -> Value {
 pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
     let w = &r.world;
     let elapsed = w.window_ns();
-    let ncpus = w.cpus.len();
+    let ncpus = w.cpus().len();
     let t = totals(r);
-    let h = &w.metrics.wakeup_latency;
+    let h = &w.metrics().wakeup_latency;
     let q = |x: f64| {
         if h.is_empty() {
             0
@@ -128,8 +128,8 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
     let idle_usage = w.cpuidle_usage();
     let cpus: Vec<Value> = (0..ncpus)
         .map(|c| {
-            let m = &w.metrics.cpus[c];
-            let st = &w.sched.rqs[c].stats;
+            let m = &w.metrics().cpus[c];
+            let st = &w.sched().rqs[c].stats;
             let mut oh = serde_json::Map::new();
             for k in Overhead::ALL {
                 oh.insert(k.name().into(), m.overhead_ns[k as usize].into());
@@ -157,19 +157,19 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
     // On machines where energy-aware scheduling can apply (a policy with an energy
     // model), each task's time per CPU capacity: where EAS put it.
     let by_capacity = w
-        .sched
+        .sched()
         .cpufreq
         .as_ref()
         .is_some_and(|cf| cf.policies.iter().any(|p| p.em.is_some()));
-    let groups = w.sched.task_groups().active();
-    let tasks: Vec<Value> = (0..w.tasks.len())
-        .filter(|&x| w.tasks[x].sched_id.is_some())
+    let groups = w.sched().task_groups().active();
+    let tasks: Vec<Value> = (0..w.tasks().len())
+        .filter(|&x| w.tasks()[x].sched_id.is_some())
         .map(|x| {
             let m = w.task_metrics(x);
             let mut v = json!({
                 "id": x,
-                "name": w.tasks[x].name,
-                "workload": w.tasks[x].workload,
+                "name": w.tasks()[x].name,
+                "workload": w.tasks()[x].workload,
                 "wakeups": m.wakeups,
                 "wakeup_latency_mean_ns": m.wake_lat_sum_ns.checked_div(m.wakeups).unwrap_or(0),
                 "wakeup_latency_max_ns": m.wake_lat_max_ns,
@@ -179,33 +179,33 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
                 "runtime_ns": m.runtime_ns,
                 "exited_at_ns": m.exited_at,
                 "cpu_time_ns": m.cpu_ns.iter().map(|(c, ns)| [c as u64, ns]).collect::<Vec<_>>(),
-                "home_node": w.tasks[x].home_node,
+                "home_node": w.tasks()[x].home_node,
                 "off_node_ns": m.off_node_ns,
                 "node_migrations": m.node_migrations,
                 "user_ns": m.user_ns,
                 "sys_ns": m.sys_ns,
             });
             // With task groups, each task names its group.
-            if let (true, Some(sid)) = (groups, w.tasks[x].sched_id) {
-                let tg = w.sched.task_groups();
+            if let (true, Some(sid)) = (groups, w.tasks()[x].sched_id) {
+                let tg = w.sched().task_groups();
                 v["cgroup"] = json!(tg.tgs[tg.group_of(sid)].path);
             }
             // A task that is not SCHED_NORMAL says which policy it ran under.
-            if w.tasks[x].policy != fairsim_balance::Policy::Normal {
-                v["policy"] = json!(w.tasks[x].policy.name());
+            if w.tasks()[x].policy != fairsim_balance::Policy::Normal {
+                v["policy"] = json!(w.tasks()[x].policy.name());
             }
             // With clamps in use, each task's effective util_min and util_max.
-            if let (true, Some(sid)) = (w.sched.uclamp_used, w.tasks[x].sched_id) {
+            if let (true, Some(sid)) = (w.sched().uclamp_used, w.tasks()[x].sched_id) {
                 use fairsim_balance::uclamp::ClampId;
                 v["uclamp"] = json!([
-                    w.sched.uclamp_eff_value(sid, ClampId::Min),
-                    w.sched.uclamp_eff_value(sid, ClampId::Max)
+                    w.sched().uclamp_eff_value(sid, ClampId::Min),
+                    w.sched().uclamp_eff_value(sid, ClampId::Max)
                 ]);
             }
             if by_capacity {
                 let mut caps: std::collections::BTreeMap<u64, u64> = Default::default();
                 for (c, ns) in m.cpu_ns.iter() {
-                    *caps.entry(w.sched.rqs[c].capacity_orig).or_default() += ns;
+                    *caps.entry(w.sched().rqs[c].capacity_orig).or_default() += ns;
                 }
                 v["capacity_ns"] = caps
                     .into_iter()
@@ -221,7 +221,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
         "fairsim_version": env!("CARGO_PKG_VERSION"),
         "machine": machine_json(&spec.machine),
         "features": spec.config.params.features.to_string(),
-        "util_est": w.sched.fair.util_est.name(),
+        "util_est": w.sched().fair.util_est.name(),
         "launch_cpu": spec.config.launch.name(),
         "hz": spec.config.params.hz,
         "seed": spec.config.seed,
@@ -241,13 +241,13 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
             "overhead_ns": t.overhead_ns,
             "context_switches": t.switches,
             "migrations": t.migrations,
-            "wakeups_local": w.metrics.wakeups_local,
-            "wakeups_remote": w.metrics.wakeups_remote,
-            "timers_fired": w.metrics.timers_fired,
-            "cpus_visited": w.metrics.cpus_visited,
-            "newidle_ns": w.metrics.cpus.iter().map(|c| c.newidle_ns).sum::<u64>(),
-            "newidle_balances": w.metrics.cpus.iter().map(|c| c.newidle_balances).sum::<u64>(),
-            "groups_visited": w.metrics.groups_visited,
+            "wakeups_local": w.metrics().wakeups_local,
+            "wakeups_remote": w.metrics().wakeups_remote,
+            "timers_fired": w.metrics().timers_fired,
+            "cpus_visited": w.metrics().cpus_visited,
+            "newidle_ns": w.metrics().cpus.iter().map(|c| c.newidle_ns).sum::<u64>(),
+            "newidle_balances": w.metrics().cpus.iter().map(|c| c.newidle_balances).sum::<u64>(),
+            "groups_visited": w.metrics().groups_visited,
             "events": w.events(),
             "wakeup_latency_ns": {
                 "count": h.len(),
@@ -299,7 +299,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
     if !partitions.is_empty() {
         let lists: Vec<Value> = partitions.iter().map(|c| c.to_list().into()).collect();
         let rds: Vec<Value> = w
-            .sched
+            .sched()
             .topo
             .root_domains
             .iter()

@@ -38,15 +38,15 @@ pub fn totals(r: &RunResult) -> Totals {
     let w = &r.world;
     let elapsed = w.window_ns();
     let mut t = Totals {
-        cpu_ns: elapsed * w.cpus.len() as u64,
+        cpu_ns: elapsed * w.cpus().len() as u64,
         ..Totals::default()
     };
-    for c in &w.metrics.cpus {
+    for c in &w.metrics().cpus {
         t.task_ns += c.task_ns;
         t.overhead_ns += c.overhead_total();
         t.switches += c.switches;
     }
-    t.migrations = w.sched.tasks.iter().map(|x| x.se.nr_migrations).sum();
+    t.migrations = w.sched().tasks.iter().map(|x| x.se.nr_migrations).sum();
     t
 }
 

@@ -13,9 +13,9 @@ pub fn locality_totals(w: &World) -> Option<(u64, u64, u64)> {
     if w.locality().nr_nodes() < 2 || w.workload_mem().iter().all(|&m| m == 0) {
         return None;
     }
-    let task = w.metrics.cpus.iter().map(|c| c.task_ns).sum();
-    let away = w.metrics.cpus.iter().map(|c| c.remote_ns).sum();
-    let moves = w.metrics.tasks.iter().map(|m| m.node_migrations).sum();
+    let task = w.metrics().cpus.iter().map(|c| c.task_ns).sum();
+    let away = w.metrics().cpus.iter().map(|c| c.remote_ns).sum();
+    let moves = w.metrics().tasks.iter().map(|m| m.node_migrations).sum();
     Some((task, away, moves))
 }
 
@@ -23,13 +23,13 @@ pub fn locality_totals(w: &World) -> Option<(u64, u64, u64)> {
 fn node_rows(w: &World) -> Vec<(u64, u64, u64)> {
     let loc = w.locality();
     let mut rows = vec![(0u64, 0u64, 0u64); loc.nr_nodes()];
-    for (cpu, m) in w.metrics.cpus.iter().enumerate() {
+    for (cpu, m) in w.metrics().cpus.iter().enumerate() {
         if let Some(r) = loc.cpu_node.get(cpu).and_then(|&n| rows.get_mut(n)) {
             r.0 += m.task_ns;
             r.1 += m.remote_ns;
         }
     }
-    for t in &w.tasks {
+    for t in w.tasks() {
         if let Some(r) = t.home_node.and_then(|n| rows.get_mut(n)) {
             r.2 += 1;
         }

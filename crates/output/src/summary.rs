@@ -86,7 +86,7 @@ fn us(ns: u64) -> String {
 /// The summary printed on stdout.
 pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
     let w = &r.world;
-    let ncpus = w.cpus.len();
+    let ncpus = w.cpus().len();
     let elapsed = w.window_ns();
     let mut s = String::new();
     s.push_str(&format!(
@@ -125,7 +125,7 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
     s.push_str(&speed_line(&spec.machine));
     if !fairsim_workloads::run::partitions(spec, w).is_empty() {
         let rds: Vec<String> = w
-            .sched
+            .sched()
             .topo
             .root_domains
             .iter()
@@ -172,7 +172,7 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
         format_duration(elapsed)
     ));
     let mut kinds = [0u64; Overhead::COUNT];
-    for c in &w.metrics.cpus {
+    for c in &w.metrics().cpus {
         for (k, v) in kinds.iter_mut().zip(c.overhead_ns.iter()) {
             *k += v;
         }
@@ -185,15 +185,15 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
     if !parts.is_empty() {
         s.push_str(&format!("overhead: {}\n", parts.join(", ")));
     }
-    let newidle_ns: u64 = w.metrics.cpus.iter().map(|c| c.newidle_ns).sum();
-    let newidle_n: u64 = w.metrics.cpus.iter().map(|c| c.newidle_balances).sum();
+    let newidle_ns: u64 = w.metrics().cpus.iter().map(|c| c.newidle_ns).sum();
+    let newidle_n: u64 = w.metrics().cpus.iter().map(|c| c.newidle_balances).sum();
     s.push_str(&format!(
         "newidle balance: {:.2}% of CPU time, balances {}\n",
         pct(newidle_ns, t.cpu_ns),
         count_rate_mean(newidle_n, newidle_ns, secs)
     ));
-    let spins: u64 = w.metrics.cpus.iter().map(|c| c.lock_spins).sum();
-    let spin_ns = w.metrics.overhead_of(Overhead::LockSpin);
+    let spins: u64 = w.metrics().cpus.iter().map(|c| c.lock_spins).sum();
+    let spin_ns = w.metrics().overhead_of(Overhead::LockSpin);
     s.push_str(&format!(
         "rq lock contention: spins {}\n",
         count_rate_mean(spins, spin_ns, secs)
@@ -205,10 +205,11 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
         t.migrations,
         t.migrations as f64 / secs
     ));
-    let h = &w.metrics.wakeup_latency;
+    let h = &w.metrics().wakeup_latency;
     s.push_str(&format!(
         "wakeups: {} local, {} remote",
-        w.metrics.wakeups_local, w.metrics.wakeups_remote
+        w.metrics().wakeups_local,
+        w.metrics().wakeups_remote
     ));
     if !h.is_empty() {
         s.push_str(&format!(
@@ -219,8 +220,8 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
         ));
     }
     s.push('\n');
-    let run_delay: u64 = w.sched.rqs.iter().map(|rq| rq.stats.run_delay).sum();
-    let pcount: u64 = w.sched.rqs.iter().map(|rq| rq.stats.pcount).sum();
+    let run_delay: u64 = w.sched().rqs.iter().map(|rq| rq.stats.run_delay).sum();
+    let pcount: u64 = w.sched().rqs.iter().map(|rq| rq.stats.pcount).sum();
     s.push_str(&format!(
         "run delay: {} total, {} per timeslice; events processed: {}\n",
         format_duration(run_delay),

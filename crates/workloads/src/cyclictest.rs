@@ -370,13 +370,15 @@ impl Cyclictest {
     /// fairsim's header lines; the statistics per thread and over all threads as JSON.
     pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
         let range = task_range(world, index);
-        let ncpus = world.sched.nr_cpus();
+        let ncpus = world.sched().nr_cpus();
         let empty = CyclicRt::default();
-        let cyc = world.workloads[index].model::<CyclicRt>().unwrap_or(&empty);
+        let cyc = world.workloads()[index]
+            .model::<CyclicRt>()
+            .unwrap_or(&empty);
         let mut text = format!(
             "# fairsim: cyclictest 0.85 {}: clock_nanosleep(TIMER_ABSTIME), SCHED_OTHER, timer slack {}{}\n",
             self.args(ncpus),
-            format_duration(world.config.timer_slack),
+            format_duration(world.config().timer_slack),
             match self.duration {
                 Some(d) => format!(", duration {}", format_duration(d)),
                 None => String::new(),
@@ -408,7 +410,7 @@ impl Cyclictest {
                 th.avg(),
                 th.max
             ));
-            if !self.endless() && world.metrics.tasks[t].exited_at.is_none() {
+            if !self.endless() && world.metrics().tasks[t].exited_at.is_none() {
                 finished = false;
             }
             if th.cycles > 0 {
@@ -456,7 +458,7 @@ impl Cyclictest {
 fn deeper_idle_states(world: &World) -> Option<String> {
     let states = world.idle_states();
     let mut names: Vec<&str> = Vec::new();
-    for cpu in 0..world.sched.nr_cpus() {
+    for cpu in 0..world.sched().nr_cpus() {
         for s in states.table_of(cpu).states.iter().skip(1) {
             if !s.disabled && !names.contains(&s.name.as_str()) {
                 names.push(&s.name);

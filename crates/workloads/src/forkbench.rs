@@ -310,8 +310,11 @@ impl Forkbench {
         let range = task_range(world, index);
         let stride = 1 + (self.cmds + self.pipelines_per_script()) as usize;
         let shells: Vec<usize> = range.clone().step_by(stride).collect();
-        let start = shells.iter().filter_map(|&t| world.tasks[t].marks[0]).min();
-        let ends: Vec<Option<u64>> = shells.iter().map(|&t| world.tasks[t].marks[1]).collect();
+        let start = shells
+            .iter()
+            .filter_map(|&t| world.tasks()[t].marks[0])
+            .min();
+        let ends: Vec<Option<u64>> = shells.iter().map(|&t| world.tasks()[t].marks[1]).collect();
         let finished = ends.iter().all(Option::is_some);
         let end = ends.iter().flatten().max().copied();
         let mut forked = 0u64;
@@ -319,11 +322,11 @@ impl Forkbench {
         let (mut user, mut sys) = (0u64, 0u64);
         let (mut user_precise, mut sys_precise) = (0u64, 0u64);
         for t in range {
-            if world.tasks[t].sched_id.is_none() {
+            if world.tasks()[t].sched_id.is_none() {
                 continue;
             }
             forked += 1;
-            let m = &world.metrics.tasks[t];
+            let m = &world.metrics().tasks[t];
             execs += m.execs;
             user_precise += m.user_ns;
             sys_precise += m.sys_ns;

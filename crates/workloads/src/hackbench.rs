@@ -211,7 +211,7 @@ impl Hackbench {
 
     pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
         let main = task_range(world, index).start;
-        let marks = world.tasks[main].marks;
+        let marks = world.tasks()[main].marks;
         let mode = if self.threads { "threaded" } else { "process" };
         let mut text = format!(
             "Running in {mode} mode with {} groups using {} file descriptors each (== {} tasks)\n\

@@ -164,7 +164,7 @@ impl Nanosleep {
         let mut lat_sum = 0u64;
         let mut lat_max = 0u64;
         for t in range.skip(1) {
-            let m = &world.metrics.tasks[t];
+            let m = &world.metrics().tasks[t];
             wakeups += m.wakeups;
             lat_sum += m.wake_lat_sum_ns;
             lat_max = lat_max.max(m.wake_lat_max_ns);
@@ -182,7 +182,7 @@ impl Nanosleep {
              \tloops completed: {wakeups} ({per_task_rate:.0}/s per task, one every {period_us:.1} us)\n\
              \twakeup latency (timer wakeup to running): mean {:.1} us, max {:.1} us\n",
             format_duration(self.sleep),
-            format_duration(world.config.timer_slack),
+            format_duration(world.config().timer_slack),
             mean_lat as f64 / 1e3,
             lat_max as f64 / 1e3,
         );

@@ -27,7 +27,7 @@ impl Rtapp {
     /// `main` opens it with the default `log_basename`.
     pub fn log_files(&self, index: usize, world: &World) -> Vec<(String, String)> {
         let empty = Periodic::default();
-        let log = &world.workloads[index]
+        let log = &world.workloads()[index]
             .model::<Periodic>()
             .unwrap_or(&empty)
             .log;
@@ -54,7 +54,9 @@ impl Rtapp {
     pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
         let range = task_range(world, index);
         let empty = Periodic::default();
-        let periodic = world.workloads[index].model::<Periodic>().unwrap_or(&empty);
+        let periodic = world.workloads()[index]
+            .model::<Periodic>()
+            .unwrap_or(&empty);
         let rows = &periodic.rows;
         let mut text = format!(
             "rt-app {}: {} threads (slack and wu_lat in us: mean p50 p99 max, over the phase passes with a timer)\n",
@@ -67,7 +69,7 @@ impl Rtapp {
         for (k, ((name, task), t)) in self.threads().into_iter().zip(range).enumerate() {
             if task.repeat < 0 || task.phases.iter().any(|p| p.repeat <= 0) {
                 // An endless thread is complete whenever the run stops.
-            } else if world.metrics.tasks[t].exited_at.is_none() {
+            } else if world.metrics().tasks[t].exited_at.is_none() {
                 finished = false;
             }
             let mut phases_json = Vec::new();

@@ -310,10 +310,10 @@ pub fn resolve_cgroups(spec: &RunSpec) -> Result<Cgroups, EngineError> {
 /// The exclusive partitions of the run `spec` made as `w`: `--cpuset`'s, then those of
 /// the groups with `cpuset.cpus.partition=root` ([`Cgroups::cpusets`]).
 pub fn partitions(spec: &RunSpec, w: &World) -> Vec<CpuMask> {
-    if !w.config.cgroups.has_cpusets() {
+    if !w.config().cgroups.has_cpusets() {
         return spec.cpusets.clone();
     }
-    w.config
+    w.config()
         .cgroups
         .cpusets(spec.machine.nr_cpus(), &spec.cpusets)
         .map_or_else(|_| spec.cpusets.clone(), |p| p.partitions)

@@ -238,7 +238,7 @@ impl Schbench {
     }
 
     pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
-        let stats = &world.workloads[index].hists[0];
+        let stats = &world.workloads()[index].hists[0];
         let text = stats.show_latencies();
         let pct = stats.percentiles();
         let mut json = serde_json::Map::new();

@@ -172,7 +172,7 @@ impl SysbenchCpu {
         // Per finished thread that did any: its mean event time in ms.
         let mut event_ms: Vec<f64> = Vec::new();
         for t in range.skip(1) {
-            let task = &world.tasks[t];
+            let task = &world.tasks()[t];
             match task.marks {
                 [Some(a), Some(b)] => {
                     // A thread that `time` stopped kept its loop's count: the events
@@ -196,7 +196,7 @@ impl SysbenchCpu {
         }
         let finished = times.len() as u64 == self.threads;
         let secs = |ns: u64| ns as f64 / 1e9;
-        let total = match world.tasks[main].marks {
+        let total = match world.tasks()[main].marks {
             [Some(a), Some(b)] => Some(b - a),
             _ => None,
         };
@@ -220,7 +220,7 @@ impl SysbenchCpu {
         // A run that `time` ended stopped as sysbench 1.0's `--time` stops it: its total
         // time is the time since the launch, and its events those done by then.
         let stopped_by_time = total.is_none() && self.time.is_some_and(|t| world.now().0 >= t);
-        let total = match (total, world.tasks[main].marks) {
+        let total = match (total, world.tasks()[main].marks) {
             (None, [Some(a), None]) if stopped_by_time => Some(world.now().0.saturating_sub(a)),
             (t, _) => t,
         };

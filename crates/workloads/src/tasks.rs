@@ -25,6 +25,6 @@ pub(crate) fn new_task(
 
 /// Engine ids of the tasks of workload `index`.
 pub(crate) fn task_range(world: &World, index: usize) -> std::ops::Range<Tid> {
-    let (a, b) = world.workloads[index].tasks;
+    let (a, b) = world.workloads()[index].tasks;
     a..b
 }

@@ -222,9 +222,11 @@ impl Tbench {
 
     pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
         let empty = TbenchRt::default();
-        let tb = world.workloads[index].model::<TbenchRt>().unwrap_or(&empty);
+        let tb = world.workloads()[index]
+            .model::<TbenchRt>()
+            .unwrap_or(&empty);
         let parent = task_range(world, index).start;
-        let finished = world.tasks[parent].marks[1].is_some();
+        let finished = world.tasks()[parent].marks[1].is_some();
         let n = self.clients;
         let mut text = format!(
             "dbench version 4.00 - Copyright Andrew Tridgell 1999-2004\n\n\

@@ -276,7 +276,7 @@ fn run_one(
         return Ok(None);
     };
     let m = metrics_of(spec, &result, cpu);
-    Ok(Some((m, result.world.metrics.wakeup_latency.clone())))
+    Ok(Some((m, result.world.metrics().wakeup_latency.clone())))
 }
 
 /// The metrics compare's table shows for one finished run of `spec` (`fairsim sweep`
@@ -295,8 +295,8 @@ pub(crate) fn metrics_of(
     for (ws, rep) in spec.workloads.iter().zip(&result.reports) {
         workload_metrics(ws.name(), &rep.json, &mut m, secs);
     }
-    let cpu_ns = elapsed as f64 * w.sched.nr_cpus() as f64;
-    let newidle: u64 = w.metrics.cpus.iter().map(|c| c.newidle_ns).sum();
+    let cpu_ns = elapsed as f64 * w.sched().nr_cpus() as f64;
+    let newidle: u64 = w.metrics().cpus.iter().map(|c| c.newidle_ns).sum();
     m.push((
         "newidle-time-%".into(),
         false,
@@ -305,7 +305,7 @@ pub(crate) fn metrics_of(
     // The same time as a share of busy (non-idle) CPU time: what a cycles profile shows
     // when idle CPUs halt, as perf's share of newidle_balance in seed 000 does.
     let busy: u64 = w
-        .metrics
+        .metrics()
         .cpus
         .iter()
         .map(|c| c.task_ns + c.overhead_total())
@@ -353,7 +353,7 @@ pub(crate) fn metrics_of(
         ));
         m.push(("node-moves/s".into(), false, moves as f64 / secs));
     }
-    let spin = w.metrics.overhead_of(Overhead::LockSpin);
+    let spin = w.metrics().overhead_of(Overhead::LockSpin);
     m.push(("rq-lock-spin-%".into(), false, spin as f64 / cpu_ns * 100.0));
     // With task groups, each group's cpu.stat times and its share of all task time
     // (the root's row is every task's, so it is left out).
@@ -367,19 +367,19 @@ pub(crate) fn metrics_of(
             m.push((format!("cgroup.{}.{name}", r.path), false, v));
         }
     }
-    let depth = (0..w.sched.nr_cpus())
-        .map(|c| w.sched.topo.domains_of(c).count())
+    let depth = (0..w.sched().nr_cpus())
+        .map(|c| w.sched().topo.domains_of(c).count())
         .max()
         .unwrap_or(0);
     let newly = CpuIdleType::NewlyIdle as usize;
     for level in 0..depth {
         let (mut count, mut balanced, mut scan) = (0u64, 0u64, 0u64);
-        for c in 0..w.sched.nr_cpus() {
+        for c in 0..w.sched().nr_cpus() {
             if cpu.is_some_and(|x| x != c) {
                 continue;
             }
-            if let Some(sd) = w.sched.topo.domains_of(c).nth(level) {
-                let st = &w.sched.sd_stats[sd];
+            if let Some(sd) = w.sched().topo.domains_of(c).nth(level) {
+                let st = &w.sched().sd_stats[sd];
                 count += st.lb_count[newly];
                 balanced += st.lb_balanced[newly];
                 scan += st.lb_sg_scan[newly];

@@ -285,7 +285,7 @@ pub(crate) fn run_plot(spec: &RunSpec, world: &World, trace: Option<&Trace>) -> 
     // A run without wakeups (one CPU-bound thread) has no latency to draw.
     let cdf = latency_cdf(
         &features_label(spec.config.params.features, false),
-        &world.metrics.wakeup_latency,
+        &world.metrics().wakeup_latency,
     );
     if cdf.total > 0 {
         data.latency.push(cdf);
@@ -311,7 +311,7 @@ pub(crate) fn run_plot(spec: &RunSpec, world: &World, trace: Option<&Trace>) -> 
 /// window opened, then every transition the run's timeline kept. `None` without cpufreq
 /// or with an empty window.
 pub(crate) fn frequency(world: &World) -> Option<FrequencySeries> {
-    let (rt, cf) = (world.cpufreq_rt()?, world.sched.cpufreq.as_ref()?);
+    let (rt, cf) = (world.cpufreq_rt()?, world.sched().cpufreq.as_ref()?);
     let (start_ns, end_ns) = (world.window_start(), world.now().0);
     if end_ns <= start_ns {
         return None;

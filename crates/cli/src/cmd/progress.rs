@@ -240,7 +240,7 @@ pub(crate) fn execute(spec: &RunSpec, mode: Mode) -> Result<Executed, CliError> 
     let mut world = fairsim_workloads::prepare(spec)?;
     // What `fairsim topology` prints about a machine the kernel would complain about
     // (an arch topology it calls broken, capacity asymmetry on SMT) applies to a run too.
-    for w in &world.sched.topo.warnings {
+    for w in &world.sched().topo.warnings {
         eprintln!("fairsim: warning: {w}");
     }
     let ran = step_to_end(&mut world, spec.config.duration, &mut progress);

@@ -416,19 +416,19 @@ struct Timer {
 /// The emulated machine in virtual time.
 pub struct World {
     /// The scheduler state.
-    pub sched: Sched,
+    sched: Sched,
     /// Settings.
-    pub config: WorldConfig,
+    config: WorldConfig,
     /// Per-CPU engine state.
-    pub cpus: Vec<CpuRt>,
+    cpus: Vec<CpuRt>,
     /// Every task of every workload, forked or not.
-    pub tasks: Vec<TaskRt>,
+    tasks: Vec<TaskRt>,
     /// Programs, shared by tasks.
-    pub programs: Vec<Program>,
+    programs: Vec<Program>,
     /// Pipes and sockets.
-    pub pipes: Vec<Pipe>,
+    pipes: Vec<Pipe>,
     /// Per-workload runtime state (RNG, histograms).
-    pub workloads: Vec<WorkloadRt>,
+    workloads: Vec<WorkloadRt>,
     /// Per workload, the speed its work runs at on each CPU when the machine's speed
     /// table gives its kind one (`None`: at the CPU's capacity).
     speeds: Vec<Option<Vec<u64>>>,
@@ -437,9 +437,9 @@ pub struct World {
     /// The machine's nodes and distances, for the off-node slowdown.
     locality: crate::memory::Locality,
     /// Metrics.
-    pub metrics: Metrics,
+    metrics: Metrics,
     /// Engine task id of each scheduler task id.
-    pub by_sched_id: Vec<Tid>,
+    by_sched_id: Vec<Tid>,
     queue: EventQueue,
     timers: Vec<Timer>,
     /// Each runqueue lock's latest reservation.
@@ -662,6 +662,51 @@ impl World {
     /// Events processed so far.
     pub fn events(&self) -> u64 {
         self.events
+    }
+
+    /// The scheduler's state.
+    pub fn sched(&self) -> &Sched {
+        &self.sched
+    }
+
+    /// The run's settings.
+    pub fn config(&self) -> &WorldConfig {
+        &self.config
+    }
+
+    /// Per-CPU engine state.
+    pub fn cpus(&self) -> &[CpuRt] {
+        &self.cpus
+    }
+
+    /// Every task of every workload, forked or not, by engine id.
+    pub fn tasks(&self) -> &[TaskRt] {
+        &self.tasks
+    }
+
+    /// The programs the tasks run.
+    pub fn programs(&self) -> &[Program] {
+        &self.programs
+    }
+
+    /// Pipes and sockets' byte buffers.
+    pub fn pipes(&self) -> &[Pipe] {
+        &self.pipes
+    }
+
+    /// Per-workload runtime state: random streams, histograms, sockets and tool models.
+    pub fn workloads(&self) -> &[WorkloadRt] {
+        &self.workloads
+    }
+
+    /// The run's metrics.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The engine id of each scheduler task id.
+    pub fn by_sched_id(&self) -> &[Tid] {
+        &self.by_sched_id
     }
 
     /// Whether the run has ended (duration reached or every task exited).

@@ -372,7 +372,7 @@ pub(crate) fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if args.profile {
         let title = format!(
             "profile of {} CPUs over {}",
-            result.world.cpus.len(),
+            result.world.cpus().len(),
             fairsim_engine::time::format_duration(result.world.window_ns())
         );
         writeln!(out)?;
@@ -387,7 +387,7 @@ pub(crate) fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     if let Some((path, version)) = &plan.schedstat {
         let text = show_schedstat_with(
-            &result.world.sched,
+            result.world.sched(),
             result.world.now().0,
             *version,
             args.schedstat_sg_scan,
