@@ -8,7 +8,7 @@
 //!
 //! CI runs a short pass (the default case count below). The long pass, documented in the
 //! README, sets `FAIRSIM_FUZZ_CASES`:
-//! `FAIRSIM_FUZZ_CASES=20000 cargo test --release -p fairsim-engine --test fuzz_parsers`.
+//! `FAIRSIM_FUZZ_CASES=20000 cargo test --release -p fairsim --test system fuzz_parsers::`.
 
 use crate::common;
 

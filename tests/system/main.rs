@@ -1,7 +1,10 @@
-//! The engine's integration tests: workloads, cgroups, traces, costs, noise and the ground truth.
+//! The whole-stack system tests: runs from a specification through the engine, the
+//! workloads and the output writers (workloads, cgroups, traces, costs, noise and the
+//! ground truth).
 //!
-//! One binary per crate, its former test files as modules, so that `cargo test` links
-//! once per crate; `cargo test -p fairsim --test system MODULE::` runs one of them.
+//! They live in the facade because they need every layer; one binary, its former test
+//! files as modules, so that `cargo test` links it once;
+//! `cargo test -p fairsim --test system MODULE::` runs one of them.
 
 mod common;
 // The protobuf walker and trace builders live with the trace crate's writer tests; the
