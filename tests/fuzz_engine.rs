@@ -326,7 +326,7 @@ fn run_bounded(spec: &RunSpec) -> Result<Option<usize>, EngineError> {
     let json = serde_json::to_string(&to_json(spec, &result)).expect("JSON");
     assert!(!json.is_empty());
     assert!(!summary(spec, &result).is_empty());
-    Ok(Some(result.world.live_tasks()))
+    Ok(Some(result.outcome.live_tasks()))
 }
 
 /// One case: its setup may be refused (with a one-line error, and `Ok(false)`), or it

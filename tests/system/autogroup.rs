@@ -50,9 +50,9 @@ fn run_ok(s: &RunSpec) -> RunResult {
 
 /// The group path of each forked task of workload `i`.
 fn groups_of(r: &RunResult, i: usize) -> Vec<String> {
-    let (a, b) = r.world.workloads()[i].tasks;
-    let tg = r.world.sched().task_groups();
-    r.world.tasks()[a..b]
+    let (a, b) = r.outcome.workloads()[i].tasks;
+    let tg = r.outcome.sched().task_groups();
+    r.outcome.tasks()[a..b]
         .iter()
         .filter_map(|t| t.sched_id)
         .map(|sid| tg.tgs[tg.group_of(sid)].path.clone())
@@ -61,8 +61,8 @@ fn groups_of(r: &RunResult, i: usize) -> Vec<String> {
 
 /// Workload `i`'s CPU time, ns.
 fn runtime(r: &RunResult, i: usize) -> u64 {
-    let (a, b) = r.world.workloads()[i].tasks;
-    (a..b).map(|x| r.world.task_metrics(x).runtime_ns).sum()
+    let (a, b) = r.outcome.workloads()[i].tasks;
+    (a..b).map(|x| r.outcome.task_metrics(x).runtime_ns).sum()
 }
 
 const HOGS: [&str; 2] = [
@@ -96,7 +96,7 @@ fn each_workload_is_a_session_with_its_own_autogroup_forked_children_included() 
         3,
     );
     let r = run_ok(&s);
-    let tg = r.world.sched().task_groups();
+    let tg = r.outcome.sched().task_groups();
     let paths: Vec<(&str, Option<usize>, u64)> = tg
         .tgs
         .iter()
@@ -123,7 +123,7 @@ fn each_workload_is_a_session_with_its_own_autogroup_forked_children_included() 
         "{b:?}"
     );
     // The report lists them as it lists cgroups, root first.
-    let rows = cgroup_rows(&r.world);
+    let rows = cgroup_rows(&r.outcome);
     let got: Vec<(&str, u64, Option<u64>)> = rows
         .iter()
         .map(|g| (g.path.as_str(), g.tasks, g.weight))
@@ -158,7 +158,7 @@ fn tasks_a_cgroup_holds_are_not_autogrouped() {
         5,
     );
     let r = run_ok(&s);
-    let tg = r.world.sched().task_groups();
+    let tg = r.outcome.sched().task_groups();
     let paths: Vec<&str> = tg.tgs.iter().map(|g| g.path.as_str()).collect();
     // Declared groups, rt-app's own, then one autogroup per session: the first session's
     // stays empty (its setsid made it, but every task of it is in /x).
@@ -178,7 +178,7 @@ fn tasks_a_cgroup_holds_are_not_autogrouped() {
     // rt-app's threads with a taskgroup stay in it; the one left in the root cgroup
     // runs in the session's autogroup.
     assert_eq!(groups_of(&r, 1), ["/r/big", "/r/big", "/a", "/autogroup-2"]);
-    let rows = cgroup_rows(&r.world);
+    let rows = cgroup_rows(&r.outcome);
     assert_eq!(rows[5].tasks_total, 0, "{:?}", rows[5]);
 }
 
@@ -191,7 +191,7 @@ fn the_sysctl_at_0_changes_nothing() {
     let outputs = |enabled| {
         let s = spec("4", enabled, &[], &workloads, 150, 4);
         let r = run_ok(&s);
-        assert!(!r.world.sched().task_groups().active());
+        assert!(!r.outcome.sched().task_groups().active());
         let mut j = to_json(&s, &r);
         // The write itself is listed; everything else must be the same.
         j.as_object_mut().unwrap().remove("tunables");

@@ -32,7 +32,7 @@ fn run_ok(s: &RunSpec) -> RunResult {
 
 /// The path of the group each forked task is in, by task name, in task order.
 fn task_groups(r: &RunResult) -> Vec<(String, String)> {
-    let w = &r.world;
+    let w = &r.outcome;
     let tg = w.sched().task_groups();
     w.tasks()
         .iter()
@@ -87,12 +87,12 @@ fn every_task_of_a_workload_is_in_its_group_forked_children_included() {
     let r = run_ok(&s);
     let groups = task_groups(&r);
     let of = |workload: usize| -> Vec<&str> {
-        let (a, b) = r.world.workloads()[workload].tasks;
-        r.world.tasks()[a..b]
+        let (a, b) = r.outcome.workloads()[workload].tasks;
+        r.outcome.tasks()[a..b]
             .iter()
             .filter_map(|t| t.sched_id)
             .map(|sid| {
-                let tg = r.world.sched().task_groups();
+                let tg = r.outcome.sched().task_groups();
                 tg.tgs[tg.group_of(sid)].path.as_str()
             })
             .collect()
@@ -112,7 +112,7 @@ fn rtapp_taskgroups_are_created_when_not_declared_and_override_the_workload_grou
     let w = format!("rtapp:{},cgroup=/launch", rtapp_file("taskgroups.json"));
     let s = spec_with(&["/launch", "/a:cpu.weight=50"], &[w.as_str()], 200, 5);
     let r = run_ok(&s);
-    let tg = r.world.sched().task_groups();
+    let tg = r.outcome.sched().task_groups();
     let paths: Vec<&str> = tg.tgs.iter().map(|g| g.path.as_str()).collect();
     // Declared first, then what the file creates (with its parent), in file order.
     assert_eq!(paths, ["/", "/launch", "/a", "/r", "/r/big"]);
@@ -142,7 +142,7 @@ fn the_report_sums_the_tasks_counters_over_each_subtree() {
         7,
     );
     let r = run_ok(&s);
-    let rows = cgroup_rows(&r.world);
+    let rows = cgroup_rows(&r.outcome);
     let paths: Vec<&str> = rows.iter().map(|g| g.path.as_str()).collect();
     assert_eq!(paths, ["/", "/p", "/p/q", "/idle"]);
     let j = to_json(&s, &r);
@@ -203,7 +203,7 @@ fn with_warmup_the_times_cover_the_window_only() {
     );
     s.config.warmup = 300 * fairsim_engine::time::MS;
     let r = run_ok(&s);
-    let rows = cgroup_rows(&r.world);
+    let rows = cgroup_rows(&r.outcome);
     // One hog for the 100 ms window: its usage cannot exceed the window.
     let a = &rows[1];
     assert!(a.usage_ns <= 100_000_000, "{a:?}");
@@ -214,7 +214,7 @@ fn with_warmup_the_times_cover_the_window_only() {
 fn runs_without_groups_have_no_cgroup_output() {
     let s = common::spec("numa-2s4c2t", &["schbench:m=1,t=2,c=2ms,s=2ms"], 100, 1);
     let r = run_ok(&s);
-    assert!(cgroup_rows(&r.world).is_empty());
+    assert!(cgroup_rows(&r.outcome).is_empty());
     let j = to_json(&s, &r);
     assert!(j.get("cgroups").is_none());
     assert!(j["tasks"][0].get("cgroup").is_none());

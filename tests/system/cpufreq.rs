@@ -85,13 +85,13 @@ fn work_at_half_frequency_takes_twice_as_long() {
         s.config.cost = no_costs();
         let r = run(&s, &mut |_, _| {}).unwrap();
         assert_eq!(
-            r.world.sched().rqs[0].freq_capacity,
+            r.outcome.sched().rqs[0].freq_capacity,
             u64::from(khz) * 1024 / 1_024_000
         );
-        let t = (0..r.world.tasks().len())
-            .find(|&t| r.world.tasks()[t].name == "sysbench0")
+        let t = (0..r.outcome.tasks().len())
+            .find(|&t| r.outcome.tasks()[t].name == "sysbench0")
             .unwrap();
-        r.world.task_metrics(t).exited_at.unwrap()
+        r.outcome.task_metrics(t).exited_at.unwrap()
     };
     let full = exit_at(1_024_000);
     let half = exit_at(512_000);
@@ -175,25 +175,27 @@ fn rk3399_run(
 
 /// Time in state of `policy` in ns, `(kHz, ns)` per OPP.
 fn time_in_state(r: &fairsim_workloads::RunResult, policy: usize) -> Vec<(u32, u64)> {
-    let cf = r.world.sched().cpufreq.as_ref().unwrap();
-    cf.policies[policy].stats.time_in_state_ns(r.world.now().0)
+    let cf = r.outcome.sched().cpufreq.as_ref().unwrap();
+    cf.policies[policy]
+        .stats
+        .time_in_state_ns(r.outcome.now().0)
 }
 
 #[test]
 fn schedutil_takes_an_always_running_task_to_the_top_opp() {
     let w = WorkloadSpec::parse("sysbench-cpu:threads=1,events=100000,cpus=4").unwrap();
     let r = rk3399_run(vec![w], 1_000, Governor::DEFAULT);
-    let cf = r.world.sched().cpufreq.as_ref().unwrap();
+    let cf = r.outcome.sched().cpufreq.as_ref().unwrap();
     let big = &cf.policies[1];
     assert_eq!(big.cur, 1_800_000);
-    assert_eq!(r.world.sched().rqs[4].freq_capacity, 1024);
+    assert_eq!(r.outcome.sched().rqs[4].freq_capacity, 1024);
     let tis = time_in_state(&r, 1);
     let total: u64 = tis.iter().map(|x| x.1).sum();
     let top = tis.last().unwrap().1;
     assert!(top * 10 > total * 8, "{tis:?}");
     // It climbed through the OPPs as the invariant util grew: one transition per step,
     // never down.
-    let rt = r.world.cpufreq_rt().unwrap();
+    let rt = r.outcome.cpufreq_rt().unwrap();
     let steps: Vec<u32> = rt
         .timeline
         .iter()
@@ -231,7 +233,7 @@ fn fixed_governors_pin_every_policy() {
         ),
     ] {
         let r = rk3399_run(w(), 200, g);
-        let cf = r.world.sched().cpufreq.as_ref().unwrap();
+        let cf = r.outcome.sched().cpufreq.as_ref().unwrap();
         let cur: Vec<u32> = cf.policies.iter().map(|p| p.cur).collect();
         assert_eq!(cur, want, "{g:?}");
         assert!(
@@ -239,7 +241,7 @@ fn fixed_governors_pin_every_policy() {
             "{g:?}"
         );
         let scale = (u64::from(want[0]) << 10) / 1_416_000;
-        assert_eq!(r.world.sched().rqs[0].freq_capacity, scale, "{g:?}");
+        assert_eq!(r.outcome.sched().rqs[0].freq_capacity, scale, "{g:?}");
     }
 }
 
@@ -276,9 +278,9 @@ fn outputs_carry_time_in_state_timeline_and_energy() {
 fn a_machine_without_cpufreq_has_no_cpufreq_output() {
     let s = common::spec("tc2", &["sysbench-cpu:threads=1,events=10"], 50, 1);
     let r = run(&s, &mut |_, _| {}).unwrap();
-    assert!(r.world.sched().cpufreq.is_none());
+    assert!(r.outcome.sched().cpufreq.is_none());
     assert!(r
-        .world
+        .outcome
         .sched()
         .rqs
         .iter()
@@ -338,7 +340,7 @@ fn every_transition_is_traced_on_each_cpu_of_its_policy() {
     s.config.trace = Some(fairsim_trace::TraceConfig::events());
     let mut r = run(&s, &mut |_, _| {}).unwrap();
     let timeline: Vec<(u64, u32, u32)> = r
-        .world
+        .outcome
         .cpufreq_rt()
         .unwrap()
         .timeline
@@ -346,7 +348,7 @@ fn every_transition_is_traced_on_each_cpu_of_its_policy() {
         .map(|c| (c.at, c.policy, c.khz))
         .collect();
     assert!(timeline.len() >= 4, "{timeline:?}");
-    let trace = r.world.take_trace().unwrap();
+    let trace = r.outcome.take_trace().unwrap();
     let mut traced: Vec<(u64, u32, u32)> = trace
         .records
         .iter()
@@ -378,7 +380,7 @@ fn work_follows_the_frequency_across_a_transition_on_one_cpu() {
     let mut s = spec_on(one_cpu_two_opps(), vec![w], 1_000, Governor::DEFAULT);
     s.config.cost = no_costs();
     let r = run(&s, &mut |_, _| {}).unwrap();
-    let busy = r.world.cpufreq_busy_by_opp(0);
+    let busy = r.outcome.cpufreq_busy_by_opp(0);
     assert!(busy[0] > 0 && busy[1] > 0, "both OPPs ran: {busy:?}");
     let work_ns = busy[0] / 2 + busy[1];
     // Each 1 ms event rounds its end up to the ns: at most one ns per event.
@@ -402,7 +404,7 @@ fn eas_places_wakeups_until_a_ramping_task_overutilizes_the_root_domain() {
     );
     let s = spec_on(preset("rk3399").unwrap(), vec![w], 2100, Governor::DEFAULT);
     let r = run(&s, &mut |_, _| {}).unwrap();
-    let eas = &r.world.sched().eas;
+    let eas = &r.outcome.sched().eas;
     assert!(eas.present);
     let st = eas.stats;
     assert!(
@@ -460,8 +462,8 @@ fn a_traced_eas_run_shows_each_placement_and_each_overutilized_stretch() {
     let mut r = run(&s, &mut |_, _| {}).unwrap();
     // The tracer only observes.
     assert_eq!(fairsim_output::to_json(&s, &r).to_string(), plain_json);
-    let st = r.world.sched().eas.stats;
-    let trace = r.world.take_trace().unwrap();
+    let st = r.outcome.sched().eas.stats;
+    let trace = r.outcome.take_trace().unwrap();
     assert_eq!(trace.root_domains, ["3f"]);
     let mut feec = 0u64;
     let mut moved = 0u64;
@@ -523,8 +525,8 @@ fn the_system_util_clamp_max_caps_an_always_running_task_frequency() {
                 .unwrap();
         }
         let r = run(&s, &mut |_, _| {}).unwrap();
-        assert_eq!(r.world.sched().uclamp_used, !writes.is_empty());
-        r.world.sched().cpufreq.as_ref().unwrap().policies[1].cur
+        assert_eq!(r.outcome.sched().uclamp_used, !writes.is_empty());
+        r.outcome.sched().cpufreq.as_ref().unwrap().policies[1].cur
     };
     assert_eq!(top(&[]), 1_800_000);
     assert_eq!(
@@ -558,7 +560,7 @@ fn rtapp_util_min_moves_a_small_task_to_a_big_cpu_at_a_higher_opp() {
         let caps = j["tasks"][0]["capacity_ns"].clone();
         // The big policy's busiest OPP (kHz) over the run.
         let tis = time_in_state(&r, 1);
-        (caps, r.world.sched().uclamp_used, tis)
+        (caps, r.outcome.sched().uclamp_used, tis)
     };
     let (plain, used, _) = busy_per_class(&text);
     assert!(!used);

@@ -18,7 +18,7 @@ fn p50_of(
     spec.config.cpuidle = cpuidle;
     spec.config.idle_states = Some(parse_idle_states(states, 8).expect("states"));
     let r = run(&spec, &mut |_, _| {}).expect("run");
-    let p50 = r.world.metrics().wakeup_latency.value_at_quantile(0.5);
+    let p50 = r.outcome.metrics().wakeup_latency.value_at_quantile(0.5);
     (p50, r)
 }
 
@@ -36,7 +36,7 @@ fn a_wakeup_pays_the_exit_latency_of_the_state_the_governor_chose() {
         (100_000..130_000).contains(&deep),
         "with C6 the timer wakeups pay its 100 us exit: p50 {deep} ns"
     );
-    let usage = r.world.cpuidle_usage();
+    let usage = r.outcome.cpuidle_usage();
     let c6: u64 = usage.iter().map(|u| u[2].usage).sum();
     assert!(c6 > 100, "the sleeping CPUs enter C6 at each sleep: {c6}");
     // Disabling the deep state brings the latency back down.
@@ -47,7 +47,7 @@ fn a_wakeup_pays_the_exit_latency_of_the_state_the_governor_chose() {
 #[test]
 fn the_states_account_for_the_idle_time_of_every_cpu() {
     let (_, r) = p50_of("nanosleep:tasks=2,sleep=1ms", "bdx", Cpuidle::Menu);
-    let w = &r.world;
+    let w = &r.outcome;
     let window = w.window_ns();
     let table = &w.idle_states().tables[0].states;
     for (cpu, u) in w.cpuidle_usage().iter().enumerate() {
@@ -80,13 +80,13 @@ fn the_haltpoll_governor_polls_before_it_halts() {
         "haltpoll",
         Cpuidle::Haltpoll,
     );
-    let usage = r.world.cpuidle_usage();
+    let usage = r.outcome.cpuidle_usage();
     let polls: u64 = usage.iter().map(|u| u[0].usage).sum();
     let halts: u64 = usage.iter().map(|u| u[1].usage).sum();
     assert!(polls > 100 && halts > 0, "polls {polls}, halts {halts}");
     // Idle periods of 1 ms shrink it back to nothing: the governor halts at once.
     let (_, r) = p50_of("nanosleep:tasks=2,sleep=1ms", "haltpoll", Cpuidle::Haltpoll);
-    let usage = r.world.cpuidle_usage();
+    let usage = r.outcome.cpuidle_usage();
     let polls: u64 = usage.iter().map(|u| u[0].usage).sum();
     assert!(polls < 10, "1 ms sleeps: polls {polls}");
 }
@@ -96,7 +96,7 @@ fn no_driver_has_no_states_and_pays_the_flat_exit() {
     let mut spec = common::spec("smt-mc-1s4c2t", &["nanosleep:tasks=2,sleep=1ms"], 300, 1);
     spec.config.cpuidle = Cpuidle::None;
     let r = run(&spec, &mut |_, _| {}).expect("run");
-    assert!(r.world.cpuidle_usage().is_empty());
-    let p50 = r.world.metrics().wakeup_latency.value_at_quantile(0.5);
+    assert!(r.outcome.cpuidle_usage().is_empty());
+    let p50 = r.outcome.metrics().wakeup_latency.value_at_quantile(0.5);
     assert!(p50 < 20_000, "flat 1 us idle exit: p50 {p50} ns");
 }

@@ -34,7 +34,7 @@ fn results(s: &RunSpec) -> (String, String) {
             o.remove(k);
         }
     }
-    let topo = format!("{:?}", r.world.sched().topo);
+    let topo = format!("{:?}", r.outcome.sched().topo);
     (serde_json::to_string(&j).unwrap() + &text, topo)
 }
 
@@ -73,7 +73,7 @@ fn a_group_with_both_controllers_weighs_and_bounds_its_tasks() {
     // /c writes cpuset files only: no task group.
     assert_eq!(groups, [("/", 1024), ("/w", 3072)]);
     let r = run(&s, &mut |_, _| {}).unwrap_or_else(|e| panic!("{e}"));
-    for t in r.world.tasks() {
+    for t in r.outcome.tasks() {
         let mask = t.cpus_allowed.as_ref().map(|m| m.to_list());
         let want = if t.name.starts_with("sysbench") {
             "3"

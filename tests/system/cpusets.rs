@@ -25,8 +25,8 @@ fn cpus_run_on(cpusets: &[&str]) -> (BTreeMap<u32, CpuMask>, Vec<CpuMask>) {
     spec.config.check_invariants = true;
     spec.config.trace = Some(TraceConfig::events());
     let mut r = run(&spec, &mut |_, _| {}).unwrap();
-    let rds = r.world.sched().topo.root_domains.clone();
-    let trace = r.world.take_trace().expect("a trace");
+    let rds = r.outcome.sched().topo.root_domains.clone();
+    let trace = r.outcome.take_trace().expect("a trace");
     let mut ran: BTreeMap<u32, CpuMask> = BTreeMap::new();
     for rec in &trace.records {
         if let TraceEvent::Switch { next, .. } = rec.event {

@@ -68,7 +68,7 @@ fn thread_k_gets_i_plus_k_times_d_and_counts_duration_over_interval() {
     assert!(r.reports[0].finished);
     // The tool ends the run by itself: D, one interval, main's last 10 ms round and its
     // 50 ms wait, well before the 2 s the world was given.
-    let end = r.world.now().0;
+    let end = r.outcome.now().0;
     assert!((SEC..SEC + 100 * MS).contains(&end), "ended at {end}");
 }
 
@@ -154,7 +154,7 @@ fn loops_end_the_run_when_the_first_thread_has_done_them() {
     let c1 = int(&th[1]["cycles"]);
     assert!((133..=145).contains(&c1), "thread 1: {c1}");
     assert!(r.reports[0].finished);
-    assert!(r.world.now().0 < 400 * MS, "{}", r.world.now().0);
+    assert!(r.outcome.now().0 < 400 * MS, "{}", r.outcome.now().0);
 }
 
 #[test]
@@ -165,7 +165,7 @@ fn main_signals_a_thread_still_asleep() {
     let th = threads(&r);
     assert_eq!(int(&th[1]["interval_us"]), 400_500);
     assert_eq!(int(&th[1]["cycles"]), 2);
-    let end = r.world.now().0;
+    let end = r.outcome.now().0;
     assert!(end < SEC + 100 * MS, "ended at {end}");
     assert!(r.reports[0].finished);
 }

@@ -7,7 +7,7 @@ use crate::common;
 use fairsim_engine::program::{Op, SysCost};
 use fairsim_engine::time::MS;
 use fairsim_engine::world::RtState;
-use fairsim_engine::World;
+use fairsim_engine::Outcome;
 use fairsim_output::to_json;
 use fairsim_workloads::{run, RunResult, WorkloadSpec};
 
@@ -19,7 +19,7 @@ fn run_fb(w: &str, seed: u64) -> RunResult {
 
 /// The user and system work a task's program asks for, its loops unrolled: `Run` is
 /// user work; `RunSys` and the cost table's `exec`/`exit` are system work.
-fn program_work(world: &World, t: usize) -> (u64, u64) {
+fn program_work(world: &Outcome, t: usize) -> (u64, u64) {
     let ops = &world.programs()[world.tasks()[t].prog].ops;
     let cost = world.config().cost;
     let (mut user, mut sys) = (0u64, 0u64);
@@ -41,7 +41,7 @@ fn program_work(world: &World, t: usize) -> (u64, u64) {
 }
 
 /// Bytes the task's program reads from its pipe.
-fn bytes_read(world: &World, t: usize) -> u64 {
+fn bytes_read(world: &Outcome, t: usize) -> u64 {
     let ops = &world.programs()[world.tasks()[t].prog].ops;
     let mut mult = vec![1u64];
     let mut n = 0;
@@ -66,7 +66,7 @@ fn a_pipeline_passes_every_byte_and_both_ends_finish() {
         "forkbench:cmds=10,pipe=50,bytes=10000,chunk=4096,work=50us..200us",
         3,
     );
-    let w = &r.world;
+    let w = &r.outcome;
     assert!(r.reports[0].finished, "{}", r.reports[0].text);
     assert_eq!(w.pipes().len(), 5);
     for p in w.pipes() {
@@ -98,7 +98,7 @@ fn a_pipeline_passes_every_byte_and_both_ends_finish() {
 #[test]
 fn every_command_is_forked_execd_and_reaped() {
     let r = run_fb("forkbench:scripts=2,cmds=12,pipe=25,work=100us..1ms", 5);
-    let w = &r.world;
+    let w = &r.outcome;
     assert!(r.reports[0].finished);
     // Per script: a shell, 12 commands, 3 of them pipelines with a second process.
     assert_eq!(w.tasks().len(), 2 * (1 + 12 + 3));
@@ -135,7 +135,7 @@ fn user_plus_sys_is_the_workloads_cpu_time() {
             &format!("forkbench:cmds=40,pipe=10,work=100us..2ms,cputime={cputime},mem=0"),
             9,
         );
-        let w = &r.world;
+        let w = &r.outcome;
         assert!(r.reports[0].finished);
         let (mut user, mut sys, mut asked_user, mut asked_sys) = (0, 0, 0, 0);
         for t in 0..w.tasks().len() {
@@ -197,7 +197,7 @@ fn the_cost_tables_exec_and_exit_are_system_time_of_the_process() {
     s.config.cost.apply("exec=300us").unwrap();
     s.config.cost.apply("exit=50us").unwrap();
     let r = run(&s, &mut |_, _| {}).unwrap();
-    let w = &r.world;
+    let w = &r.outcome;
     for t in 1..4 {
         let m = &w.metrics().tasks[t];
         assert_eq!(m.user_ns, MS, "{}", w.tasks()[t].name);

@@ -58,7 +58,7 @@ fn nsleep_balance_counts_are_the_kernels_order_of_magnitude() {
     );
     spec.config.cpuidle = Cpuidle::None;
     let r = run(&spec, &mut |_, _| {}).unwrap();
-    let s = &r.world.sched();
+    let s = &r.outcome.sched();
     let mut checked = 0;
     for level in 0..3 {
         for it in [CpuIdleType::Idle, CpuIdleType::NotIdle] {

@@ -105,9 +105,9 @@ fn heavy_runs_that_make_progress_are_unaffected() {
         }
         let r = run(&s, &mut |_, _| {}).unwrap_or_else(|e| panic!("{w}: {e}"));
         assert!(
-            r.world.now().0 == 10 * MS || r.reports[0].finished,
+            r.outcome.now().0 == 10 * MS || r.reports[0].finished,
             "{w} stopped at {}",
-            r.world.now()
+            r.outcome.now()
         );
     }
 }

@@ -30,7 +30,7 @@ fn zero_wakeup_and_remote_lock_costs_keep_time_in_order_for_25_seeds() {
         let s = schbench_spec(seed, &["wakeup=0ns", "remote_rq_lock=0ns"]);
         let r = run(&s, &mut |_, _| {}).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         assert_eq!(
-            r.world.now().0,
+            r.outcome.now().0,
             s.config.duration,
             "seed {seed} ran to its end"
         );

@@ -119,7 +119,7 @@ fn fairsim_figures(w: &str, duration: u64, warmup: u64, seed: u64) -> Figures {
         memory_budget: DEFAULT_MEMORY_BUDGET,
     };
     let r = run(&spec, &mut |_, _| {}).unwrap();
-    let world = &r.world;
+    let world = &r.outcome;
     let secs = world.window_ns() as f64 / 1e9;
     let h = &world.metrics().wakeup_latency;
     let (mut pcount, mut migrations) = (0u64, 0u64);

@@ -30,7 +30,7 @@ fn run_with(
 
 /// Seconds each sysbench thread ran on the A15s (CPUs 0-1) and on the A7s.
 fn split(r: &fairsim_workloads::RunResult) -> Vec<(u64, u64)> {
-    let w = &r.world;
+    let w = &r.outcome;
     (0..w.tasks().len())
         .filter(|&x| w.tasks()[x].name.starts_with("sysbench") && w.tasks()[x].parent.is_some())
         .map(|x| {
@@ -67,7 +67,7 @@ fn every_seed_002_kernel_finishes_its_workloads() {
             ] {
                 let r = run_with("tc2", w, features, ms, seed, Launch::Random);
                 assert!(r.reports[0].finished, "{w} {features} seed {seed}");
-                assert_eq!(r.world.live_tasks(), 0, "{w} {features} seed {seed}");
+                assert_eq!(r.outcome.live_tasks(), 0, "{w} {features} seed {seed}");
             }
         }
     }

@@ -27,7 +27,7 @@ fn frames(s: &RunSpec) -> [u64; 5] {
         r.reports.iter().all(|w| w.finished),
         "hackbench did not finish"
     );
-    let p = r.world.profile(None);
+    let p = r.outcome.profile(None);
     [
         Sym::UpdateLoadAvgSe,
         Sym::UpdateCfsRqLoadAvg,

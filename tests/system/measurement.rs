@@ -36,7 +36,7 @@ fn noise_changes_results_across_seeds_and_not_across_reruns() {
         let b = go(&noisy("numa-2s4c2t", w, 150, 2));
         let a = go(&noisy("numa-2s4c2t", w, 150, 1));
         let switches = |r: &RunResult| {
-            r.world
+            r.outcome
                 .metrics()
                 .cpus
                 .iter()
@@ -44,7 +44,7 @@ fn noise_changes_results_across_seeds_and_not_across_reruns() {
                 .sum::<u64>()
         };
         let overhead = |r: &RunResult| {
-            r.world
+            r.outcome
                 .metrics()
                 .cpus
                 .iter()
@@ -63,16 +63,16 @@ fn noise_keeps_the_mean_cost_of_kernel_work() {
     // The mean of the drawn durations is the cost table's: per context switch, the
     // charged time stays within 2% of context_switch.
     let r = go(&noisy("numa-2s4c2t", NSLEEP, 200, 3));
-    let cs: u64 = r.world.metrics().overhead_of(Overhead::ContextSwitch);
-    let n: u64 = r.world.metrics().cpus.iter().map(|c| c.switches).sum();
+    let cs: u64 = r.outcome.metrics().overhead_of(Overhead::ContextSwitch);
+    let n: u64 = r.outcome.metrics().cpus.iter().map(|c| c.switches).sum();
     let mean = cs as f64 / n as f64;
-    let want = r.world.config().cost.context_switch as f64;
+    let want = r.outcome.config().cost.context_switch as f64;
     assert!((mean - want).abs() < 0.02 * want, "mean {mean} vs {want}");
 }
 
 /// The counters the window must difference exactly: everything counted when it happens.
 fn counters(r: &RunResult) -> Vec<u64> {
-    let w = &r.world;
+    let w = &r.outcome;
     let mut v = vec![
         w.metrics().wakeups_local,
         w.metrics().wakeups_remote,
@@ -110,19 +110,19 @@ fn the_window_is_a_later_minus_earlier_difference() {
         let mut win = noisy("numa-2s4c2t", w, 200, 5);
         win.config.warmup = 60 * MS;
         let window = go(&win);
-        assert_eq!(window.world.window_start(), 60 * MS);
-        assert_eq!(window.world.window_ns(), 140 * MS);
+        assert_eq!(window.outcome.window_start(), 60 * MS);
+        assert_eq!(window.outcome.window_ns(), 140 * MS);
         let (e, l, d) = (counters(&early), counters(&late), counters(&window));
         assert_eq!(e.len(), d.len());
         for (i, ((e, l), d)) in e.iter().zip(&l).zip(&d).enumerate() {
             assert_eq!(l - e, *d, "{w}: counter {i}: {l} - {e} != {d}");
         }
         // The scheduler's per-task counters are reported as their growth in the window.
-        let t = window.world.tasks().len() - 1;
+        let t = window.outcome.tasks().len() - 1;
         let (me, ml, md) = (
-            early.world.task_metrics(t),
-            late.world.task_metrics(t),
-            window.world.task_metrics(t),
+            early.outcome.task_metrics(t),
+            late.outcome.task_metrics(t),
+            window.outcome.task_metrics(t),
         );
         assert_eq!(ml.pcount - me.pcount, md.pcount, "{w}");
         assert_eq!(ml.run_delay_ns - me.run_delay_ns, md.run_delay_ns, "{w}");
@@ -135,7 +135,7 @@ fn a_warmup_at_or_past_the_end_is_not_a_window() {
     let mut s = noisy("numa-2s4c2t", NSLEEP, 50, 5);
     s.config.warmup = 50 * MS;
     let r = go(&s);
-    assert_eq!(r.world.window_start(), 0);
+    assert_eq!(r.outcome.window_start(), 0);
 }
 
 #[test]
@@ -143,7 +143,7 @@ fn profile_shares_sum_to_the_total_and_agree_with_the_overhead_split() {
     let mut s = noisy("numa-2s4c2t", NSLEEP, 200, 9);
     s.config.warmup = 50 * MS;
     let r = go(&s);
-    let w = &r.world;
+    let w = &r.outcome;
     let p = w.profile(None);
     let lines = p.lines();
     let self_sum: u64 = lines.iter().map(|l| l.self_ns).sum();

@@ -123,7 +123,7 @@ fn processes_own_their_memory_and_threads_share_their_process() {
         let mut s = common::spec(MACHINE, &[spec], 2_000, 3);
         s.config.check_invariants = true;
         let r = run(&s, &mut |_, _| {}).unwrap();
-        let w = &r.world;
+        let w = &r.outcome;
         assert!(r.reports[0].finished, "{spec}");
         let main_home = w.tasks()[0].home_node.expect("main ran");
         let mut away = 0;

@@ -33,8 +33,8 @@ fn an_rr_transaction_is_one_request_and_one_response() {
     ] {
         let r = run_checked("numa-2s4c2t", w, 1_000, 3);
         assert!(r.reports[0].finished, "{w}");
-        assert_eq!(r.world.live_tasks(), 0, "{w}: every task exits");
-        let net = &r.world.workloads()[0].net;
+        assert_eq!(r.outcome.live_tasks(), 0, "{w}: every task exits");
+        let net = &r.outcome.workloads()[0].net;
         let json = &r.reports[0].json;
         for (i, c) in net.conns.iter().enumerate() {
             let (req, rsp) = (&c.dirs[0], &c.dirs[1]);
@@ -100,7 +100,7 @@ fn stream_throughput_grows_with_the_message_size() {
 fn udp_drops_when_the_receiver_is_slower() {
     let dropped = |w: &str| {
         let r = run_checked("smt-mc-1s4c2t", w, 500, 9);
-        let d = r.world.workloads()[0].net.conns[0].dirs[0].clone();
+        let d = r.outcome.workloads()[0].net.conns[0].dirs[0].clone();
         assert!(d.received.0 + d.dropped <= d.sent.0, "{w}");
         let j = &r.reports[0].json["instances"][0];
         assert!(
@@ -126,7 +126,7 @@ fn tcp_stream_waits_for_window_instead_of_dropping() {
         500,
         2,
     );
-    let d = &r.world.workloads()[0].net.conns[0].dirs[0];
+    let d = &r.outcome.workloads()[0].net.conns[0].dirs[0];
     assert_eq!(d.dropped, 0);
     // Everything sent was received once the close ended the test.
     assert_eq!(d.sent, d.received);
@@ -137,11 +137,11 @@ fn tcp_stream_waits_for_window_instead_of_dropping() {
 fn tbench_ops_complete_and_its_throughput_is_tbenchs() {
     let r = run_checked("smt-mc-1s4c2t", "tbench:t=3,clients=3", 10_000, 4);
     assert!(r.reports[0].finished, "tbench stops by itself");
-    assert_eq!(r.world.live_tasks(), 0);
-    for t in r.world.tasks() {
+    assert_eq!(r.outcome.live_tasks(), 0);
+    for t in r.outcome.tasks() {
         assert_eq!(t.state, RtState::Exited, "{}", t.name);
     }
-    let tb = r.world.workloads()[0]
+    let tb = r.outcome.workloads()[0]
         .model::<fairsim_workloads::tbench_stats::TbenchRt>()
         .expect("tbench's model");
     assert_eq!((tb.warmup, tb.timelimit), (0, 3));
@@ -224,7 +224,7 @@ fn the_stack_is_charged_as_net_kernel_time_on_the_sending_cpu() {
     // the other CPUs see no network work.
     let r = run_checked("smt-mc-1s4c2t", "netperf:t=TCP_RR,l=10ms,cpus=0", 200, 1);
     let net: Vec<u64> = r
-        .world
+        .outcome
         .metrics()
         .cpus
         .iter()
@@ -233,7 +233,7 @@ fn the_stack_is_charged_as_net_kernel_time_on_the_sending_cpu() {
     assert!(net[0] > 0);
     assert!(net[1..].iter().all(|&n| n == 0), "{net:?}");
     let c = CostTable::default();
-    let trans = r.world.workloads()[0].net.conns[0].dirs[1].received.0;
+    let trans = r.outcome.workloads()[0].net.conns[0].dirs[1].received.0;
     // Per transaction: two sends with their softirqs and two receives of one byte (the
     // copies round to 0 ns), plus the close's FIN.
     let per = 2 * (c.tcp_send + c.tcp_rx + c.tcp_recv);
@@ -319,6 +319,6 @@ fn tbench_on_the_host_model_is_within_2x_of_the_host() {
             ours < 2.0 * host && host < 2.0 * ours,
             "{name}: fairsim {ours:.1} MB/s, host {host:.1} MB/s"
         );
-        assert!(r.world.now().0 < 10 * SEC + 100 * MS);
+        assert!(r.outcome.now().0 < 10 * SEC + 100 * MS);
     }
 }

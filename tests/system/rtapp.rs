@@ -96,7 +96,7 @@ fn phases_run_in_order_and_the_task_loop_repeats_them() {
     assert!((3_500..4_000).contains(&heavy), "{heavy}");
     // Both loops are finite: the thread exits and the workload is complete.
     assert!(r.reports[0].finished);
-    assert!(r.world.metrics().tasks[0].exited_at.is_some());
+    assert!(r.outcome.metrics().tasks[0].exited_at.is_some());
 }
 
 #[test]
@@ -146,7 +146,7 @@ fn instances_are_named_as_rt_app_names_them_and_keep_their_cpus() {
     assert_eq!(names, ["small-0", "small-1", "small-2", "pinned-3"]);
     assert_eq!(j["threads"][0]["nice"], 5);
     for t in 0..3 {
-        let m = &r.world.tasks()[t];
+        let m = &r.outcome.tasks()[t];
         assert_eq!(m.name, format!("small-{t}"));
         assert_eq!(m.nice, 5);
         let cpus: Vec<usize> = m.cpus_allowed.as_ref().unwrap().iter().collect();
@@ -155,7 +155,7 @@ fn instances_are_named_as_rt_app_names_them_and_keep_their_cpus() {
         // (the one at 500 ms is where the run stops).
         assert_eq!(int(&phase(j, t, 0)["passes"]), 49);
     }
-    let pinned: Vec<usize> = r.world.tasks()[3]
+    let pinned: Vec<usize> = r.outcome.tasks()[3]
         .cpus_allowed
         .as_ref()
         .unwrap()

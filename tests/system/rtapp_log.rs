@@ -63,18 +63,18 @@ fn a_phase_with_its_own_cpus_moves_the_running_thread_at_its_start() {
     // thread, already allowed where it is, stays on CPU 3.
     assert_eq!(cpus_of(j, 0), [1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3]);
     let t = r
-        .world
+        .outcome
         .tasks()
         .iter()
         .position(|t| t.name == "mover-0")
         .unwrap();
-    let m = &r.world.metrics().tasks[t];
+    let m = &r.outcome.metrics().tasks[t];
     assert_eq!(m.cpu_ns.get(1), Some(50_000_000), "{m:?}");
     assert_eq!(m.cpu_ns.get(3), Some(100_000_000), "{m:?}");
     // The two moves are charged as migrations at the stopper's profile site, beside the
     // load tracking of their dequeue and enqueue.
     use fairsim_engine::profile::{Ctx, Leaf, Site};
-    let prof = r.world.profile(None);
+    let prof = r.outcome.profile(None);
     let moved = prof.sites[Site::new(Ctx::AffinityStop, Leaf::Move).index()];
     assert_eq!(moved, 2 * s.config.cost.migration);
     let line = prof.line(fairsim_engine::profile::Sym::MigrationCpuStop);
@@ -143,7 +143,7 @@ fn the_log_file_has_rt_app_columns_and_hand_checked_values() {
     let text = r#"{"tasks": {"p": {"run": 5000, "timer": {"ref": "unique", "period": 100000}}}}"#;
     let s = spec("smt-mc-1s4c2t", "p.json", text, 1_000);
     let r = run(&s, &mut |_, _| {}).unwrap();
-    let files = rtapp(&s).log_files(0, &r.world);
+    let files = rtapp(&s).log_files(0, &r.outcome);
     assert_eq!(files.len(), 1);
     assert_eq!(files[0].0, "rt-app-p-0-0.log");
     let lines: Vec<&str> = files[0].1.lines().collect();
@@ -213,7 +213,7 @@ fn the_log_agrees_with_the_slack_and_wu_lat_distributions() {
     s.config.rtapp_log = true;
     let r = run(&s, &mut |_, _| {}).unwrap();
     let j = &r.reports[0].json;
-    for (k, (name, text)) in rtapp(&s).log_files(0, &r.world).iter().enumerate() {
+    for (k, (name, text)) in rtapp(&s).log_files(0, &r.outcome).iter().enumerate() {
         assert_eq!(name, &format!("rt-app-busy-{k}-{k}.log"));
         let rows = rows(text);
         let ph = &j["threads"][k]["phases"][0];

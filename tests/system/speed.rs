@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use fairsim_engine::{CostTableName, EngineError, World};
+use fairsim_engine::{CostTableName, EngineError};
 use fairsim_topology::SpeedTable;
 use fairsim_workloads::run::{RunResult, RunSpec};
 
@@ -36,7 +36,7 @@ fn total_ns(r: &RunResult) -> u64 {
 
 /// What the scheduler sees of `cpu` at the end of the run: the capacities the speed
 /// table must leave alone.
-fn capacities(w: &World, cpu: usize) -> (u64, u64) {
+fn capacities(w: &fairsim_engine::Outcome, cpu: usize) -> (u64, u64) {
     let rq = &w.sched().rqs[cpu];
     (rq.capacity_orig, rq.cpu_capacity)
 }
@@ -47,8 +47,8 @@ fn an_a7_runs_sysbench_at_its_speed_and_the_scheduler_keeps_its_capacity() {
     let slow = run(&sysbench_on(2, 200, false));
     // The work itself takes exactly capacity / speed as long (task time is work time;
     // each segment rounds up by at most 1 ns).
-    let task_fast = fast.world.metrics().cpus[2].task_ns;
-    let task_slow = slow.world.metrics().cpus[2].task_ns;
+    let task_fast = fast.outcome.metrics().cpus[2].task_ns;
+    let task_slow = slow.outcome.metrics().cpus[2].task_ns;
     let work = 200 * 1_000_000u64 * 1024;
     assert!(
         task_fast.abs_diff(work / A7_SYSBENCH) < 1_000,
@@ -63,8 +63,8 @@ fn an_a7_runs_sysbench_at_its_speed_and_the_scheduler_keeps_its_capacity() {
     let expect = A7_SYSBENCH as f64 / A7_CAPACITY as f64;
     assert!((ratio - expect).abs() < 0.002, "{ratio} vs {expect}");
     // The capacity the scheduler balances with is the device tree's either way.
-    assert_eq!(capacities(&fast.world, 2).0, A7_CAPACITY);
-    assert_eq!(capacities(&fast.world, 2), capacities(&slow.world, 2));
+    assert_eq!(capacities(&fast.outcome, 2).0, A7_CAPACITY);
+    assert_eq!(capacities(&fast.outcome, 2), capacities(&slow.outcome, 2));
 }
 
 #[test]
@@ -87,7 +87,7 @@ fn an_entry_for_one_kind_leaves_the_others_at_capacity() {
     b.machine.speed = SpeedTable::new();
     let (ra, rb) = (run(&a), run(&b));
     assert_eq!(ra.reports[0].json, rb.reports[0].json);
-    assert_eq!(ra.world.events(), rb.world.events());
+    assert_eq!(ra.outcome.events(), rb.outcome.events());
     // A `*` entry covers hackbench, and slowing the A7s lengthens the run.
     a.machine.speed.insert("*", vec![1024, 1024, 100, 100, 100]);
     a.config.duration = 600_000_000_000;
@@ -119,7 +119,7 @@ fn the_arm_table_changes_what_kernel_work_costs() {
     arm.config.cost_table = CostTableName::Arm2013;
     let (rx, ra) = (run(&x86), run(&arm));
     let overhead = |r: &RunResult| -> u64 {
-        r.world
+        r.outcome
             .metrics()
             .cpus
             .iter()

@@ -19,8 +19,8 @@ fn traced(mut spec: fairsim_workloads::run::RunSpec) -> (String, String, Trace, 
     });
     let mut r = run(&spec, &mut |_, _| {}).unwrap();
     let json = serde_json::to_string(&to_json(&spec, &r)).unwrap();
-    let trace = r.world.take_trace().expect("a trace");
-    let series = r.world.newidle_series().expect("a series");
+    let trace = r.outcome.take_trace().expect("a trace");
+    let series = r.outcome.newidle_series().expect("a series");
     let series_balances: u64 = series.balances.iter().flatten().sum();
     (plain_json, json, trace, series_balances)
 }
@@ -162,7 +162,7 @@ fn a_window_keeps_only_its_events_and_knows_who_ran_when_it_opened() {
         ..TraceConfig::events()
     });
     let mut r = run(&spec, &mut |_, _| {}).unwrap();
-    let trace = r.world.take_trace().unwrap();
+    let trace = r.outcome.take_trace().unwrap();
     assert!(!trace.records.is_empty());
     assert!(trace
         .records

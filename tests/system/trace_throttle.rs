@@ -37,7 +37,7 @@ fn a_traced_cpu_max_run_shows_each_throttle_unthrottle_and_refill() {
     let mut s = cpu_max_spec(1000);
     let plain = run(&s, &mut |_, _| {}).unwrap();
     // Without a tracer the scheduler keeps no log.
-    assert!(!plain.world.sched().has_bandwidth_tracepoints());
+    assert!(!plain.outcome.sched().has_bandwidth_tracepoints());
     let plain_json = to_json(&s, &plain).to_string();
     let plain_text = summary(&s, &plain);
     s.config.trace = Some(TraceConfig::events());
@@ -45,11 +45,11 @@ fn a_traced_cpu_max_run_shows_each_throttle_unthrottle_and_refill() {
     // The tracer only observes.
     assert_eq!(to_json(&s, &r).to_string(), plain_json);
     assert_eq!(summary(&s, &r), plain_text);
-    let groups = r.world.sched().task_groups();
+    let groups = r.outcome.sched().task_groups();
     let lim = groups.find("/lim").unwrap();
     let b = groups.tgs[lim].bw.clone();
     assert!(b.nr_throttled >= 8, "{b:?}");
-    let trace = r.world.take_trace().unwrap();
+    let trace = r.outcome.take_trace().unwrap();
     assert_eq!(trace.cgroups, ["/", "/lim", "/free"]);
     // Per runqueue, throttles and unthrottles alternate; the unthrottles add up to the
     // group's throttled time and the refills to its periods.
@@ -155,7 +155,7 @@ fn a_group_s_tracks_sit_under_its_own_and_a_window_opened_mid_throttle_starts_it
         ..TraceConfig::events()
     });
     let mut r = run(&s, &mut |_, _| {}).unwrap();
-    let trace = r.world.take_trace().unwrap();
+    let trace = r.outcome.take_trace().unwrap();
     let mut pb = Vec::new();
     write_perfetto(&trace, &mut pb).unwrap();
     let tracks = tracks(&pb);

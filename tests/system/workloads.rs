@@ -30,9 +30,9 @@ fn every_workload_runs_with_invariants_checked_after_every_event() {
     ] {
         let r = run_checked(m, w, 200);
         assert!(
-            r.world.events() > 100,
+            r.outcome.events() > 100,
             "{m} {w}: only {} events",
-            r.world.events()
+            r.outcome.events()
         );
         assert!(!r.reports[0].text.is_empty());
     }
@@ -47,7 +47,7 @@ fn finished_workloads_account_for_every_task() {
     ] {
         let r = run_checked("numa-2s4c2t", w, 10_000);
         assert!(r.reports[0].finished, "{w} did not finish");
-        let world = &r.world;
+        let world = &r.outcome;
         assert_eq!(world.live_tasks(), 0, "{w}");
         for (i, t) in world.tasks().iter().enumerate() {
             assert_eq!(t.state, RtState::Exited, "{w}: task {i} {}", t.name);
@@ -70,7 +70,7 @@ fn finished_workloads_account_for_every_task() {
 fn hackbench_moves_every_message() {
     let r = run_checked("numa-2s4c2t", "hackbench:g=1,l=30,f=5,pipe", 10_000);
     // Every pipe is drained and no one waits on it.
-    for p in r.world.pipes() {
+    for p in r.outcome.pipes() {
         assert_eq!(p.used, 0);
         assert!(p.readers.is_empty() && p.writers.is_empty());
     }
@@ -86,7 +86,7 @@ fn contended_runqueue_locks_cost_the_spinner_time() {
     // Eighty tasks wake each other across sixteen CPUs: wakers, switching CPUs and
     // balancers meet on runqueue locks, and every spin is charged to the spinning CPU.
     let r = run_checked("numa-2s4c2t", "hackbench:g=2,l=50,f=10", 10_000);
-    let cpus = &r.world.metrics().cpus;
+    let cpus = &r.outcome.metrics().cpus;
     let spins: u64 = cpus.iter().map(|c| c.lock_spins).sum();
     let spin_ns: u64 = cpus
         .iter()
@@ -132,7 +132,7 @@ fn virtual_time_never_goes_backwards() {
 #[test]
 fn pinned_tasks_stay_on_their_cpu() {
     let r = run_checked("numa-2s4c2t", "nanosleep:tasks=32,sleep=5us,pin", 50);
-    let w = &r.world;
+    let w = &r.outcome;
     for t in w.tasks().iter().skip(1) {
         let sid = t.sched_id.unwrap();
         let mask = t.cpus_allowed.as_ref().unwrap();
@@ -246,7 +246,7 @@ fn timers_expiring_in_one_interrupt_do_not_stack_their_wakees() {
     // CPU, the pair would share it for good and every loop would queue behind the other.
     let r = run_checked("smt-mc-1s4c2t", "nanosleep:tasks=8,sleep=1us", 100);
     let run_delay: u64 = r
-        .world
+        .outcome
         .sched()
         .rqs
         .iter()
@@ -262,7 +262,7 @@ fn an_idle_cpu_reschedules_only_when_asked() {
     // as on the kernel (seed 000's cpu8: 89,390 against 89,393). A resched request that a
     // wakeup already delivered must not make a CPU schedule again later.
     let r = run_checked("numa-2s8c2t", "nanosleep:tasks=32,sleep=1us", 50);
-    let rqs = &r.world.sched().rqs;
+    let rqs = &r.outcome.sched().rqs;
     let goidle: u64 = rqs.iter().map(|rq| rq.stats.sched_goidle).sum();
     let pcount: u64 = rqs.iter().map(|rq| rq.stats.pcount).sum();
     assert!(pcount > 10_000, "only {pcount} timeslices");

@@ -45,4 +45,4 @@ pub use fairsim_des::time;
 pub use noise::NoiseModel;
 pub use profile::Profile;
 pub use time::{parse_duration, Time};
-pub use world::{Cpuidle, TimerExpiry, World, WorldConfig};
+pub use world::{Cpuidle, Outcome, TimerExpiry, World, WorldConfig};

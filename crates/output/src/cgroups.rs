@@ -21,7 +21,7 @@ use fairsim_balance::group::{
     cpu_weight_from_shares, cpu_weight_nice_from_shares, ROOT_GROUP, RUNTIME_INF,
 };
 
-use fairsim_engine::world::World;
+use fairsim_engine::world::Outcome;
 use fairsim_workloads::cputime_adjust;
 
 /// One group's row.
@@ -83,7 +83,7 @@ impl CgroupRow {
 
 /// Every group's row, root first and then in creation order, or nothing when the run
 /// has no group besides the root.
-pub fn cgroup_rows(w: &World) -> Vec<CgroupRow> {
+pub fn cgroup_rows(w: &Outcome) -> Vec<CgroupRow> {
     let tg = w.sched().task_groups();
     if !tg.active() {
         return Vec::new();
@@ -155,7 +155,7 @@ pub fn cgroup_rows(w: &World) -> Vec<CgroupRow> {
 }
 
 /// The JSON's `cgroups` array, or `None` without groups.
-pub(super) fn json(w: &World) -> Option<Value> {
+pub(super) fn json(w: &Outcome) -> Option<Value> {
     let rows = cgroup_rows(w);
     let all = rows.first()?.usage_ns;
     let tg = w.sched().task_groups();
@@ -190,7 +190,7 @@ pub(super) fn json(w: &World) -> Option<Value> {
 }
 
 /// The summary's table of groups, or nothing without groups.
-pub(super) fn summary_section(w: &World) -> String {
+pub(super) fn summary_section(w: &Outcome) -> String {
     let rows = cgroup_rows(w);
     let Some(all) = rows.first().map(|r| r.usage_ns) else {
         return String::new();

@@ -10,14 +10,14 @@
 
 use serde_json::{json, Value};
 
-use fairsim_engine::world::World;
+use fairsim_engine::world::Outcome;
 
 /// Femtojoules per joule: busy ns times micro-watts are femtojoules.
 const FJ_PER_J: f64 = 1e15;
 
 /// Per CPU, its active energy in femtojoules (busy ns x uW), when its policy has an
 /// energy model.
-fn energy_fj(w: &World) -> Vec<Option<u128>> {
+fn energy_fj(w: &Outcome) -> Vec<Option<u128>> {
     let Some(cf) = w.sched().cpufreq.as_ref() else {
         return Vec::new();
     };
@@ -42,7 +42,7 @@ fn cpus_of(mask: &fairsim_topology::CpuMask) -> String {
 }
 
 /// The summary's `== cpufreq ==` section, empty without cpufreq.
-pub(crate) fn summary_section(w: &World) -> String {
+pub(crate) fn summary_section(w: &Outcome) -> String {
     let Some(cf) = w.sched().cpufreq.as_ref() else {
         return String::new();
     };
@@ -104,7 +104,7 @@ pub(crate) fn summary_section(w: &World) -> String {
 
 /// The `cpufreq` object of the JSON: the governor, each policy with its OPPs, stats and
 /// energy, the timeline, and the machine's active energy.
-pub(crate) fn json(w: &World) -> Option<Value> {
+pub(crate) fn json(w: &Outcome) -> Option<Value> {
     let cf = w.sched().cpufreq.as_ref()?;
     let rt = w.cpufreq_rt()?;
     let now = w.now().0;
@@ -208,7 +208,7 @@ pub(crate) fn json(w: &World) -> Option<Value> {
 
 /// The energy-aware scheduling lines: shown when some policy has an energy model (the
 /// machines EAS could apply to), saying whether it is on and, if so, what it did.
-fn eas_lines(w: &World, cf: &fairsim_balance::cpufreq::Cpufreq, now: u64) -> String {
+fn eas_lines(w: &Outcome, cf: &fairsim_balance::cpufreq::Cpufreq, now: u64) -> String {
     if cf.policies.iter().all(|p| p.em.is_none()) {
         return String::new();
     }
@@ -232,7 +232,7 @@ fn eas_lines(w: &World, cf: &fairsim_balance::cpufreq::Cpufreq, now: u64) -> Str
 
 /// `--json`'s `cpufreq.eas`: whether EAS is on (or why not), the perf domains in the
 /// kernel's list order and its counters over the whole run, warm-up included.
-fn eas_json(w: &World) -> Value {
+fn eas_json(w: &Outcome) -> Value {
     let eas = &w.sched().eas;
     let st = &eas.stats;
     json!({

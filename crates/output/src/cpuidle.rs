@@ -4,14 +4,14 @@
 
 use serde_json::{json, Value};
 
-use fairsim_engine::world::World;
+use fairsim_engine::world::Outcome;
 
 /// CPUs up to which the summary lists every CPU; bigger machines get the per-state
 /// totals with the range over CPUs (every CPU is in the JSON).
 const SUMMARY_CPU_ROWS: usize = 16;
 
 /// The summary's `== cpuidle ==` section.
-pub(crate) fn summary_section(w: &World) -> String {
+pub(crate) fn summary_section(w: &Outcome) -> String {
     let usage = w.cpuidle_usage();
     let states = w.idle_states();
     let mut s = String::new();
@@ -118,7 +118,7 @@ fn cpu_list(cpus: &[usize]) -> String {
 }
 
 /// The `cpuidle` object of the JSON: governor, tables and which CPUs use them.
-pub(crate) fn json_tables(w: &World) -> Value {
+pub(crate) fn json_tables(w: &Outcome) -> Value {
     let states = w.idle_states();
     json!({
         "governor": w.config().cpuidle.name(),
@@ -130,7 +130,11 @@ pub(crate) fn json_tables(w: &World) -> Value {
 
 /// One CPU's states for its JSON entry: name and sysfs counters (`time` in us, as sysfs
 /// prints it, and `time_ns`).
-pub(crate) fn json_cpu(w: &World, usage: &[Vec<fairsim_cpuidle::StateUsage>], cpu: usize) -> Value {
+pub(crate) fn json_cpu(
+    w: &Outcome,
+    usage: &[Vec<fairsim_cpuidle::StateUsage>],
+    cpu: usize,
+) -> Value {
     let Some(u) = usage.get(cpu) else {
         return Value::Array(Vec::new());
     };

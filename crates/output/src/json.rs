@@ -46,7 +46,7 @@ fn machine_json(m: &fairsim_topology::Machine) -> Value {
 /// The load-balance counters of `cpu`'s domains, bottom up: every `lb_*` counter per idle
 /// type (seed 000's `lb_sg_scan` included), the active-balance and wakeup counters, and
 /// the runtime fields balancing adapts.
-fn domains_json(w: &fairsim_engine::World, cpu: usize) -> Value {
+fn domains_json(w: &fairsim_engine::Outcome, cpu: usize) -> Value {
     let s = &w.sched();
     let doms: Vec<Value> = s
         .topo
@@ -99,7 +99,7 @@ fn domains_json(w: &fairsim_engine::World, cpu: usize) -> Value {
 
 /// The whole run as JSON.
 pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
-    let w = &r.world;
+    let w = &r.outcome;
     let elapsed = w.window_ns();
     let ncpus = w.cpus().len();
     let t = totals(r);

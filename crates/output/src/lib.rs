@@ -35,7 +35,7 @@ pub struct Totals {
 
 /// Sums the metrics of `r`.
 pub fn totals(r: &RunResult) -> Totals {
-    let w = &r.world;
+    let w = &r.outcome;
     let elapsed = w.window_ns();
     let mut t = Totals {
         cpu_ns: elapsed * w.cpus().len() as u64,

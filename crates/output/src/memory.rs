@@ -4,12 +4,12 @@
 
 use serde_json::{json, Value};
 
-use fairsim_engine::world::World;
+use fairsim_engine::world::Outcome;
 
 /// Machine-wide memory-locality figures over the window, or `None` where the model
 /// cannot change a runtime (one node, or no workload that touches DRAM): task time, the
 /// part of it run away from the tasks' home nodes, and moves across nodes.
-pub fn locality_totals(w: &World) -> Option<(u64, u64, u64)> {
+pub fn locality_totals(w: &Outcome) -> Option<(u64, u64, u64)> {
     if w.locality().nr_nodes() < 2 || w.workload_mem().iter().all(|&m| m == 0) {
         return None;
     }
@@ -20,7 +20,7 @@ pub fn locality_totals(w: &World) -> Option<(u64, u64, u64)> {
 }
 
 /// Per node: `(task_ns, remote_ns, home_tasks)` over the window.
-fn node_rows(w: &World) -> Vec<(u64, u64, u64)> {
+fn node_rows(w: &Outcome) -> Vec<(u64, u64, u64)> {
     let loc = w.locality();
     let mut rows = vec![(0u64, 0u64, 0u64); loc.nr_nodes()];
     for (cpu, m) in w.metrics().cpus.iter().enumerate() {
@@ -38,7 +38,7 @@ fn node_rows(w: &World) -> Vec<(u64, u64, u64)> {
 }
 
 /// The JSON's `memory` object: the model's inputs and the per-node table.
-pub(super) fn json(w: &World) -> Value {
+pub(super) fn json(w: &Outcome) -> Value {
     let nodes: Vec<Value> = node_rows(w)
         .into_iter()
         .enumerate()
@@ -59,7 +59,7 @@ pub(super) fn json(w: &World) -> Value {
 
 /// The summary's per-node block, on machines with more than one node where some workload
 /// touches DRAM (so runs the model cannot change print what they printed before).
-pub(super) fn summary_section(w: &World) -> String {
+pub(super) fn summary_section(w: &Outcome) -> String {
     let Some((_, off, moves)) = locality_totals(w) else {
         return String::new();
     };

@@ -85,7 +85,7 @@ fn us(ns: u64) -> String {
 
 /// The summary printed on stdout.
 pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
-    let w = &r.world;
+    let w = &r.outcome;
     let ncpus = w.cpus().len();
     let elapsed = w.window_ns();
     let mut s = String::new();

@@ -50,7 +50,7 @@ use fairsim_topology::CpuMask;
 use fairsim_engine::error::EngineError;
 use fairsim_engine::program::{Op, Program};
 use fairsim_engine::time::{format_duration, parse_duration, MS, SEC, US};
-use fairsim_engine::world::{pid_of, Blueprint, WorkloadRt, World};
+use fairsim_engine::world::{pid_of, Blueprint, Outcome, WorkloadRt};
 
 use super::cyclictest_stats::{CyclicCall, CyclicRt, CyclicThread};
 use super::keys::Keys;
@@ -368,17 +368,17 @@ impl Cyclictest {
 
     /// `print_stat`'s line per thread, as `cyclictest -q` prints them at the end, after
     /// fairsim's header lines; the statistics per thread and over all threads as JSON.
-    pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
-        let range = task_range(world, index);
-        let ncpus = world.sched().nr_cpus();
+    pub(super) fn report(&self, index: usize, outcome: &Outcome) -> WorkloadReport {
+        let range = task_range(outcome, index);
+        let ncpus = outcome.sched().nr_cpus();
         let empty = CyclicRt::default();
-        let cyc = world.workloads()[index]
+        let cyc = outcome.workloads()[index]
             .model::<CyclicRt>()
             .unwrap_or(&empty);
         let mut text = format!(
             "# fairsim: cyclictest 0.85 {}: clock_nanosleep(TIMER_ABSTIME), SCHED_OTHER, timer slack {}{}\n",
             self.args(ncpus),
-            format_duration(world.config().timer_slack),
+            format_duration(outcome.config().timer_slack),
             match self.duration {
                 Some(d) => format!(", duration {}", format_duration(d)),
                 None => String::new(),
@@ -390,7 +390,7 @@ impl Cyclictest {
                 self.priority
             ));
         }
-        if let Some(deeper) = deeper_idle_states(world) {
+        if let Some(deeper) = deeper_idle_states(outcome) {
             text.push_str(&format!(
                 "# not modelled: /dev/cpu_dma_latency set to 0us (cyclictest's PM QoS request keeps cpuidle in state 0); this run may enter {deeper} (--idle-states ...,no-NAME disables a state)\n"
             ));
@@ -410,7 +410,7 @@ impl Cyclictest {
                 th.avg(),
                 th.max
             ));
-            if !self.endless() && world.metrics().tasks[t].exited_at.is_none() {
+            if !self.endless() && outcome.metrics().tasks[t].exited_at.is_none() {
                 finished = false;
             }
             if th.cycles > 0 {
@@ -455,10 +455,10 @@ impl Cyclictest {
 
 /// The enabled idle states below state 0 that the run's CPUs have (`None` when state 0 is
 /// all there is), named once each in table order.
-fn deeper_idle_states(world: &World) -> Option<String> {
-    let states = world.idle_states();
+fn deeper_idle_states(outcome: &Outcome) -> Option<String> {
+    let states = outcome.idle_states();
     let mut names: Vec<&str> = Vec::new();
-    for cpu in 0..world.sched().nr_cpus() {
+    for cpu in 0..outcome.sched().nr_cpus() {
         for s in states.table_of(cpu).states.iter().skip(1) {
             if !s.disabled && !names.contains(&s.name.as_str()) {
                 names.push(&s.name);

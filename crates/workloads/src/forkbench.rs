@@ -63,7 +63,7 @@
 use fairsim_engine::error::EngineError;
 use fairsim_engine::program::{Op, Program, SysCost};
 use fairsim_engine::time::{format_duration, MS, SEC, US};
-use fairsim_engine::world::{Blueprint, Pipe, WorkloadRt, World};
+use fairsim_engine::world::{Blueprint, Outcome, Pipe, WorkloadRt};
 
 use super::forkbench_stats::{cputime_adjust, mmtests_text, Cputime, WorkDist};
 use super::hackbench::{PIPE_CAPACITY, PIPE_SYSCALL_WORK};
@@ -306,15 +306,18 @@ impl Forkbench {
         }
     }
 
-    pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
-        let range = task_range(world, index);
+    pub(super) fn report(&self, index: usize, outcome: &Outcome) -> WorkloadReport {
+        let range = task_range(outcome, index);
         let stride = 1 + (self.cmds + self.pipelines_per_script()) as usize;
         let shells: Vec<usize> = range.clone().step_by(stride).collect();
         let start = shells
             .iter()
-            .filter_map(|&t| world.tasks()[t].marks[0])
+            .filter_map(|&t| outcome.tasks()[t].marks[0])
             .min();
-        let ends: Vec<Option<u64>> = shells.iter().map(|&t| world.tasks()[t].marks[1]).collect();
+        let ends: Vec<Option<u64>> = shells
+            .iter()
+            .map(|&t| outcome.tasks()[t].marks[1])
+            .collect();
         let finished = ends.iter().all(Option::is_some);
         let end = ends.iter().flatten().max().copied();
         let mut forked = 0u64;
@@ -322,11 +325,11 @@ impl Forkbench {
         let (mut user, mut sys) = (0u64, 0u64);
         let (mut user_precise, mut sys_precise) = (0u64, 0u64);
         for t in range {
-            if world.tasks()[t].sched_id.is_none() {
+            if outcome.tasks()[t].sched_id.is_none() {
                 continue;
             }
             forked += 1;
-            let m = &world.metrics().tasks[t];
+            let m = &outcome.metrics().tasks[t];
             execs += m.execs;
             user_precise += m.user_ns;
             sys_precise += m.sys_ns;
@@ -339,7 +342,7 @@ impl Forkbench {
         }
         let elapsed = match (start, end) {
             (Some(a), Some(b)) if finished => b.saturating_sub(a),
-            _ => world.now().0.saturating_sub(start.unwrap_or(0)),
+            _ => outcome.now().0.saturating_sub(start.unwrap_or(0)),
         };
         let pipelines = self.scripts * self.pipelines_per_script();
         let mut text = format!(

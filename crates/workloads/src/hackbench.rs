@@ -21,7 +21,7 @@
 
 use fairsim_engine::error::EngineError;
 use fairsim_engine::program::{Op, Program, Target};
-use fairsim_engine::world::{Blueprint, Pipe, World};
+use fairsim_engine::world::{Blueprint, Outcome, Pipe};
 
 use super::keys::Keys;
 use super::report::WorkloadReport;
@@ -209,9 +209,9 @@ impl Hackbench {
         }
     }
 
-    pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
-        let main = task_range(world, index).start;
-        let marks = world.tasks()[main].marks;
+    pub(super) fn report(&self, index: usize, outcome: &Outcome) -> WorkloadReport {
+        let main = task_range(outcome, index).start;
+        let marks = outcome.tasks()[main].marks;
         let mode = if self.threads { "threaded" } else { "process" };
         let mut text = format!(
             "Running in {mode} mode with {} groups using {} file descriptors each (== {} tasks)\n\

@@ -30,7 +30,7 @@ use fairsim_topology::CpuMask;
 use fairsim_engine::error::EngineError;
 use fairsim_engine::program::{DurSpec, Op, Program};
 use fairsim_engine::time::{format_duration, SEC, US};
-use fairsim_engine::world::{Blueprint, World};
+use fairsim_engine::world::{Blueprint, Outcome};
 
 use super::keys::Keys;
 use super::report::WorkloadReport;
@@ -157,19 +157,19 @@ impl Nanosleep {
         }
     }
 
-    pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
-        let range = task_range(world, index);
+    pub(super) fn report(&self, index: usize, outcome: &Outcome) -> WorkloadReport {
+        let range = task_range(outcome, index);
         let n = range.len() - 1;
         let mut wakeups = 0u64;
         let mut lat_sum = 0u64;
         let mut lat_max = 0u64;
         for t in range.skip(1) {
-            let m = &world.metrics().tasks[t];
+            let m = &outcome.metrics().tasks[t];
             wakeups += m.wakeups;
             lat_sum += m.wake_lat_sum_ns;
             lat_max = lat_max.max(m.wake_lat_max_ns);
         }
-        let secs_ns = world.window_ns().max(1);
+        let secs_ns = outcome.window_ns().max(1);
         let per_task_rate = wakeups as f64 * 1e9 / secs_ns as f64 / n.max(1) as f64;
         let period_us = if per_task_rate > 0.0 {
             1e6 / per_task_rate
@@ -182,7 +182,7 @@ impl Nanosleep {
              \tloops completed: {wakeups} ({per_task_rate:.0}/s per task, one every {period_us:.1} us)\n\
              \twakeup latency (timer wakeup to running): mean {:.1} us, max {:.1} us\n",
             format_duration(self.sleep),
-            format_duration(world.config().timer_slack),
+            format_duration(outcome.config().timer_slack),
             mean_lat as f64 / 1e3,
             lat_max as f64 / 1e3,
         );

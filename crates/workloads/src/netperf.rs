@@ -29,7 +29,7 @@
 use fairsim_engine::error::EngineError;
 use fairsim_engine::program::{NetSize, Op, Program, Target};
 use fairsim_engine::time::SEC;
-use fairsim_engine::world::{Blueprint, WorkloadRt, World};
+use fairsim_engine::world::{Blueprint, Outcome, WorkloadRt};
 
 use super::keys::Keys;
 use super::net_pairs::{push_pair_tasks, Role};
@@ -365,12 +365,12 @@ impl Netperf {
 
     /// Per instance: elapsed seconds, then the test's throughput (trans/s, or send and
     /// receive Mbit/s).
-    fn results(&self, index: usize, world: &World) -> Vec<(f64, f64, f64)> {
-        let first = task_range(world, index).start + 2;
-        let net = &world.workloads()[index].net;
+    fn results(&self, index: usize, outcome: &Outcome) -> Vec<(f64, f64, f64)> {
+        let first = task_range(outcome, index).start + 2;
+        let net = &outcome.workloads()[index].net;
         (0..self.instances as usize)
             .map(|i| {
-                let marks = world.tasks()[first + i].marks;
+                let marks = outcome.tasks()[first + i].marks;
                 let secs = match marks {
                     [Some(a), Some(b)] if b > a => (b - a) as f64 / 1e9,
                     _ => 0.0,
@@ -387,14 +387,14 @@ impl Netperf {
             .collect()
     }
 
-    pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
-        let res = self.results(index, world);
+    pub(super) fn report(&self, index: usize, outcome: &Outcome) -> WorkloadReport {
+        let res = self.results(index, outcome);
         let finished = res.iter().all(|r| r.0 > 0.0);
-        let ncpus = world.cpus().len() as f64;
+        let ncpus = outcome.cpus().len() as f64;
         // CPU utilisation as netperf's "S" method reads /proc/stat: the machine's busy
         // share, over the measurement window.
-        let cpu_ns = world.window_ns() as f64 * ncpus;
-        let busy: u64 = world
+        let cpu_ns = outcome.window_ns() as f64 * ncpus;
+        let busy: u64 = outcome
             .metrics()
             .cpus
             .iter()
@@ -476,7 +476,7 @@ impl Netperf {
                 }
                 NetperfTest::UdpStream => {
                     let m = self.send_size;
-                    let c = &world.workloads()[index].net.conns[i].dirs[0];
+                    let c = &outcome.workloads()[index].net.conns[i].dirs[0];
                     let (sent, got) = (c.sent.0, c.received.0);
                     if cpu {
                         text.push_str("Socket  Message  Elapsed      Messages                   CPU      Service\nSize    Size     Time         Okay Errors   Throughput   Util     Demand\nbytes   bytes    secs            #      #   10^6bits/sec % SS     us/KB\n\n");

@@ -2,7 +2,7 @@
 //! `wu_lat` columns with each thread's first activations (`rtapp_log`), and the log files
 //! themselves.
 
-use fairsim_engine::world::World;
+use fairsim_engine::world::Outcome;
 
 use super::report::WorkloadReport;
 use super::rtapp::{RtTask, Rtapp};
@@ -25,9 +25,9 @@ impl Rtapp {
     /// rt-app's log files for workload `index` of `world`, one per thread in creation
     /// order: (file name, text), the name `rt-app-NAME-IDX-IDX.log` as rt-app's
     /// `main` opens it with the default `log_basename`.
-    pub fn log_files(&self, index: usize, world: &World) -> Vec<(String, String)> {
+    pub fn log_files(&self, index: usize, outcome: &Outcome) -> Vec<(String, String)> {
         let empty = Periodic::default();
-        let log = &world.workloads()[index]
+        let log = &outcome.workloads()[index]
             .model::<Periodic>()
             .unwrap_or(&empty)
             .log;
@@ -51,10 +51,10 @@ impl Rtapp {
     /// rt-app's log per thread and phase: passes, and slack and wu_lat distributions;
     /// per thread, its first activations (at most `rtapp_log::JSON_PER_THREAD`) and how
     /// many the list leaves out.
-    pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
-        let range = task_range(world, index);
+    pub(super) fn report(&self, index: usize, outcome: &Outcome) -> WorkloadReport {
+        let range = task_range(outcome, index);
         let empty = Periodic::default();
-        let periodic = world.workloads()[index]
+        let periodic = outcome.workloads()[index]
             .model::<Periodic>()
             .unwrap_or(&empty);
         let rows = &periodic.rows;
@@ -69,7 +69,7 @@ impl Rtapp {
         for (k, ((name, task), t)) in self.threads().into_iter().zip(range).enumerate() {
             if task.repeat < 0 || task.phases.iter().any(|p| p.repeat <= 0) {
                 // An endless thread is complete whenever the run stops.
-            } else if world.metrics().tasks[t].exited_at.is_none() {
+            } else if outcome.metrics().tasks[t].exited_at.is_none() {
                 finished = false;
             }
             let mut phases_json = Vec::new();

@@ -9,7 +9,7 @@ use fairsim_engine::cgroup::Cgroups;
 use fairsim_engine::cost::CostTableName;
 use fairsim_engine::error::EngineError;
 use fairsim_engine::time::SEC;
-use fairsim_engine::world::{guard_memory, Blueprint, World, WorldConfig};
+use fairsim_engine::world::{guard_memory, Blueprint, Outcome, World, WorldConfig};
 
 /// Default memory budget for a run's state: 4 GiB.
 pub const DEFAULT_MEMORY_BUDGET: u64 = 4 << 30;
@@ -309,7 +309,7 @@ pub fn resolve_cgroups(spec: &RunSpec) -> Result<Cgroups, EngineError> {
 
 /// The exclusive partitions of the run `spec` made as `w`: `--cpuset`'s, then those of
 /// the groups with `cpuset.cpus.partition=root` ([`Cgroups::cpusets`]).
-pub fn partitions(spec: &RunSpec, w: &World) -> Vec<CpuMask> {
+pub fn partitions(spec: &RunSpec, w: &Outcome) -> Vec<CpuMask> {
     if !w.config().cgroups.has_cpusets() {
         return spec.cpusets.clone();
     }
@@ -346,26 +346,28 @@ pub fn check_machine(m: &Machine, source: &str) -> Result<(), EngineError> {
     fairsim_engine::speed::check_speed(m, source)
 }
 
-/// A finished run.
+/// A finished run: its outcome as data and one report per workload.
 #[derive(Debug)]
 pub struct RunResult {
-    /// The world at the end.
-    pub world: World,
+    /// The state the run ended in ([`fairsim_engine::Outcome`]), read-only.
+    pub outcome: Outcome,
     /// One report per workload.
     pub reports: Vec<WorkloadReport>,
 }
 
 impl RunResult {
-    /// The result of `spec` from its world at the end: one report per workload. For
-    /// callers that step the world themselves ([`prepare`], then [`World::step`]).
+    /// The result of `spec` from its world at the end: the world finished into its
+    /// outcome, and one report per workload read from it. For callers that step the
+    /// world themselves ([`prepare`], then [`World::step`]).
     pub fn from_world(spec: &RunSpec, world: World) -> RunResult {
+        let outcome = world.finish();
         let reports = spec
             .workloads
             .iter()
             .enumerate()
-            .map(|(i, w)| w.report(i, &world))
+            .map(|(i, w)| w.report(i, &outcome))
             .collect();
-        RunResult { world, reports }
+        RunResult { outcome, reports }
     }
 }
 

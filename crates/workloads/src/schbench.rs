@@ -25,7 +25,7 @@
 use fairsim_engine::error::EngineError;
 use fairsim_engine::program::{DurSpec, Op, Program, Target};
 use fairsim_engine::time::{format_duration, SEC, US};
-use fairsim_engine::world::{Blueprint, WorkloadRt, World};
+use fairsim_engine::world::{Blueprint, Outcome, WorkloadRt};
 
 use super::keys::Keys;
 use super::report::WorkloadReport;
@@ -237,8 +237,8 @@ impl Schbench {
         }
     }
 
-    pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
-        let stats = &world.workloads()[index].hists[0];
+    pub(super) fn report(&self, index: usize, outcome: &Outcome) -> WorkloadReport {
+        let stats = &outcome.workloads()[index].hists[0];
         let text = stats.show_latencies();
         let pct = stats.percentiles();
         let mut json = serde_json::Map::new();

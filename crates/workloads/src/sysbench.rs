@@ -14,7 +14,7 @@
 use fairsim_engine::error::EngineError;
 use fairsim_engine::program::{Op, Program};
 use fairsim_engine::time::{format_duration, MS, SEC};
-use fairsim_engine::world::{Blueprint, World};
+use fairsim_engine::world::{Blueprint, Outcome};
 
 use super::keys::Keys;
 use super::report::WorkloadReport;
@@ -163,8 +163,8 @@ impl SysbenchCpu {
     /// it finished and the time since it started, as sysbench's own statistics do for a
     /// run its `--time` limit stops, so the fairness block never contradicts the
     /// completion line.
-    pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
-        let range = task_range(world, index);
+    pub(super) fn report(&self, index: usize, outcome: &Outcome) -> WorkloadReport {
+        let range = task_range(outcome, index);
         let main = range.start;
         let mut times = Vec::new();
         // Per thread: (events finished, time in its event loop).
@@ -172,7 +172,7 @@ impl SysbenchCpu {
         // Per finished thread that did any: its mean event time in ms.
         let mut event_ms: Vec<f64> = Vec::new();
         for t in range.skip(1) {
-            let task = &world.tasks()[t];
+            let task = &outcome.tasks()[t];
             match task.marks {
                 [Some(a), Some(b)] => {
                     // A thread that `time` stopped kept its loop's count: the events
@@ -189,14 +189,14 @@ impl SysbenchCpu {
                     let limit = self.loop_count();
                     let left = task.loops.innermost().unwrap_or(limit);
                     let done = limit.saturating_sub(left.min(limit));
-                    threads.push((done, world.now().0.saturating_sub(a)));
+                    threads.push((done, outcome.now().0.saturating_sub(a)));
                 }
                 _ => threads.push((0, 0)),
             }
         }
         let finished = times.len() as u64 == self.threads;
         let secs = |ns: u64| ns as f64 / 1e9;
-        let total = match world.tasks()[main].marks {
+        let total = match outcome.tasks()[main].marks {
             [Some(a), Some(b)] => Some(b - a),
             _ => None,
         };
@@ -219,9 +219,9 @@ impl SysbenchCpu {
             mean_sd(&threads.iter().map(|&(e, _)| e as f64).collect::<Vec<_>>());
         // A run that `time` ended stopped as sysbench 1.0's `--time` stops it: its total
         // time is the time since the launch, and its events those done by then.
-        let stopped_by_time = total.is_none() && self.time.is_some_and(|t| world.now().0 >= t);
-        let total = match (total, world.tasks()[main].marks) {
-            (None, [Some(a), None]) if stopped_by_time => Some(world.now().0.saturating_sub(a)),
+        let stopped_by_time = total.is_none() && self.time.is_some_and(|t| outcome.now().0 >= t);
+        let total = match (total, outcome.tasks()[main].marks) {
+            (None, [Some(a), None]) if stopped_by_time => Some(outcome.now().0.saturating_sub(a)),
             (t, _) => t,
         };
         let finished = finished || stopped_by_time;

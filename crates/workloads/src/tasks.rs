@@ -3,7 +3,7 @@
 
 use fairsim_engine::event::Tid;
 use fairsim_engine::program::Program;
-use fairsim_engine::world::{Blueprint, TaskRt, World};
+use fairsim_engine::world::{Blueprint, Outcome, TaskRt};
 
 /// Adds a program and returns its index.
 pub(crate) fn add_program(bp: &mut Blueprint, p: Program) -> usize {
@@ -24,7 +24,7 @@ pub(crate) fn new_task(
 }
 
 /// Engine ids of the tasks of workload `index`.
-pub(crate) fn task_range(world: &World, index: usize) -> std::ops::Range<Tid> {
-    let (a, b) = world.workloads()[index].tasks;
+pub(crate) fn task_range(outcome: &Outcome, index: usize) -> std::ops::Range<Tid> {
+    let (a, b) = outcome.workloads()[index].tasks;
     a..b
 }

@@ -29,7 +29,7 @@ use fairsim_engine::error::EngineError;
 use fairsim_engine::hook::{HookAct, HookCx, SleepAct, WorkloadModel};
 use fairsim_engine::program::{NetSize, Op, Program, Target};
 use fairsim_engine::rng::SimRng;
-use fairsim_engine::world::{Blueprint, WorkloadRt, World};
+use fairsim_engine::world::{Blueprint, Outcome, WorkloadRt};
 
 use super::keys::Keys;
 use super::net_pairs::{push_pair_tasks, Role};
@@ -220,13 +220,13 @@ impl Tbench {
         rt.model = Some(Box::new(stats));
     }
 
-    pub(super) fn report(&self, index: usize, world: &World) -> WorkloadReport {
+    pub(super) fn report(&self, index: usize, outcome: &Outcome) -> WorkloadReport {
         let empty = TbenchRt::default();
-        let tb = world.workloads()[index]
+        let tb = outcome.workloads()[index]
             .model::<TbenchRt>()
             .unwrap_or(&empty);
-        let parent = task_range(world, index).start;
-        let finished = world.tasks()[parent].marks[1].is_some();
+        let parent = task_range(outcome, index).start;
+        let finished = outcome.tasks()[parent].marks[1].is_some();
         let n = self.clients;
         let mut text = format!(
             "dbench version 4.00 - Copyright Andrew Tridgell 1999-2004\n\n\

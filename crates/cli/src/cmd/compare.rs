@@ -276,7 +276,7 @@ fn run_one(
         return Ok(None);
     };
     let m = metrics_of(spec, &result, cpu);
-    Ok(Some((m, result.world.metrics().wakeup_latency.clone())))
+    Ok(Some((m, result.outcome.metrics().wakeup_latency.clone())))
 }
 
 /// The metrics compare's table shows for one finished run of `spec` (`fairsim sweep`
@@ -288,7 +288,7 @@ pub(crate) fn metrics_of(
     result: &fairsim_workloads::RunResult,
     cpu: Option<usize>,
 ) -> RunMetrics {
-    let w = &result.world;
+    let w = &result.outcome;
     let elapsed = w.window_ns().max(1);
     let secs = elapsed as f64 / 1e9;
     let mut m = RunMetrics::new();

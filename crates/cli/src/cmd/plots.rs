@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use fairsim_engine::balance::{Features, Kernel};
-use fairsim_engine::World;
+use fairsim_engine::Outcome;
 use fairsim_plot::data::{
     Bar, CpuGroup, DomainSeries, FrequencySeries, HdrBuckets, LatencyCdf, MeanChange, MetricBars,
     NewidleSeries as PlotSeries, PlotData, PolicyFrequency, Slice, SliceKind, Timeline,
@@ -280,7 +280,7 @@ pub(crate) fn newidle(s: &NewidleSeries) -> PlotSeries {
 }
 
 /// The plot data of one run, its timeline from the run's trace.
-pub(crate) fn run_plot(spec: &RunSpec, world: &World, trace: Option<&Trace>) -> PlotData {
+pub(crate) fn run_plot(spec: &RunSpec, world: &Outcome, trace: Option<&Trace>) -> PlotData {
     let mut data = PlotData::new(title(spec));
     // A run without wakeups (one CPU-bound thread) has no latency to draw.
     let cdf = latency_cdf(
@@ -310,7 +310,7 @@ pub(crate) fn run_plot(spec: &RunSpec, world: &World, trace: Option<&Trace>) -> 
 /// Each cpufreq policy's frequency over the measurement window: the frequency when the
 /// window opened, then every transition the run's timeline kept. `None` without cpufreq
 /// or with an empty window.
-pub(crate) fn frequency(world: &World) -> Option<FrequencySeries> {
+pub(crate) fn frequency(world: &Outcome) -> Option<FrequencySeries> {
     let (rt, cf) = (world.cpufreq_rt()?, world.sched().cpufreq.as_ref()?);
     let (start_ns, end_ns) = (world.window_start(), world.now().0);
     if end_ns <= start_ns {

@@ -204,7 +204,7 @@ fn step_to_end(
 pub(crate) struct Executed {
     /// The world at the end (or where the interrupt stopped it) and the reports.
     pub result: RunResult,
-    /// Whether the run stopped early, at `result.world.now()`.
+    /// Whether the run stopped early, at `result.outcome.now()`.
     pub interrupted: bool,
 }
 

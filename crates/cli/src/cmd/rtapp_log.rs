@@ -44,7 +44,7 @@ pub(crate) fn write(dir: &Path, spec: &RunSpec, result: &RunResult) -> Result<()
         };
         std::fs::create_dir_all(&sub)
             .map_err(|e| CliError::output(format!("--rtapp-log {}: {e}", sub.display())))?;
-        for (name, text) in r.log_files(i, &result.world) {
+        for (name, text) in r.log_files(i, &result.outcome) {
             super::outputs::write_file(&sub.join(name), "--rtapp-log", &text)?;
         }
     }

@@ -17,6 +17,7 @@
 //! - `bandwidth`: CFS bandwidth control's period and slack timers.
 //! - `net`: the system calls on loopback sockets; `sockets`: the sockets' model itself
 //!   (connections, queues, windows).
+//! - `outcome`: a finished run as data ([`World::finish`]), what outputs and reports read.
 //! - `workload`: what the world keeps per workload (random stream, latency histograms,
 //!   sockets, the tool's model behind `Op::Hook`); `task`: how a task starts out.
 //! - `tracing`: the tracer's hooks; `progress`: the guard against a run stuck at one
@@ -39,6 +40,7 @@ mod lock_state;
 mod locks;
 mod loop_stack;
 mod net;
+mod outcome;
 mod progress;
 pub mod sockets;
 mod task;
@@ -63,6 +65,7 @@ use crate::time::{Time, US};
 
 pub use cpu_state::{CpuRt, Overhead, Seg, SegKind};
 pub use cpufreq_state::{CpufreqRt, FreqChange, MAX_TIMELINE, TIMELINE_ENTRY_BYTES};
+pub use outcome::Outcome;
 pub use progress::{
     events_per_instant_limit, guard_memory, queue_limit, EVENTS_PER_ENTITY, MIN_EVENTS, MIN_QUEUE,
     QUEUE_PER_CPU, QUEUE_PER_TASK,

@@ -7,7 +7,7 @@ mod parse;
 
 use fairsim_engine::error::EngineError;
 use fairsim_engine::rng::SimRng;
-use fairsim_engine::world::{Blueprint, TaskRt, WorkloadRt, World};
+use fairsim_engine::world::{Blueprint, Outcome, TaskRt, WorkloadRt};
 
 use crate::affinity::CpuList;
 use crate::cyclictest::Cyclictest;
@@ -333,17 +333,17 @@ impl WorkloadSpec {
     }
 
     /// The tool-style results of workload `index` in `world`.
-    pub fn report(&self, index: usize, world: &World) -> WorkloadReport {
+    pub fn report(&self, index: usize, outcome: &Outcome) -> WorkloadReport {
         match &self.workload {
-            Workload::Schbench(w) => w.report(index, world),
-            Workload::Hackbench(w) => w.report(index, world),
-            Workload::Nanosleep(w) => w.report(index, world),
-            Workload::SysbenchCpu(w) => w.report(index, world),
-            Workload::Rtapp(w) => w.report(index, world),
-            Workload::Cyclictest(w) => w.report(index, world),
-            Workload::Forkbench(w) => w.report(index, world),
-            Workload::Netperf(w) => w.report(index, world),
-            Workload::Tbench(w) => w.report(index, world),
+            Workload::Schbench(w) => w.report(index, outcome),
+            Workload::Hackbench(w) => w.report(index, outcome),
+            Workload::Nanosleep(w) => w.report(index, outcome),
+            Workload::SysbenchCpu(w) => w.report(index, outcome),
+            Workload::Rtapp(w) => w.report(index, outcome),
+            Workload::Cyclictest(w) => w.report(index, outcome),
+            Workload::Forkbench(w) => w.report(index, outcome),
+            Workload::Netperf(w) => w.report(index, outcome),
+            Workload::Tbench(w) => w.report(index, outcome),
         }
     }
 }

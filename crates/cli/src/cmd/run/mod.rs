@@ -333,7 +333,9 @@ pub(crate) fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let started = std::time::Instant::now();
     let executed = super::progress::execute(&plan.spec, mode)?;
     let wall = started.elapsed();
-    let stopped = executed.interrupted.then(|| executed.result.world.now().0);
+    let stopped = executed
+        .interrupted
+        .then(|| executed.result.outcome.now().0);
     let mut result = executed.result;
     if let Some(at) = stopped {
         // A run stopped before its window opened, or one of two determinism runs, has
@@ -372,11 +374,11 @@ pub(crate) fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if args.profile {
         let title = format!(
             "profile of {} CPUs over {}",
-            result.world.cpus().len(),
-            fairsim_engine::time::format_duration(result.world.window_ns())
+            result.outcome.cpus().len(),
+            fairsim_engine::time::format_duration(result.outcome.window_ns())
         );
         writeln!(out)?;
-        out.write_all(result.world.profile(None).render(&title).as_bytes())?;
+        out.write_all(result.outcome.profile(None).render(&title).as_bytes())?;
     }
     if args.check_determinism {
         writeln!(
@@ -387,8 +389,8 @@ pub(crate) fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     if let Some((path, version)) = &plan.schedstat {
         let text = show_schedstat_with(
-            result.world.sched(),
-            result.world.now().0,
+            result.outcome.sched(),
+            result.outcome.now().0,
             *version,
             args.schedstat_sg_scan,
         );
@@ -400,12 +402,12 @@ pub(crate) fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if let Some(dir) = &args.rtapp_log {
         super::rtapp_log::write(dir, &plan.spec, &result)?;
     }
-    let trace = result.world.take_trace();
+    let trace = result.outcome.take_trace();
     if let Some(trace) = &trace {
         write_traces(args, trace)?;
     }
     if let Some(dir) = &args.plot {
-        let data = super::plots::run_plot(&plan.spec, &result.world, trace.as_ref());
+        let data = super::plots::run_plot(&plan.spec, &result.outcome, trace.as_ref());
         for p in super::plots::write(dir, &data)? {
             eprintln!("fairsim: wrote {}", p.display());
         }
@@ -415,11 +417,11 @@ pub(crate) fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
         super::report::print_run_reports(&reports, trace, out)?;
     }
     let secs = wall.as_secs_f64().max(1e-9);
-    let emulated = result.world.now().0 as f64 / 1e9;
+    let emulated = result.outcome.now().0 as f64 / 1e9;
     eprintln!(
         "fairsim: emulated {emulated:.3}s in {secs:.2}s wall ({:.2} emulated s/s, {:.0} events/s)",
         emulated / secs,
-        result.world.events() as f64 / secs
+        result.outcome.events() as f64 / secs
     );
     if let Some(at) = stopped {
         super::progress::exit_interrupted(
