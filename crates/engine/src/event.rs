@@ -1,70 +1,23 @@
-//! The event queue: one closed [`Event`] enum, ordered by (time, sequence number) so that
-//! events scheduled for the same instant run in the order they were scheduled.
+//! The engine's events: one closed [`Event`] enum, in the discrete-event core's queue
+//! ordered by (time, sequence number), so that events scheduled for the same instant run
+//! in the order they were scheduled.
 //!
-//! Cancelled events are not removed from the queue: events that can be superseded carry
-//! the generation of the object they belong to (a CPU's run segment, its tick, a timer),
-//! and the world drops an event whose generation is stale when it pops ("lazy
-//! invalidation"). Deletion would cost a search per cancel; a stale pop costs what any pop
-//! does.
-
-use crate::event_pack::{pack, unpack};
-use crate::time::Time;
-use crate::wheel::Wheel;
+//! Events that can be superseded carry the generation of the object they belong to (a
+//! CPU's run segment, its tick, a timer), and the world drops an event whose generation is
+//! stale when it pops (the queue's lazy invalidation).
 
 mod kind;
 
 pub use kind::{Event, Tid};
 
-/// A priority queue of events ordered by (time, scheduling order).
-#[derive(Debug, Default)]
-pub struct EventQueue {
-    heap: Wheel,
-    seq: u64,
-}
-
-impl EventQueue {
-    /// An empty queue.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Schedules `event` at `time`.
-    pub fn push(&mut self, time: Time, event: Event) {
-        let seq = self.seq;
-        self.seq += 1;
-        // The (time, sequence) key packed into one integer, so that ordering is a single
-        // comparison. The event itself rides in the heap's entry, packed to 16 bytes
-        // (`event_pack`): a side table indexed by slot kept entries smaller, but cost a
-        // dependent cache miss on every pop.
-        let key = (u128::from(time.0) << 64) | u128::from(seq);
-        self.heap.push(key, pack(event));
-    }
-
-    /// Removes and returns the earliest event.
-    pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let (key, event) = self.heap.pop()?;
-        Some((Time((key >> 64) as u64), unpack(event)))
-    }
-
-    /// Number of pending events (stale ones included).
-    pub fn len(&self) -> usize {
-        self.heap.len()
-    }
-
-    /// Whether no event is pending.
-    pub fn is_empty(&self) -> bool {
-        self.heap.len() == 0
-    }
-
-    /// Events scheduled so far (the next sequence number).
-    pub fn scheduled(&self) -> u64 {
-        self.seq
-    }
-}
+/// The engine's event queue: the discrete-event core's queue ([`fairsim_des::queue`]) of
+/// [`Event`]s, each packed to 16 bytes (`event_pack.rs`).
+pub type EventQueue = fairsim_des::queue::EventQueue<Event>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::Time;
 
     #[test]
     fn pops_by_time_then_scheduling_order() {

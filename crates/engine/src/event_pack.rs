@@ -24,6 +24,18 @@ fn tagged(tag: u8, a: usize, hi: u64) -> u128 {
     u128::from(tag) | (n32(a) << A) | (u128::from(hi) << HI)
 }
 
+impl fairsim_des::queue::Packed for Event {
+    #[inline]
+    fn pack(self) -> u128 {
+        pack(self)
+    }
+
+    #[inline]
+    fn unpack(p: u128) -> Event {
+        unpack(p)
+    }
+}
+
 /// The packed form of `e`.
 pub(crate) fn pack(e: Event) -> u128 {
     match e {

@@ -27,10 +27,8 @@ pub mod noise;
 pub mod plat;
 pub mod profile;
 pub mod program;
-mod radix;
 pub mod speed;
 pub mod tunable;
-mod wheel;
 pub mod world;
 
 pub use cost::{CostTable, CostTableName};
