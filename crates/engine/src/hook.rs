@@ -84,27 +84,46 @@ pub enum SleepAct {
     Exit,
 }
 
+/// A model seen as [`Any`], so that its workload's report can read its own type back;
+/// every `'static` type has it.
+pub trait AsAny {
+    /// The value as [`Any`].
+    fn as_any(&self) -> &dyn Any;
+    /// The value as [`Any`], mutable.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+impl<T: Any> AsAny for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
 /// The tool-specific state of one workload and the operations its tasks call on it.
 ///
 /// Implemented by the workload crate for the tools that need more than the generic IR;
 /// the world calls it only from [`Op::Hook`](crate::program::Op::Hook) and
 /// [`Op::HookSleep`](crate::program::Op::HookSleep), and reports read it back through
-/// [`WorkloadModel::as_any`].
-pub trait WorkloadModel: Debug + Send {
+/// [`AsAny::as_any`]. A model whose tasks never sleep through it keeps the default
+/// `sleep` and `woke`.
+pub trait WorkloadModel: AsAny + Debug + Send {
     /// Answers [`Op::Hook`](crate::program::Op::Hook) `call` of task `cx.me`.
     fn hook(&mut self, call: u32, cx: &mut HookCx<'_>) -> HookAct;
 
     /// Answers [`Op::HookSleep`](crate::program::Op::HookSleep) `call` of task `cx.me`
-    /// before it sleeps: when it is to wake.
-    fn sleep(&mut self, call: u32, cx: &mut HookCx<'_>) -> SleepAct;
+    /// before it sleeps: when it is to wake. By default the sleep returns at once.
+    fn sleep(&mut self, call: u32, cx: &mut HookCx<'_>) -> SleepAct {
+        let _ = (call, cx);
+        SleepAct::Return
+    }
 
-    /// Task `cx.me` runs again at `cx.at` after the timer of its sleep `call` fired.
-    fn woke(&mut self, call: u32, cx: &mut HookCx<'_>);
-
-    /// The model as [`Any`], so that its workload's report can read its own type back.
-    fn as_any(&self) -> &dyn Any;
-
-    /// [`WorkloadModel::as_any`], mutable, for set-up after the build (the run's
-    /// options).
-    fn as_any_mut(&mut self) -> &mut dyn Any;
+    /// Task `cx.me` runs again at `cx.at` after the timer of its sleep `call` fired. By
+    /// default the model takes no note of it.
+    fn woke(&mut self, call: u32, cx: &mut HookCx<'_>) {
+        let _ = (call, cx);
+    }
 }

@@ -8,7 +8,6 @@
 //! `CLOCK_MONOTONIC` `timespec` (seconds and nanoseconds) so that `calcdiff` truncates as
 //! it does in C.
 
-use std::any::Any;
 use std::collections::BTreeSet;
 
 use fairsim_engine::hook::{HookAct, HookCx, SleepAct, WorkloadModel};
@@ -229,14 +228,6 @@ impl WorkloadModel for CyclicRt {
         // until then, so it cannot tell a warm-up cycle.
         let k = cx.me.saturating_sub(1);
         CyclicRt::woke(self, k, cx.at, cx.cpu, cx.at >= cx.warmup);
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }
 

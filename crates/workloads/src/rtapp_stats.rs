@@ -16,7 +16,6 @@
 //! periods as written (`c_duration`, `c_period`), and the thread's `set_thread_affinity`
 //! record of the CPU set it asked for last.
 
-use std::any::Any;
 use std::collections::BTreeMap;
 
 use fairsim_topology::CpuMask;
@@ -328,14 +327,6 @@ impl WorkloadModel for Periodic {
 
     fn woke(&mut self, _call: u32, cx: &mut HookCx<'_>) {
         Periodic::woke(self, cx.me, cx.at);
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }
 

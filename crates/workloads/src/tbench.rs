@@ -23,10 +23,8 @@
 //! `t / 5` seconds, the final throughput and `max_latency`) is replayed from per-second
 //! counters ([`super::tbench_stats::TbenchRt`]).
 
-use std::any::Any;
-
 use fairsim_engine::error::EngineError;
-use fairsim_engine::hook::{HookAct, HookCx, SleepAct, WorkloadModel};
+use fairsim_engine::hook::{HookAct, HookCx, WorkloadModel};
 use fairsim_engine::program::{NetSize, Op, Program, Target};
 use fairsim_engine::rng::SimRng;
 use fairsim_engine::world::{Blueprint, Outcome, WorkloadRt};
@@ -282,20 +280,6 @@ impl WorkloadModel for TbenchRt {
     /// [`TbenchRt::exchange`]: the only hook a tbench client calls.
     fn hook(&mut self, _call: u32, cx: &mut HookCx<'_>) -> HookAct {
         self.exchange(cx.rng, cx.me, cx.at.saturating_sub(cx.epoch))
-    }
-
-    fn sleep(&mut self, _call: u32, _cx: &mut HookCx<'_>) -> SleepAct {
-        SleepAct::Return
-    }
-
-    fn woke(&mut self, _call: u32, _cx: &mut HookCx<'_>) {}
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }
 
