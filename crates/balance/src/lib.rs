@@ -48,8 +48,8 @@ pub use lb::sd_stats::GroupStats;
 pub use lb::view::{CfsSignals, LbRead, ScanCounters};
 pub use rq::Rq;
 pub use sched::{
-    base_slice_for, wf, AffineMove, PickOutcome, Sched, SchedParams, SchedWork, WakeDecision,
-    BOOT_CLOCK_OFFSET,
+    base_slice_for, wf, AffineMove, InvariantError, PickOutcome, Sched, SchedParams, SchedWork,
+    WakeDecision, BOOT_CLOCK_OFFSET,
 };
 pub use stats::{CpuIdleType, RqSchedstat, SdSchedstat};
 pub use task::{OnRq, Policy, Task, TaskId, TaskState};

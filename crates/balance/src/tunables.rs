@@ -38,8 +38,6 @@
 //! The normalized values only matter to `update_sysctl` on CPU hotplug, which fairsim
 //! does not model; they are kept so that the handlers read as the kernel's.
 
-use std::fmt;
-
 use crate::kernel::{CfsTunables, Kernel};
 
 /// `SCHED_CAPACITY_SCALE`, the uclamp sysctls' upper bound.
@@ -378,10 +376,9 @@ pub const DECLARATIONS: &[TunableDecl] = &[
 /// task group, and only 6.12.117's group scheduling is ported. The engine gives the same
 /// line for a run whose writes reached it without [`Tunables::write`].
 pub fn autogroup_era_error(kernel: Kernel) -> TunableError {
-    TunableError(format!(
-        "--sysctl: kernel.sched_autogroup_enabled=1 puts each session in an autogroup, a task group, and task groups are modelled for --kernel 6.12 only (Linux {}'s group scheduling is not ported); allowed: --kernel 6.12, or kernel.sched_autogroup_enabled=0",
-        kernel.release()
-    ))
+    TunableError::AutogroupKernel {
+        release: kernel.release(),
+    }
 }
 
 /// Where the uclamp sysctls are in the eras fairsim models uclamp for.
@@ -426,17 +423,121 @@ pub fn names_at(kernel: Kernel, place: Place) -> Vec<String> {
         .collect()
 }
 
-/// A refused tunable write.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TunableError(pub String);
-
-impl fmt::Display for TunableError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+/// A refused tunable write: the option (`--sysctl`, `--debugfs`), the write or tunable
+/// named, and what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TunableError {
+    /// Not `NAME=VALUE`.
+    #[error("{opt}: '{text}' is not {form}; allowed: {allowed}")]
+    Malformed {
+        /// The option.
+        opt: &'static str,
+        /// The write given.
+        text: String,
+        /// Its form (`kernel.sched_NAME=VALUE`).
+        form: &'static str,
+        /// The names allowed.
+        allowed: String,
+    },
+    /// A name no era has.
+    #[error("{opt}: unknown tunable '{name}' for Linux {kernel}; allowed: {allowed}")]
+    Unknown {
+        /// The option.
+        opt: &'static str,
+        /// The name given.
+        name: String,
+        /// The kernel.
+        kernel: &'static str,
+        /// The names allowed.
+        allowed: String,
+    },
+    /// A tunable the era does not have.
+    #[error("{opt}: {name} does not exist in Linux {kernel} ({why}); allowed: {allowed}")]
+    Gone {
+        /// The option.
+        opt: &'static str,
+        /// The name given.
+        name: String,
+        /// The kernel.
+        kernel: &'static str,
+        /// When it came or went.
+        why: &'static str,
+        /// The names allowed.
+        allowed: String,
+    },
+    /// A tunable the era keeps at the other place.
+    #[error(
+        "{opt}: Linux {kernel} keeps this tunable at {home}{moved}; allowed: {home} {right}=VALUE"
+    )]
+    Elsewhere {
+        /// The option given.
+        opt: &'static str,
+        /// The kernel.
+        kernel: &'static str,
+        /// The option it is at.
+        home: &'static str,
+        /// When it moved (` (5.13 moved it to debugfs)`), or nothing.
+        moved: &'static str,
+        /// Its name there.
+        right: String,
+    },
+    /// A value that is not an integer.
+    #[error("{opt}: {name}={value}: not an integer; allowed: {allowed}")]
+    NotInteger {
+        /// The option.
+        opt: &'static str,
+        /// The tunable as the option spells it.
+        name: String,
+        /// The value given.
+        value: String,
+        /// The range allowed.
+        allowed: String,
+    },
+    /// A value out of the handler's range.
+    #[error("{opt}: {name}={value} is out of Linux {kernel}'s range; allowed: {allowed}")]
+    OutOfRange {
+        /// The option.
+        opt: &'static str,
+        /// The tunable as the option spells it.
+        name: String,
+        /// The value given.
+        value: String,
+        /// The kernel.
+        kernel: &'static str,
+        /// The range allowed.
+        allowed: String,
+    },
+    /// More writes than a run keeps.
+    #[error("{opt}: more than {max} tunable writes; allowed: at most {max} --sysctl and --debugfs together")]
+    TooMany {
+        /// The option.
+        opt: &'static str,
+        /// The most writes.
+        max: usize,
+    },
+    /// `kernel.sched_autogroup_enabled=1` on a kernel whose group scheduling is not ported.
+    #[error("--sysctl: kernel.sched_autogroup_enabled=1 puts each session in an autogroup, a task group, and task groups are modelled for --kernel 6.12 only (Linux {release}'s group scheduling is not ported); allowed: --kernel 6.12, or kernel.sched_autogroup_enabled=0")]
+    AutogroupKernel {
+        /// The kernel's release.
+        release: &'static str,
+    },
+    /// `tunable_scaling` after `min_granularity_ns=0`, which divides by zero.
+    #[error("--debugfs: tunable_scaling after min_granularity_ns=0 would divide by zero in Linux {kernel}'s sched_update_scaling (DIV_ROUND_UP(latency, min_granularity)); allowed: min_granularity_ns above 0 first")]
+    ScalingByZero {
+        /// The kernel.
+        kernel: &'static str,
+    },
+    /// uclamp sysctls in an order the handler refuses.
+    #[error("--sysctl: the write would leave sched_util_clamp_min={min}, sched_util_clamp_max={max}, sched_util_clamp_min_rt_default={rt}, which sysctl_sched_uclamp_handler refuses (EINVAL); allowed: sched_util_clamp_min <= sched_util_clamp_max <= 1024 and sched_util_clamp_min_rt_default <= 1024 (write them in an order that keeps the minimum at or below the maximum)")]
+    UclampOrder {
+        /// `sched_util_clamp_min` after the write.
+        min: u32,
+        /// `sched_util_clamp_max` after the write.
+        max: u32,
+        /// `sched_util_clamp_min_rt_default` after the write.
+        rt: u32,
+    },
 }
-
-impl std::error::Error for TunableError {}
 
 /// One accepted write: the tunable, where it went, and the value as the kernel stored it
 /// (the `unsigned int`'s bits).
@@ -528,7 +629,6 @@ impl Tunables {
     pub fn write(&mut self, kernel: Kernel, place: Place, text: &str) -> Result<(), TunableError> {
         let opt = place.option();
         let k = kernel.name();
-        let err = |msg: String| TunableError(format!("{opt}: {msg}"));
         let form = match place {
             Place::Sysctl => "kernel.sched_NAME=VALUE",
             Place::Debugfs => "NAME=VALUE",
@@ -558,10 +658,12 @@ impl Tunables {
             }
         };
         let Some((name, value)) = text.split_once('=') else {
-            return Err(err(format!(
-                "'{text}' is not {form}; allowed: {}",
-                allowed()
-            )));
+            return Err(TunableError::Malformed {
+                opt,
+                text: text.to_string(),
+                form,
+                allowed: allowed(),
+            });
         };
         let name = name.trim();
         let bare = match place {
@@ -579,17 +681,21 @@ impl Tunables {
                 .map(|h| (d.tunable, h.place))
         });
         let Some((tunable, named_place)) = named else {
-            return Err(err(format!(
-                "unknown tunable '{name}' for Linux {k}; allowed: {}",
-                allowed()
-            )));
+            return Err(TunableError::Unknown {
+                opt,
+                name: name.to_string(),
+                kernel: k,
+                allowed: allowed(),
+            });
         };
         let Some(home) = tunable.home(kernel) else {
-            return Err(err(format!(
-                "{name} does not exist in Linux {k} ({}); allowed: {}",
-                tunable.decl().gone,
-                allowed()
-            )));
+            return Err(TunableError::Gone {
+                opt,
+                name: name.to_string(),
+                kernel: k,
+                why: tunable.decl().gone,
+                allowed: allowed(),
+            });
         };
         if home.place != place || named_place != place {
             let right = home.place.spell(home.name);
@@ -598,11 +704,13 @@ impl Tunables {
                 (Place::Debugfs, Place::Sysctl) => " (it moved to debugfs in 5.13)",
                 _ => "",
             };
-            return Err(err(format!(
-                "Linux {k} keeps this tunable at {}{moved}; allowed: {} {right}=VALUE",
-                home.place.option(),
-                home.place.option()
-            )));
+            return Err(TunableError::Elsewhere {
+                opt,
+                kernel: k,
+                home: home.place.option(),
+                moved,
+                right,
+            });
         }
         let value = value.trim();
         let spelled = place.spell(home.name);
@@ -664,15 +772,20 @@ impl Tunables {
             ),
         };
         let signed = lo < 0;
-        let v = parse_int(value, signed, base10).ok_or_else(|| {
-            err(format!(
-                "{spelled}={value}: not an integer; allowed: {what}"
-            ))
+        let v = parse_int(value, signed, base10).ok_or_else(|| TunableError::NotInteger {
+            opt,
+            name: spelled.clone(),
+            value: value.to_string(),
+            allowed: what.clone(),
         })?;
         if v < lo || v > hi {
-            return Err(err(format!(
-                "{spelled}={value} is out of Linux {k}'s range; allowed: {what}"
-            )));
+            return Err(TunableError::OutOfRange {
+                opt,
+                name: spelled,
+                value: value.to_string(),
+                kernel: k,
+                allowed: what,
+            });
         }
         let w = TunableWrite {
             tunable,
@@ -680,11 +793,10 @@ impl Tunables {
             value: v as i64 as u32,
         };
         let Some(slot) = self.writes.iter().position(Option::is_none) else {
-            return Err(err(format!(
-                "more than {} tunable writes; allowed: at most {} --sysctl and --debugfs together",
-                Self::MAX,
-                Self::MAX
-            )));
+            return Err(TunableError::TooMany {
+                opt,
+                max: Self::MAX,
+            });
         };
         // Replaying the list finds a write that would divide by zero in the kernel. The
         // CPU count only scales the boot values, which are never 0.
@@ -842,10 +954,9 @@ impl TunableState {
         let factor = self.factor();
         if self.kernel.is_cfs() {
             if self.min_granularity == 0 {
-                return Err(TunableError(format!(
-                    "--debugfs: tunable_scaling after min_granularity_ns=0 would divide by zero in Linux {}'s sched_update_scaling (DIV_ROUND_UP(latency, min_granularity)); allowed: min_granularity_ns above 0 first",
-                    self.kernel.name()
-                )));
+                return Err(TunableError::ScalingByZero {
+                    kernel: self.kernel.name(),
+                });
             }
             self.nr_latency = self.latency.div_ceil(self.min_granularity);
             self.normalized_min_granularity = self.min_granularity / factor;
@@ -909,9 +1020,7 @@ impl TunableState {
         {
             let (min, max, rt) = (self.uclamp_min, self.uclamp_max, self.uclamp_min_rt_default);
             (self.uclamp_min, self.uclamp_max, self.uclamp_min_rt_default) = old;
-            return Err(TunableError(format!(
-                "--sysctl: the write would leave sched_util_clamp_min={min}, sched_util_clamp_max={max}, sched_util_clamp_min_rt_default={rt}, which sysctl_sched_uclamp_handler refuses (EINVAL); allowed: sched_util_clamp_min <= sched_util_clamp_max <= 1024 and sched_util_clamp_min_rt_default <= 1024 (write them in an order that keeps the minimum at or below the maximum)"
-            )));
+            return Err(TunableError::UclampOrder { min, max, rt });
         }
         if (self.uclamp_min, self.uclamp_max, self.uclamp_min_rt_default) != old {
             self.uclamp_key = true;

@@ -261,13 +261,21 @@ mod tests {
         let full = CliError::from(std::io::Error::other("No space left on device"));
         assert_eq!(full.class, Class::Output);
         assert!(full.text.starts_with("writing stdout: "));
-        let bug = CliError::from(fairsim_engine::EngineError::Invariant("x".into()));
+        let bug = CliError::from(fairsim_engine::EngineError::Invariant(
+            fairsim_engine::InvariantError::BeyondRun,
+        ));
         assert_eq!(bug.class, Class::Internal);
-        let input = CliError::from(fairsim_engine::EngineError::Workload("Broken pipe".into()));
+        let input = CliError::from(fairsim_engine::EngineError::Workload(
+            fairsim_engine::SpecError::refused("rtapp", "Broken pipe"),
+        ));
         assert_eq!(input.class, Class::Input);
-        let race_bug = CliError::from(fairsim_race::RaceError::Invariant("x".into()));
+        let race_bug = CliError::from(fairsim_race::RaceError::ThreadPanicked);
         assert_eq!(race_bug.class, Class::Internal);
-        let late = CliError::from(fairsim_race::RaceError::Watchdog("thread 0".into()));
+        let late = CliError::from(fairsim_race::RaceError::StartTimeout {
+            limit_ns: 1,
+            started: 0,
+            threads: 1,
+        });
         assert_eq!(late.class, Class::Input);
     }
 }

@@ -27,7 +27,7 @@ use fairsim_balance::tunables::autogroup_era_error;
 use fairsim_balance::{Kernel, Sched};
 
 use crate::cgroup::{Cgroups, MAX_CGROUPS};
-use crate::error::EngineError;
+use crate::error::{ConfigError, EngineError};
 
 /// `groups` with one autogroup for each of `sessions` sessions, after checking that
 /// `kernel` models task groups, that no declared group has an autogroup's path (the
@@ -38,23 +38,28 @@ pub fn with_autogroups(
     kernel: Kernel,
 ) -> Result<Cgroups, EngineError> {
     if kernel.is_cfs() {
-        return Err(EngineError::Config(autogroup_era_error(kernel).to_string()));
+        return Err(ConfigError::AutogroupKernel(autogroup_era_error(kernel)).into());
     }
     for id in 1..=sessions as u64 {
         let path = autogroup_path(id);
         if let Some((_, g)) = groups.iter().find(|(_, g)| g.path == path) {
-            return Err(EngineError::Config(format!(
-                "{}: {path} is the name autogroup {id} goes by with kernel.sched_autogroup_enabled=1, and the outputs name groups by path; allowed: another path, or kernel.sched_autogroup_enabled=0",
-                g.origin.field()
-            )));
+            return Err(ConfigError::AutogroupPath {
+                field: g.origin.field().to_string(),
+                path,
+                id,
+            }
+            .into());
         }
     }
     let total = groups.len() + sessions;
     if total > MAX_CGROUPS {
-        return Err(EngineError::Config(format!(
-            "--sysctl: kernel.sched_autogroup_enabled=1 gives each of the {sessions} workloads an autogroup, which makes {total} task groups with the {} cgroups; allowed: at most {MAX_CGROUPS} cgroups and autogroups together",
-            groups.len()
-        )));
+        return Err(ConfigError::TooManyAutogroups {
+            sessions,
+            total,
+            cgroups: groups.len(),
+            max: MAX_CGROUPS,
+        }
+        .into());
     }
     groups.set_autogroups(sessions);
     Ok(groups)
@@ -68,12 +73,17 @@ pub fn install(groups: &Cgroups, sched: &mut Sched) -> Result<(), EngineError> {
         let want: GroupId = groups.autogroup_of(i);
         let made = sched
             .autogroup_create()
-            .map_err(|e| EngineError::Config(format!("autogroup {}: {e}", i + 1)))?;
+            .map_err(|err| ConfigError::Autogroup {
+                autogroup: i + 1,
+                err,
+            })?;
         if made != want {
-            return Err(EngineError::Invariant(format!(
-                "autogroup {} was created as task group {made}, expected {want}",
-                i + 1
-            )));
+            return Err(crate::error::InvariantError::AutogroupId {
+                autogroup: i + 1,
+                made,
+                expected: want,
+            }
+            .into());
         }
     }
     Ok(())

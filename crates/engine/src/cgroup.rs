@@ -38,7 +38,7 @@ use fairsim_balance::group::{
 use fairsim_balance::{Kernel, Sched};
 use fairsim_topology::{check_cpusets, parse_cpulist, CpuMask};
 
-use crate::error::EngineError;
+use crate::error::{ConfigError, EngineError};
 use crate::tunable::{tunable_writes, TunableValue};
 
 /// The most groups a run may declare or create, the root not counted: each has a
@@ -52,11 +52,7 @@ pub const MAX_PATH_BYTES: usize = 4095;
 /// The longest path component, in bytes (`NAME_MAX`, as kernfs allows a name).
 pub const MAX_NAME_BYTES: usize = 255;
 
-/// What a path may be, for the errors.
-pub const PATH_ALLOWED: &str = "an absolute path such as /a or /a/b, each component 1 to 255 letters, digits or '-', '_', '.', '@', '+' (not '.' or '..')";
-
-/// The cpu controller files a declaration may write, for the errors.
-pub const KEYS_ALLOWED: &str = "cpu.weight=N (1 to 10000) or cpu.weight.nice=N (-20 to 19), cpu.idle=0|1, cpu.max='QUOTA_US|max [PERIOD_US]', cpu.max.burst=US, cpuset.cpus=LIST, cpuset.cpus.partition=root|member";
+pub use crate::error::{KeyError, PathError, KEYS_ALLOWED, PATH_ALLOWED};
 
 /// The most CPUs a `cpuset.cpus` list is checked against before the machine is known
 /// (its syntax only; the machine's range is checked by [`Cgroups::cpusets`]).
@@ -66,31 +62,37 @@ const CPULIST_SYNTAX_CPUS: usize = 8192;
 /// each a name cgroupfs would take and that fairsim's option syntax can carry (no `,`,
 /// `:` or `=`, which separate keys and values in `--cgroup` and `--workload`). Returns
 /// why not.
-pub fn check_path(path: &str) -> Result<(), String> {
+pub fn check_path(path: &str) -> Result<(), PathError> {
     if path == "/" {
         return Ok(());
     }
     let Some(rest) = path.strip_prefix('/') else {
-        return Err("not absolute".into());
+        return Err(PathError::NotAbsolute);
     };
     if path.len() > MAX_PATH_BYTES {
-        return Err(format!("longer than {MAX_PATH_BYTES} bytes"));
+        return Err(PathError::TooLong {
+            max: MAX_PATH_BYTES,
+        });
     }
     for name in rest.split('/') {
         if name.is_empty() {
-            return Err("an empty component".into());
+            return Err(PathError::EmptyComponent);
         }
         if name == "." || name == ".." {
-            return Err(format!("the component '{name}'"));
+            return Err(PathError::DotComponent {
+                name: name.to_string(),
+            });
         }
         if name.len() > MAX_NAME_BYTES {
-            return Err(format!("a component longer than {MAX_NAME_BYTES} bytes"));
+            return Err(PathError::ComponentTooLong {
+                max: MAX_NAME_BYTES,
+            });
         }
         if let Some(c) = name
             .chars()
             .find(|c| !(c.is_ascii_alphanumeric() || "-_.@+".contains(*c)))
         {
-            return Err(format!("the character {c:?}"));
+            return Err(PathError::Character { c });
         }
     }
     Ok(())
@@ -384,10 +386,12 @@ impl Cgroups {
         let parent = parent_path(path);
         let parent_id = self.mkdir_p(parent, Origin::Parent)?;
         if self.groups.len() >= MAX_CGROUPS {
-            return Err(EngineError::Config(format!(
-                "{}: creating {path} makes more than {MAX_CGROUPS} cgroups; allowed: at most {MAX_CGROUPS}, parents included",
-                origin.field()
-            )));
+            return Err(ConfigError::TooManyCgroups {
+                field: origin.field().to_string(),
+                path: path.to_string(),
+                max: MAX_CGROUPS,
+            }
+            .into());
         }
         self.groups.push(Cgroup {
             path: path.to_string(),
@@ -413,20 +417,23 @@ impl Cgroups {
         keys: impl IntoIterator<Item = &'a str>,
         origin: Origin,
     ) -> Result<(), EngineError> {
-        let bad = |what: String| EngineError::Config(format!("{field}: {what}"));
-        check_path(path).map_err(|why| {
-            bad(format!(
-                "invalid path '{path}' ({why}); allowed: {PATH_ALLOWED}"
-            ))
+        check_path(path).map_err(|why| ConfigError::CgroupPath {
+            field: field.to_string(),
+            path: path.to_string(),
+            why,
         })?;
         if path == "/" {
             // The kernel refuses the root's cpu.weight (EINVAL), and the root always
             // exists: a declaration of it could only be refused or do nothing.
-            return Err(bad(
-                "'/' is the root cgroup, which always exists and whose cpu.weight cannot be written (EINVAL); allowed: a child path such as /a".into(),
-            ));
+            return Err(ConfigError::DeclaresRoot {
+                field: field.to_string(),
+            }
+            .into());
         }
-        let keys = parse_keys(keys).map_err(bad)?;
+        let keys = parse_keys(keys).map_err(|key| ConfigError::CgroupKey {
+            field: field.to_string(),
+            key,
+        })?;
         let (weight, writes, cpuset) = (keys.weight, keys.writes, keys.cpuset);
         if let Some(i) = self.index(path) {
             if keys.cpu {
@@ -434,9 +441,11 @@ impl Cgroups {
             }
             let g = &mut self.groups[i];
             if g.origin == origin {
-                return Err(bad(format!(
-                    "{path} is declared twice; allowed: each path once (its keys comma-separated in one declaration)"
-                )));
+                return Err(ConfigError::DeclaredTwice {
+                    field: field.to_string(),
+                    path: path.to_string(),
+                }
+                .into());
             }
             g.origin = origin;
             if weight.is_some() {
@@ -446,10 +455,7 @@ impl Cgroups {
             g.cpuset.overlay(cpuset);
             return Ok(());
         }
-        let id = self.mkdir_p(path, origin).map_err(|e| match e {
-            EngineError::Config(m) => bad(m.replacen(&format!("{}: ", origin.field()), "", 1)),
-            other => other,
-        })?;
+        let id = self.mkdir_p(path, origin).map_err(|e| e.for_field(field))?;
         self.groups[id - 1].weight = weight;
         self.groups[id - 1].writes = writes;
         self.groups[id - 1].cpuset = cpuset;
@@ -520,10 +526,12 @@ impl Cgroups {
                 (None, None) => (String::new(), ""),
             };
             if !field.is_empty() {
-                return Err(EngineError::Config(format!(
-                    "{field}: task groups are modelled for --kernel 6.12 only (Linux {}'s group scheduling is not ported); allowed: --kernel 6.12, or {what}",
-                    kernel.release()
-                )));
+                return Err(ConfigError::GroupsNeedKernel {
+                    field,
+                    release: kernel.release(),
+                    instead: what,
+                }
+                .into());
             }
         }
         let mut all = self.clone();
@@ -539,19 +547,16 @@ impl Cgroups {
                 continue;
             }
             if !j.creates {
-                return Err(EngineError::Config(format!(
-                    "{}: '{}' is not a declared cgroup; allowed: {} (declare others with --cgroup /PATH or a scenario's [cgroup.\"/PATH\"] table)",
-                    j.field,
-                    j.path,
-                    self.allowed_paths()
-                )));
-            }
-            let id = all.mkdir_p(&j.path, Origin::Rtapp).map_err(|e| match e {
-                EngineError::Config(m) => {
-                    EngineError::Config(m.replacen(Origin::Rtapp.field(), &j.field, 1))
+                return Err(ConfigError::NotDeclared {
+                    field: j.field.clone(),
+                    path: j.path.clone(),
+                    allowed: self.allowed_paths(),
                 }
-                other => other,
-            })?;
+                .into());
+            }
+            let id = all
+                .mkdir_p(&j.path, Origin::Rtapp)
+                .map_err(|e| e.for_field(&j.field))?;
             all.enable_cpu(id - 1);
         }
         Ok(all)
@@ -571,20 +576,25 @@ impl Cgroups {
         let mut partitions = base.to_vec();
         let mut first_root: Option<&Cgroup> = None;
         for g in &self.groups {
-            let bad = |what: String| {
-                EngineError::Config(format!("{}: {}: {what}", g.origin.field(), g.path))
-            };
+            let field = || g.origin.field().to_string();
             let mask = match &g.cpuset.cpus {
                 Some(text) => {
-                    let m = parse_cpulist(nr_cpus, text).map_err(|why| {
-                        bad(format!(
-                            "cpuset.cpus: invalid value '{text}' ({why}); allowed: a CPU list of CPUs 0-{last}, e.g. 0-3,8-11"
-                        ))
-                    })?;
+                    let m =
+                        parse_cpulist(nr_cpus, text).map_err(|why| ConfigError::CpusetList {
+                            field: field(),
+                            path: g.path.clone(),
+                            got: text.clone(),
+                            why,
+                            last,
+                        })?;
                     if m.is_empty() {
-                        return Err(bad(format!(
-                            "cpuset.cpus: '{text}' names no CPU; allowed: a non-empty CPU list of CPUs 0-{last} (or no cpuset.cpus, to take the parent's CPUs)"
-                        )));
+                        return Err(ConfigError::CpusetEmpty {
+                            field: field(),
+                            path: g.path.clone(),
+                            got: text.clone(),
+                            last,
+                        }
+                        .into());
                     }
                     Some(m)
                 }
@@ -592,14 +602,18 @@ impl Cgroups {
             };
             if g.cpuset.partition == Some(Partition::Root) {
                 let Some(m) = &mask else {
-                    return Err(bad(
-                        "cpuset.cpus.partition=root needs the group's own cpuset.cpus; allowed: cpuset.cpus=LIST with it".into(),
-                    ));
+                    return Err(ConfigError::PartitionWithoutCpus {
+                        field: field(),
+                        path: g.path.clone(),
+                    }
+                    .into());
                 };
                 if g.parent != ROOT_GROUP {
-                    return Err(bad(
-                        "cpuset.cpus.partition=root below another group is not modelled (nested partitions); allowed: root partitions on children of /".into(),
-                    ));
+                    return Err(ConfigError::NestedPartition {
+                        field: field(),
+                        path: g.path.clone(),
+                    }
+                    .into());
                 }
                 partitions.push(m.clone());
                 first_root.get_or_insert(g);
@@ -608,8 +622,7 @@ impl Cgroups {
         }
         if let Some(g) = first_root {
             let field = format!("{} cpuset.cpus", g.origin.field());
-            check_cpusets(nr_cpus, &partitions, &field)
-                .map_err(|e| EngineError::Config(e.to_string()))?;
+            check_cpusets(nr_cpus, &partitions, &field).map_err(ConfigError::Partitions)?;
         }
         let mut top = CpuMask::full(nr_cpus);
         for p in &partitions {
@@ -627,14 +640,13 @@ impl Cgroups {
                     let within = parent.unwrap_or_else(|| top.clone());
                     let e = m.and(&within);
                     if e.is_empty() {
-                        return Err(EngineError::Config(format!(
-                            "{}: {}: cpuset.cpus={} shares no CPU with its parent's effective CPUs ({}); allowed: CPUs of {}",
-                            g.origin.field(),
-                            g.path,
-                            m.to_list(),
-                            if within.is_empty() { "none".into() } else { within.to_list() },
-                            if within.is_empty() { "another parent".into() } else { within.to_list() },
-                        )));
+                        return Err(ConfigError::NoEffectiveCpu {
+                            field: g.origin.field().to_string(),
+                            path: g.path.clone(),
+                            cpus: m.to_list(),
+                            parent: (!within.is_empty()).then(|| within.to_list()),
+                        }
+                        .into());
                     }
                     Some(e)
                 }
@@ -656,26 +668,24 @@ impl Cgroups {
     /// The autogroups come after them ([`crate::autogroup::install`]).
     pub fn install(&self, sched: &mut Sched) -> Result<(), EngineError> {
         for (id, g) in self.iter() {
-            let made = sched.create_task_group(g.parent, &g.path).map_err(|e| {
-                EngineError::Config(format!("{}: {}: {e}", g.origin.field(), g.path))
-            })?;
+            let fail = |err: GroupError| ConfigError::Group {
+                field: g.origin.field().to_string(),
+                path: g.path.clone(),
+                err,
+            };
+            let made = sched.create_task_group(g.parent, &g.path).map_err(fail)?;
             if made != id {
-                return Err(EngineError::Invariant(format!(
-                    "cgroup {} was created as task group {made}, expected {id}",
-                    g.path
-                )));
+                return Err(crate::error::InvariantError::CgroupId {
+                    path: g.path.clone(),
+                    made,
+                    expected: id,
+                }
+                .into());
             }
             if let Some(w) = g.weight {
-                let shares = w.shares().map_err(|e| {
-                    EngineError::Config(format!("{}: {}: {e}", g.origin.field(), g.path))
-                })?;
-                sched.set_group_shares(id, shares, 0).map_err(|e| {
-                    EngineError::Config(format!("{}: {}: {e}", g.origin.field(), g.path))
-                })?;
+                let shares = w.shares().map_err(fail)?;
+                sched.set_group_shares(id, shares, 0).map_err(fail)?;
             }
-            let fail = |e: GroupError| {
-                EngineError::Config(format!("{}: {}: {e}", g.origin.field(), g.path))
-            };
             if let Some(idle) = g.writes.idle {
                 sched.set_group_idle(id, idle, 0).map_err(fail)?;
             }
@@ -731,7 +741,7 @@ struct Keys {
 /// `cpu.max.burst` (us), `cpuset.cpus` (a cpulist, its syntax checked here) and
 /// `cpuset.cpus.partition` (`root` or `member`), each once; every other key refused by
 /// name.
-fn parse_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Result<Keys, String> {
+fn parse_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Result<Keys, KeyError> {
     let mut weight: Option<(&str, CpuWeight)> = None;
     let mut writes = Writes::default();
     let mut cpuset = CpusetWrites::default();
@@ -748,20 +758,26 @@ fn parse_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Result<Keys, Strin
         }
         let w = match key {
             "cpu.weight" => {
-                let w = value.parse::<u64>().map_err(|_| {
-                    format!("cpu.weight: invalid value '{value}'; allowed: an integer from 1 to 10000")
+                let w = value.parse::<u64>().map_err(|_| KeyError::Invalid {
+                    key: "cpu.weight",
+                    got: value.to_string(),
+                    allowed: "an integer from 1 to 10000",
                 })?;
                 CpuWeight::Weight(w)
             }
             "cpu.weight.nice" => {
-                let n = value.parse::<i64>().map_err(|_| {
-                    format!("cpu.weight.nice: invalid value '{value}'; allowed: an integer from -20 to 19")
+                let n = value.parse::<i64>().map_err(|_| KeyError::Invalid {
+                    key: "cpu.weight.nice",
+                    got: value.to_string(),
+                    allowed: "an integer from -20 to 19",
                 })?;
                 CpuWeight::Nice(n)
             }
             "cpu.idle" | "cpu.max" | "cpu.max.burst" => {
                 if seen.contains(&key) {
-                    return Err(format!("{key}: given twice; allowed: each file once"));
+                    return Err(KeyError::GivenTwice {
+                        key: key.to_string(),
+                    });
                 }
                 seen.push(key);
                 match key {
@@ -770,69 +786,73 @@ fn parse_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Result<Keys, Strin
                             "0" => false,
                             "1" => true,
                             _ => {
-                                return Err(format!(
-                                    "cpu.idle: invalid value '{value}' (EINVAL); allowed: 0 or 1"
-                                ))
+                                return Err(KeyError::Refused {
+                                    key: "cpu.idle",
+                                    got: value.to_string(),
+                                    errno: "EINVAL",
+                                    allowed: "0 or 1",
+                                })
                             }
                         })
                     }
                     "cpu.max" => writes.max = Some(parse_cpu_max(value)?),
                     _ => {
-                        writes.burst = Some(value.parse::<u64>().map_err(|_| {
-                            format!("cpu.max.burst: invalid value '{value}'; allowed: microseconds, an integer up to the cpu.max quota")
-                        })?)
+                        writes.burst =
+                            Some(value.parse::<u64>().map_err(|_| KeyError::Invalid {
+                                key: "cpu.max.burst",
+                                got: value.to_string(),
+                                allowed: "microseconds, an integer up to the cpu.max quota",
+                            })?)
                     }
                 }
                 continue;
             }
             "cpu.uclamp.min" | "cpu.uclamp.max" => {
-                return Err(format!(
-                    "{key}: group utilization clamps are not modelled yet; allowed: {KEYS_ALLOWED} (or uclamp= on the workload)"
-                ))
+                return Err(KeyError::Uclamp {
+                    key: key.to_string(),
+                })
             }
             "cpuset.cpus" | "cpuset.cpus.partition" => {
                 if seen.contains(&key) {
-                    return Err(format!("{key}: given twice; allowed: each file once"));
+                    return Err(KeyError::GivenTwice {
+                        key: key.to_string(),
+                    });
                 }
                 seen.push(key);
                 cpuset_keys += 1;
                 if key == "cpuset.cpus" {
-                    parse_cpulist(CPULIST_SYNTAX_CPUS, value).map_err(|why| {
-                        format!(
-                            "cpuset.cpus: invalid value '{value}' ({why}); allowed: a CPU list such as 0-3,8-11"
-                        )
+                    parse_cpulist(CPULIST_SYNTAX_CPUS, value).map_err(|why| KeyError::CpuList {
+                        got: value.to_string(),
+                        why,
                     })?;
                     cpuset.cpus = Some(value.to_string());
                 } else {
                     cpuset.partition = Some(match value {
                         "root" => Partition::Root,
                         "member" => Partition::Member,
-                        "isolated" => return Err(
-                            "cpuset.cpus.partition: 'isolated' (a partition without load balancing) is not modelled; allowed: root or member".into(),
-                        ),
-                        _ => return Err(format!(
-                            "cpuset.cpus.partition: invalid value '{value}'; allowed: root or member"
-                        )),
+                        "isolated" => return Err(KeyError::Isolated),
+                        _ => {
+                            return Err(KeyError::Invalid {
+                                key: "cpuset.cpus.partition",
+                                got: value.to_string(),
+                                allowed: "root or member",
+                            })
+                        }
                     });
                 }
                 continue;
             }
             k if k.starts_with("cpuset.") => {
-                return Err(format!(
-                    "{k}: this cpuset controller file is not modelled; allowed: {KEYS_ALLOWED}"
-                ))
+                return Err(KeyError::CpusetFile { key: k.to_string() })
             }
-            k => {
-                return Err(format!(
-                    "'{k}' is not a cpu controller file fairsim models; allowed: {KEYS_ALLOWED}"
-                ))
-            }
+            k => return Err(KeyError::UnknownFile { key: k.to_string() }),
         };
-        w.shares().map_err(|e| e.to_string())?;
+        w.shares().map_err(KeyError::Weight)?;
         if let Some((first, _)) = weight {
-            return Err(format!(
-                "{key}: given after {first}, which sets the same weight; allowed: one of cpu.weight or cpu.weight.nice, once"
-            ));
+            return Err(KeyError::WeightTwice {
+                key: key.to_string(),
+                first: first.to_string(),
+            });
         }
         weight = Some((key, w));
     }
@@ -846,11 +866,14 @@ fn parse_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Result<Keys, Strin
 
 /// `cpu_period_quota_parse`: `max` or a quota in us, then optionally a period in us; the
 /// ranges are `tg_set_cfs_bandwidth`'s, checked when the write is made.
-fn parse_cpu_max(value: &str) -> Result<(Option<u64>, Option<u64>), String> {
+fn parse_cpu_max(value: &str) -> Result<(Option<u64>, Option<u64>), KeyError> {
     let bad = || {
-        format!(
-            "cpu.max: invalid value '{value}' (EINVAL); allowed: 'QUOTA_US [PERIOD_US]' or 'max [PERIOD_US]', quota and period at least 1000 us, period at most 1000000 us"
-        )
+        KeyError::Refused {
+        key: "cpu.max",
+        got: value.to_string(),
+        errno: "EINVAL",
+        allowed: "'QUOTA_US [PERIOD_US]' or 'max [PERIOD_US]', quota and period at least 1000 us, period at most 1000000 us",
+    }
     };
     let mut it = value.split_whitespace();
     let quota = match it.next().ok_or_else(bad)? {
@@ -908,7 +931,7 @@ mod tests {
             ("/a,b", "','"),
             ("/a:b", "':'"),
         ] {
-            let e = check_path(bad).unwrap_err();
+            let e = check_path(bad).unwrap_err().to_string();
             assert!(e.contains(why), "{bad}: {e}");
         }
         assert!(check_path(&format!("/{}", "a".repeat(256))).is_err());

@@ -32,7 +32,7 @@ pub mod tunable;
 pub mod world;
 
 pub use cost::{CostTable, CostTableName};
-pub use error::EngineError;
+pub use error::{ConfigError, EngineError, InvariantError, ScenarioError, SpecError};
 pub use fairsim_balance as balance;
 /// The world's seeded random streams, from the discrete-event core, re-exported for the
 /// same reason as [`time`].

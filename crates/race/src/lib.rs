@@ -48,7 +48,7 @@ use fairsim_topology::{build_sched_domains, BuildOptions, Machine};
 use control::Control;
 use cpu::{CpuCtx, RaceWorld};
 use error::invalid;
-pub use error::RaceError;
+pub use error::{RaceError, StuckThread};
 use report::{CpuResult, RaceReport};
 use rq::{RaceRq, RqInner, Token};
 pub use spec::{validate, Placement, RaceSpec, MAX_RACE_DURATION, MAX_RACE_TASKS};
@@ -237,13 +237,10 @@ pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, RaceError> {
             world.stop.store(true, Ordering::Relaxed);
             ctl.open(0);
             handles.iter().for_each(|h| h.thread().unpark());
-            return Err(failed.unwrap_or_else(|| {
-                RaceError::Watchdog(format!(
-                    "starting the threads took longer than the run and --watchdog together ({:.3} s): {} of {} had started",
-                    give_up as f64 / 1e9,
-                    handles.len(),
-                    spec.threads
-                ))
+            return Err(failed.unwrap_or(RaceError::StartTimeout {
+                limit_ns: give_up,
+                started: handles.len(),
+                threads: spec.threads,
             }));
         }
     }
@@ -263,24 +260,22 @@ pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, RaceError> {
             world.stop.store(true, Ordering::Relaxed);
         }
         if now.saturating_sub(deadline) > spec.watchdog_ns {
-            let stuck: Vec<String> = (0..spec.threads)
+            let stuck: Vec<StuckThread> = (0..spec.threads)
                 .filter(|&k| !handles[k].is_finished())
                 .map(|k| match ctl.last[k].load(Ordering::Relaxed) {
-                    0 => format!("thread {k} (no step finished)"),
-                    t => format!(
-                        "thread {k} (last step at {:.3} s)",
-                        t.saturating_sub(released) as f64 / 1e9
-                    ),
+                    0 => StuckThread::NoStep { thread: k },
+                    t => StuckThread::LastStep {
+                        thread: k,
+                        last_ns: t.saturating_sub(released),
+                    },
                 })
                 .collect();
-            return Err(RaceError::Watchdog(format!(
-                "{} of {} threads did not stop within --watchdog {:.3} s of the run's end at {:.3} s: {}",
-                stuck.len(),
-                spec.threads,
-                spec.watchdog_ns as f64 / 1e9,
-                spec.duration_ns as f64 / 1e9,
-                stuck.join(", ")
-            )));
+            return Err(RaceError::StopTimeout {
+                stuck,
+                threads: spec.threads,
+                watchdog_ns: spec.watchdog_ns,
+                duration_ns: spec.duration_ns,
+            });
         }
         let left = deadline.saturating_sub(now).max(1_000_000);
         std::thread::sleep(Duration::from_nanos(left.min(5_000_000)));
@@ -291,11 +286,7 @@ pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, RaceError> {
     for h in handles {
         match h.join() {
             Ok(r) => cpus.extend(r),
-            Err(_) => {
-                return Err(RaceError::Invariant(
-                    "race: a driving thread panicked".into(),
-                ))
-            }
+            Err(_) => return Err(RaceError::ThreadPanicked),
         }
     }
     cpus.sort_by_key(|c| c.cpu);
@@ -306,9 +297,7 @@ pub fn run_race(spec: &RaceSpec) -> Result<RaceReport, RaceError> {
         .map(|r| r.contended.load(Ordering::Relaxed))
         .sum();
     let serialize_failed = world.serialize_failed.load(Ordering::Relaxed);
-    let world = Arc::try_unwrap(world).map_err(|_| {
-        RaceError::Invariant("race: the world is still shared after every thread finished".into())
-    })?;
+    let world = Arc::try_unwrap(world).map_err(|_| RaceError::WorldShared)?;
     let topo = world.topo.clone();
     let mut seen = vec![0u32; spec.tasks];
     let mut tokens: Vec<Token> = Vec::new();

@@ -4,7 +4,7 @@
 use std::fmt::Display;
 
 /// Why a machine description was rejected.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum TopologyError {
     /// A field had a value outside what is allowed.
     #[error("{field}: invalid value '{got}'; allowed: {allowed}")]
@@ -16,9 +16,39 @@ pub enum TopologyError {
         /// What would have been accepted.
         allowed: String,
     },
-    /// Fields that are valid alone but contradict each other.
-    #[error("{0}")]
-    Inconsistent(String),
+    /// Fields that are valid alone but contradict each other: the field where the
+    /// contradiction shows, and what contradicts it.
+    #[error("{field}: {detail}")]
+    Inconsistent {
+        /// The field (`nodes`, `cpu3 node`, `--cpuset`), as the user wrote it.
+        field: String,
+        /// What contradicts what, and what is allowed.
+        detail: String,
+    },
+    /// Sibling masks that are not equivalence classes.
+    #[error("cpu{cpu} {kind} '{mask}' differs from cpu{other}'s '{theirs}'; siblings must list the same CPUs")]
+    SiblingsDiffer {
+        /// The CPU.
+        cpu: usize,
+        /// The sibling mask (`thread_siblings`, ...).
+        kind: String,
+        /// Its mask.
+        mask: String,
+        /// A sibling.
+        other: usize,
+        /// The sibling's mask.
+        theirs: String,
+    },
+    /// SMT siblings outside the CPU's package.
+    #[error("cpu{cpu} thread_siblings '{smt}' are not all in its package '{package}'")]
+    SmtOutsidePackage {
+        /// The CPU.
+        cpu: usize,
+        /// Its `thread_siblings`.
+        smt: String,
+        /// Its package's CPUs.
+        package: String,
+    },
     /// A file or directory could not be read.
     #[error("{path}: {reason}")]
     Io {

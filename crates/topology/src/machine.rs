@@ -194,10 +194,10 @@ impl Machine {
         let mut seen = CpuMask::new(n);
         for (node, mask) in self.node_cpus.iter().enumerate() {
             if mask.nbits() != n {
-                return Err(TopologyError::Inconsistent(format!(
-                    "node{node} cpulist: mask width {} differs from the CPU count {n}",
-                    mask.nbits()
-                )));
+                return Err(TopologyError::Inconsistent {
+                    field: format!("node{node} cpulist"),
+                    detail: format!("mask width {} differs from the CPU count {n}", mask.nbits()),
+                });
             }
             if mask.is_empty() {
                 return Err(TopologyError::invalid(
@@ -207,19 +207,20 @@ impl Machine {
                 ));
             }
             if seen.intersects(mask) {
-                return Err(TopologyError::Inconsistent(format!(
-                    "node{node} cpus: {} also belong to another node",
-                    seen.and(mask)
-                )));
+                return Err(TopologyError::Inconsistent {
+                    field: format!("node{node} cpus"),
+                    detail: format!("{} also belong to another node", seen.and(mask)),
+                });
             }
             seen.or_with(mask);
         }
         if seen.weight() != n {
             let mut missing = CpuMask::full(n);
             missing.andnot_with(&seen);
-            return Err(TopologyError::Inconsistent(format!(
-                "nodes: CPUs {missing} belong to no node; every CPU needs exactly one"
-            )));
+            return Err(TopologyError::Inconsistent {
+                field: "nodes".into(),
+                detail: format!("CPUs {missing} belong to no node; every CPU needs exactly one"),
+            });
         }
         let partitions = SIBLING_MASKS.map(|(_, get)| self.siblings_partition(get));
         for (cpu, c) in self.cpus.iter().enumerate() {
@@ -340,17 +341,18 @@ impl Machine {
             ));
         }
         if c.node >= self.node_cpus.len() || !self.node_cpus[c.node].test(cpu) {
-            return Err(TopologyError::Inconsistent(format!(
-                "cpu{cpu} node: node {} does not list this CPU",
-                c.node
-            )));
+            return Err(TopologyError::Inconsistent {
+                field: format!("cpu{cpu} node"),
+                detail: format!("node {} does not list this CPU", c.node),
+            });
         }
         for ((name, get), partition) in SIBLING_MASKS.into_iter().zip(partitions) {
             let mask = get(c);
             if mask.nbits() != n || !mask.test(cpu) {
-                return Err(TopologyError::Inconsistent(format!(
-                    "cpu{cpu} {name}: must contain the CPU itself (got '{mask}')"
-                )));
+                return Err(TopologyError::Inconsistent {
+                    field: format!("cpu{cpu} {name}"),
+                    detail: format!("must contain the CPU itself (got '{mask}')"),
+                });
             }
             // Sibling relations are equivalence classes: a sibling sees the same set. A
             // kind already known to partition the CPUs cannot fail here; the pairwise walk
@@ -361,18 +363,22 @@ impl Machine {
             for other in mask.iter() {
                 let theirs = get(&self.cpus[other]);
                 if theirs != mask {
-                    return Err(TopologyError::Inconsistent(format!(
-                        "cpu{cpu} {name} '{mask}' differs from cpu{other}'s '{theirs}'; \
-                         siblings must list the same CPUs"
-                    )));
+                    return Err(TopologyError::SiblingsDiffer {
+                        cpu,
+                        kind: name.to_string(),
+                        mask: mask.to_string(),
+                        other,
+                        theirs: theirs.to_string(),
+                    });
                 }
             }
         }
         if !c.smt_siblings.is_subset(&c.package_siblings) {
-            return Err(TopologyError::Inconsistent(format!(
-                "cpu{cpu} thread_siblings '{}' are not all in its package '{}'",
-                c.smt_siblings, c.package_siblings
-            )));
+            return Err(TopologyError::SmtOutsidePackage {
+                cpu,
+                smt: c.smt_siblings.to_string(),
+                package: c.package_siblings.to_string(),
+            });
         }
         Ok(())
     }

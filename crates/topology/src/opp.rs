@@ -198,19 +198,25 @@ pub fn validate_domains(domains: &[FreqDomain], ncpus: usize) -> Result<(), Topo
         let field = format!("cpufreq[{i}]");
         d.validate(ncpus, &field)?;
         if seen.intersects(&d.cpus) {
-            return Err(TopologyError::Inconsistent(format!(
-                "{field}.cpus: CPUs {} are already in another frequency domain; each CPU belongs to one policy",
-                seen.and(&d.cpus)
-            )));
+            return Err(TopologyError::Inconsistent {
+                field: format!("{field}.cpus"),
+                detail: format!(
+                    "CPUs {} are already in another frequency domain; each CPU belongs to one policy",
+                    seen.and(&d.cpus)
+                ),
+            });
         }
         seen.or_with(&d.cpus);
     }
     if seen.weight() != ncpus {
         let mut missing = CpuMask::full(ncpus);
         missing.andnot_with(&seen);
-        return Err(TopologyError::Inconsistent(format!(
-            "cpufreq: CPUs {missing} are in no frequency domain; allowed: every CPU in exactly one domain, or no cpufreq section"
-        )));
+        return Err(TopologyError::Inconsistent {
+            field: "cpufreq".into(),
+            detail: format!(
+                "CPUs {missing} are in no frequency domain; allowed: every CPU in exactly one domain, or no cpufreq section"
+            ),
+        });
     }
     Ok(())
 }

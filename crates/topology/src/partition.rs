@@ -127,10 +127,13 @@ pub fn check_cpusets(nr_cpus: usize, sets: &[CpuMask], field: &str) -> Result<()
                 .iter()
                 .find(|s| s.intersects(set))
                 .map_or_else(String::new, CpuMask::to_list);
-            return Err(TopologyError::Inconsistent(format!(
-                "{field}: {set} and {other} share CPUs {shared}; allowed: exclusive \
-                 partitions, each CPU in at most one {field}"
-            )));
+            return Err(TopologyError::Inconsistent {
+                field: field.to_string(),
+                detail: format!(
+                    "{set} and {other} share CPUs {shared}; allowed: exclusive \
+                     partitions, each CPU in at most one {field}"
+                ),
+            });
         }
         taken.or_with(set);
     }

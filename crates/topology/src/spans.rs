@@ -82,11 +82,13 @@ impl Builder<'_> {
         }
         if let Some(i) = first {
             let theirs = self.lt.mask(self.m, tl, i);
-            return Err(TopologyError::Inconsistent(format!(
-                "{} level: cpu{cpu} spans {mine} and cpu{i} spans {theirs}; \
-                 non-NUMA levels must be equal or disjoint (topology_span_sane)",
-                self.lt.levels[tl].name
-            )));
+            return Err(TopologyError::Inconsistent {
+                field: format!("{} level", self.lt.levels[tl].name),
+                detail: format!(
+                    "cpu{cpu} spans {mine} and cpu{i} spans {theirs}; \
+                     non-NUMA levels must be equal or disjoint (topology_span_sane)"
+                ),
+            });
         }
         Ok(())
     }

@@ -7,10 +7,49 @@
 
 use fairsim_topology::CpuMask;
 
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{EngineError, SpecError};
 
 /// The largest CPU number a list may name (`NR_CPUS` of the topology builder).
 const MAX_CPU: usize = 8191;
+
+/// Why a CPU list is refused ([`CpuList::parse`], [`CpuList::mask`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CpuListError {
+    /// Two commas in a row, or a comma at an end.
+    #[error("an empty item")]
+    EmptyItem,
+    /// An item that is not a CPU number.
+    #[error("'{got}' is not a CPU number")]
+    NotANumber {
+        /// The item.
+        got: String,
+    },
+    /// A range whose first CPU is above its last.
+    #[error("range '{range}' runs backwards")]
+    Backwards {
+        /// The range.
+        range: String,
+    },
+    /// A CPU above the largest number a list may name.
+    #[error("CPU {cpu} is above {max}")]
+    AboveMax {
+        /// The CPU.
+        cpu: usize,
+        /// The largest allowed.
+        max: usize,
+    },
+    /// No CPU at all.
+    #[error("no CPU")]
+    NoCpu,
+    /// A CPU the machine does not have.
+    #[error("CPU {cpu} is not on the {ncpus}-CPU machine, whose CPUs are 0-{last}", last = ncpus - 1)]
+    NotOnMachine {
+        /// The CPU.
+        cpu: usize,
+        /// CPUs of the machine.
+        ncpus: usize,
+    },
+}
 
 /// A CPU list as given, checked for syntax; turned into a mask once the machine is known.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,31 +60,38 @@ pub struct CpuList {
 
 impl CpuList {
     /// Parses `0-9,20-29`, `5`, ...: at least one CPU, no backwards range, CPUs up to 8191.
-    pub fn parse(text: &str) -> Result<CpuList, String> {
+    pub fn parse(text: &str) -> Result<CpuList, CpuListError> {
         let mut ranges = Vec::new();
         for item in text.split(',').map(str::trim) {
             if item.is_empty() {
-                return Err("an empty item".into());
+                return Err(CpuListError::EmptyItem);
             }
             let num = |s: &str| {
                 s.trim()
                     .parse::<usize>()
-                    .map_err(|_| format!("'{}' is not a CPU number", s.trim()))
+                    .map_err(|_| CpuListError::NotANumber {
+                        got: s.trim().to_string(),
+                    })
             };
             let (a, b) = match item.split_once('-') {
                 Some((a, b)) => (num(a)?, num(b)?),
                 None => (num(item)?, num(item)?),
             };
             if a > b {
-                return Err(format!("range '{item}' runs backwards"));
+                return Err(CpuListError::Backwards {
+                    range: item.to_string(),
+                });
             }
             if b > MAX_CPU {
-                return Err(format!("CPU {b} is above {MAX_CPU}"));
+                return Err(CpuListError::AboveMax {
+                    cpu: b,
+                    max: MAX_CPU,
+                });
             }
             ranges.push((a, b));
         }
         if ranges.is_empty() {
-            return Err("no CPU".into());
+            return Err(CpuListError::NoCpu);
         }
         Ok(CpuList { ranges })
     }
@@ -61,14 +107,11 @@ impl CpuList {
     }
 
     /// The mask on a machine of `ncpus` CPUs, or why the list does not fit it.
-    pub fn mask(&self, ncpus: usize) -> Result<CpuMask, String> {
+    pub fn mask(&self, ncpus: usize) -> Result<CpuMask, CpuListError> {
         let mut m = CpuMask::new(ncpus);
         for &(a, b) in &self.ranges {
             if b >= ncpus {
-                return Err(format!(
-                    "CPU {b} is not on the {ncpus}-CPU machine, whose CPUs are 0-{}",
-                    ncpus - 1
-                ));
+                return Err(CpuListError::NotOnMachine { cpu: b, ncpus });
             }
             for c in a..=b {
                 m.set(c);
@@ -99,9 +142,12 @@ pub(crate) fn split_cpus(tool: &str, body: &str) -> Result<(String, Option<CpuLi
             .map(|(k, _)| k.trim().trim_start_matches('-'));
         if key == Some("cpus") {
             if list.is_some() {
-                return Err(EngineError::Workload(format!(
-                    "{tool}: cpus: given twice; allowed: one cpus=LIST (e.g. cpus=0-9,20-29)"
-                )));
+                return Err(SpecError::GivenTwice {
+                    tool: tool.to_string(),
+                    key: "cpus".into(),
+                    allowed: "one cpus=LIST (e.g. cpus=0-9,20-29)".into(),
+                }
+                .into());
             }
             list = item.split_once('=').map(|(_, v)| v.trim().to_string());
             in_list = true;
@@ -116,11 +162,15 @@ pub(crate) fn split_cpus(tool: &str, body: &str) -> Result<(String, Option<CpuLi
         }
     }
     let cpus = match list {
-        Some(text) => Some(CpuList::parse(&text).map_err(|why| {
-            EngineError::Workload(format!(
-                "{tool}: cpus: invalid value '{text}' ({why}); allowed: a CPU list such as 0-9,20-29"
-            ))
-        })?),
+        Some(text) => Some(
+            CpuList::parse(&text).map_err(|why| SpecError::InvalidBecause {
+                tool: tool.to_string(),
+                key: "cpus".into(),
+                why: why.to_string(),
+                got: text.clone(),
+                allowed: "a CPU list such as 0-9,20-29".into(),
+            })?,
+        ),
         None => None,
     };
     Ok((rest.join(","), cpus))
@@ -158,6 +208,7 @@ mod tests {
         assert!(l
             .mask(8)
             .unwrap_err()
+            .to_string()
             .contains("CPU 15 is not on the 8-CPU machine"));
     }
 }

@@ -5,7 +5,7 @@
 //! cpu:/PATH`; the scheduler side is `fairsim_balance::group`), and `mem=PERMILLE`, the
 //! memory intensity of the tasks' work ([`fairsim_engine::memory`]).
 
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{EngineError, SpecError};
 
 /// Takes `KEY=VALUE` out of a workload's option list: the rest of the list and the value
 /// (trimmed), refusing the key given twice (`form` is its spelling for the error).
@@ -21,9 +21,7 @@ fn take_key(
         match item.split_once('=') {
             Some((k, v)) if k.trim() == key => {
                 if value.is_some() {
-                    return Err(EngineError::Workload(format!(
-                        "{tool}: {key}: given twice; allowed: one {form}"
-                    )));
+                    return Err(SpecError::given_twice(tool, key, format!("one {form}")).into());
                 }
                 value = Some(v.trim().to_string());
             }
@@ -44,15 +42,18 @@ pub(crate) fn split_uclamp(
         return Ok((rest, None));
     };
     let bad = || {
-        EngineError::Workload(format!(
-            "{tool}: uclamp: invalid value '{v}'; allowed: MIN..MAX, each 0 to 1024 and MIN not above MAX (uclamp_validate)"
-        ))
+        SpecError::invalid(
+            tool,
+            "uclamp",
+            &v,
+            "MIN..MAX, each 0 to 1024 and MIN not above MAX (uclamp_validate)",
+        )
     };
     let (lo, hi) = v.split_once("..").ok_or_else(bad)?;
     let lo: u32 = lo.trim().parse().map_err(|_| bad())?;
     let hi: u32 = hi.trim().parse().map_err(|_| bad())?;
     if lo > 1024 || hi > 1024 || lo > hi {
-        return Err(bad());
+        return Err(bad().into());
     }
     Ok((rest, Some((lo, hi))))
 }
@@ -68,16 +69,19 @@ pub(crate) fn split_policy(
     let Some(v) = value else {
         return Ok((rest, None));
     };
-    let p = match v.as_str() {
-        "normal" | "other" => Policy::Normal,
-        "batch" => Policy::Batch,
-        "idle" => Policy::Idle,
-        _ => {
-            return Err(EngineError::Workload(format!(
-                "{tool}: policy: invalid value '{v}'; allowed: normal, batch or idle (the fair class's SCHED_NORMAL, SCHED_BATCH and SCHED_IDLE)"
-            )))
-        }
-    };
+    let p =
+        match v.as_str() {
+            "normal" | "other" => Policy::Normal,
+            "batch" => Policy::Batch,
+            "idle" => Policy::Idle,
+            _ => return Err(SpecError::invalid(
+                tool,
+                "policy",
+                &v,
+                "normal, batch or idle (the fair class's SCHED_NORMAL, SCHED_BATCH and SCHED_IDLE)",
+            )
+            .into()),
+        };
     Ok((rest, Some(p)))
 }
 
@@ -92,11 +96,7 @@ pub(crate) fn split_nice(tool: &str, body: &str) -> Result<(String, Option<i32>)
         .parse::<i32>()
         .ok()
         .filter(|n| (-20..=19).contains(n))
-        .ok_or_else(|| {
-            EngineError::Workload(format!(
-                "{tool}: nice: invalid value '{v}'; allowed: an integer from -20 to 19"
-            ))
-        })?;
+        .ok_or_else(|| SpecError::invalid(tool, "nice", &v, "an integer from -20 to 19"))?;
     Ok((rest, Some(n)))
 }
 
@@ -113,10 +113,13 @@ pub(crate) fn split_cgroup(
         return Ok((rest, None));
     };
     fairsim_engine::cgroup::check_path(&v).map_err(|why| {
-        EngineError::Workload(format!(
-            "{tool}: cgroup: invalid value '{v}' ({why}); allowed: {}",
-            fairsim_engine::cgroup::PATH_ALLOWED
-        ))
+        SpecError::invalid_because(
+            tool,
+            "cgroup",
+            &v,
+            why,
+            fairsim_engine::cgroup::PATH_ALLOWED,
+        )
     })?;
     Ok((rest, Some(v)))
 }
@@ -135,17 +138,18 @@ pub(crate) fn split_mem(tool: &str, body: &str) -> Result<(String, Option<u32>),
             continue;
         }
         if mem.is_some() {
-            return Err(EngineError::Workload(format!(
-                "{tool}: mem: given twice; allowed: one mem=PERMILLE"
-            )));
+            return Err(SpecError::given_twice(tool, "mem", "one mem=PERMILLE").into());
         }
         match v.trim().parse::<u32>() {
             Ok(n) if u64::from(n) <= fairsim_engine::memory::MEM_SCALE => mem = Some(n),
             _ => {
-                return Err(EngineError::Workload(format!(
-                    "{tool}: mem: invalid value '{}'; allowed: an integer from 0 to 1000 (per mille of run time stalled on DRAM)",
-                    v.trim()
-                )))
+                return Err(SpecError::invalid(
+                    tool,
+                    "mem",
+                    v.trim(),
+                    "an integer from 0 to 1000 (per mille of run time stalled on DRAM)",
+                )
+                .into())
             }
         }
     }

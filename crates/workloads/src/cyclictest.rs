@@ -47,7 +47,7 @@
 
 use fairsim_topology::CpuMask;
 
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{EngineError, SpecError};
 use fairsim_engine::program::{Op, Program};
 use fairsim_engine::time::{format_duration, parse_duration, MS, SEC, US};
 use fairsim_engine::world::{pid_of, Blueprint, Outcome, WorkloadRt};
@@ -139,9 +139,12 @@ impl Cyclictest {
             ],
         )?;
         if !k.flag("n")? {
-            return Err(EngineError::Workload(
-                "cyclictest: n: missing; allowed: n (clock_nanosleep with TIMER_ABSTIME, -n): without it cyclictest 0.85 uses POSIX interval timers and sigwait, which fairsim does not model".into(),
-            ));
+            return Err(SpecError::missing(
+                "cyclictest",
+                "n",
+                "n (clock_nanosleep with TIMER_ABSTIME, -n): without it cyclictest 0.85 uses POSIX interval timers and sigwait, which fairsim does not model",
+            )
+            .into());
         }
         let threads = match k.raw("t") {
             Some(None) => None,
@@ -180,11 +183,16 @@ impl Cyclictest {
     fn check_intervals(&self, n: u64) -> Result<(), EngineError> {
         let last = self.interval_us + (n - 1).saturating_mul(self.distance_us);
         if last > MAX_US {
-            return Err(EngineError::Workload(format!(
-                "cyclictest: d: invalid value '{}': thread {} would get an interval of {last} us; allowed: i + (t-1)*d up to {MAX_US} us",
-                self.distance_us,
-                n - 1
-            )));
+            return Err(SpecError::key(
+                "cyclictest",
+                "d",
+                format!(
+                    "invalid value '{}': thread {} would get an interval of {last} us; allowed: i + (t-1)*d up to {MAX_US} us",
+                    self.distance_us,
+                    n - 1
+                ),
+            )
+            .into());
         }
         Ok(())
     }
@@ -194,10 +202,14 @@ impl Cyclictest {
     pub fn check(&self, ncpus: usize) -> Result<(), EngineError> {
         if let Affinity::Cpu(c) = self.affinity {
             if c >= ncpus {
-                return Err(EngineError::Workload(format!(
-                    "cyclictest: a: invalid value '{c}' (CPU {c} is not on the {ncpus}-CPU machine); allowed: 0..={}",
-                    ncpus - 1
-                )));
+                return Err(SpecError::invalid_because(
+                    "cyclictest",
+                    "a",
+                    c,
+                    format!("CPU {c} is not on the {ncpus}-CPU machine"),
+                    format!("0..={}", ncpus - 1),
+                )
+                .into());
             }
         }
         self.check_intervals(self.count(ncpus))

@@ -19,7 +19,7 @@
 //! other side with sync wakeups (`wake_up_interruptible_sync_poll`). Threads and processes
 //! differ only in the header: an mm switch is not modelled separately.
 
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{EngineError, SpecError};
 use fairsim_engine::program::{Op, Program, Target};
 use fairsim_engine::world::{Blueprint, Outcome, Pipe};
 
@@ -77,9 +77,11 @@ impl Hackbench {
         )?;
         let threads = k.flag("threads")?;
         if threads && k.flag("process")? {
-            return Err(EngineError::Workload(
-                "hackbench: threads and process are exclusive; allowed: one of them".into(),
-            ));
+            return Err(SpecError::refused(
+                "hackbench",
+                "threads and process are exclusive; allowed: one of them",
+            )
+            .into());
         }
         Ok(Hackbench {
             groups: k.int("g", 10, 1, 1 << 20)?,

@@ -2,7 +2,7 @@
 //! a tool allows, in one place so that every tool refuses a bad key or value with the
 //! same message shape.
 
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{EngineError, SpecError};
 use fairsim_engine::time::parse_duration;
 
 /// Parsed `key=value` pairs of a specification, checked against the allowed keys.
@@ -28,10 +28,12 @@ impl Keys {
             let k = k.trim_start_matches('-');
             let Some(canon) = allowed.iter().find(|a| a.contains(&k)) else {
                 let names: Vec<String> = allowed.iter().map(|a| a.join("|")).collect();
-                return Err(EngineError::Workload(format!(
-                    "{tool}: unknown key '{k}'; allowed: {}",
-                    names.join(", ")
-                )));
+                return Err(SpecError::UnknownKey {
+                    tool: tool.to_string(),
+                    key: k.to_string(),
+                    allowed: names.join(", "),
+                }
+                .into());
             };
             pairs.push((canon[0].to_string(), v));
         }
@@ -121,9 +123,12 @@ impl Keys {
     }
 
     fn bad(&self, key: &str, got: &str, allowed: &str) -> EngineError {
-        EngineError::Workload(format!(
-            "{}: {key}: invalid value '{got}'; allowed: {allowed}",
-            self.tool
-        ))
+        SpecError::Invalid {
+            tool: self.tool.to_string(),
+            key: key.to_string(),
+            got: got.to_string(),
+            allowed: allowed.to_string(),
+        }
+        .into()
     }
 }

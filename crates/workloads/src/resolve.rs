@@ -185,7 +185,7 @@ pub enum ResolveError {
     },
     /// A cpufreq governor that does not parse.
     #[error("--governor: {0}")]
-    Governor(String),
+    Governor(fairsim_balance::cpufreq::GovernorError),
     /// A cpufreq governor on a machine without frequency domains.
     #[error("--governor: machine {machine} has no cpufreq policies; allowed: a machine with frequency domains (--topology rk3399, or a machine file's [[cpufreq]] tables)")]
     NoCpufreq {
@@ -673,7 +673,7 @@ fn resolve_governor(
 ) -> Result<Option<Governor>, ResolveError> {
     let governor = match opts.governor.as_ref().or(scenario.governor.as_ref()) {
         Some(text) => {
-            let g = Governor::parse(text).map_err(|e| ResolveError::Governor(e.to_string()))?;
+            let g = Governor::parse(text).map_err(ResolveError::Governor)?;
             if machine.cpufreq.is_empty() {
                 return Err(ResolveError::NoCpufreq {
                     machine: machine.name.clone(),

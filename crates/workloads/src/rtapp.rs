@@ -53,7 +53,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{EngineError, SpecError};
 use fairsim_topology::CpuMask;
 
 use fairsim_engine::program::{DurSpec, Op, Program};
@@ -181,7 +181,7 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn err(&self, path: &str, what: &str) -> EngineError {
-        EngineError::Workload(format!("rtapp {}: {path}: {what}", self.file))
+        SpecError::file_entry("rtapp", self.file, path, what).into()
     }
 
     fn int(&self, path: &str, v: &Json, lo: i64, hi: i64) -> Result<i64, EngineError> {
@@ -250,12 +250,10 @@ impl Rtapp {
     /// Reads and parses `file`.
     pub fn load(file: &str) -> Result<Rtapp, EngineError> {
         if file.is_empty() {
-            return Err(EngineError::Workload(
-                "rtapp: no file; allowed: rtapp:FILE.json".into(),
-            ));
+            return Err(SpecError::refused("rtapp", "no file; allowed: rtapp:FILE.json").into());
         }
         let text = fairsim_topology::source::read_bounded(Path::new(file), MAX_FILE_BYTES)
-            .map_err(|e| EngineError::Workload(format!("rtapp {file}: {e}")))?;
+            .map_err(|e| SpecError::file("rtapp", file, e))?;
         Rtapp::parse(file, &text)
     }
 
@@ -263,9 +261,11 @@ impl Rtapp {
     pub fn parse(file: &str, text: &str) -> Result<Rtapp, EngineError> {
         let c = Ctx { file };
         let doc = rtapp_json::parse(text).map_err(|e| {
-            EngineError::Workload(format!(
-                "rtapp {file}: {e}; allowed: rt-app's JSON (json-c)"
-            ))
+            SpecError::file(
+                "rtapp",
+                file,
+                format!("{e}; allowed: rt-app's JSON (json-c)"),
+            )
         })?;
         let mut notes = Vec::new();
         for path in &doc.repeated {
@@ -617,11 +617,15 @@ impl Rtapp {
             .flatten()
             .find(|&&c| c >= ncpus)
         {
-            Some(&cpu) => Err(EngineError::Workload(format!(
-                "rtapp {}: {path}: CPU {cpu} is not on the {ncpus}-CPU machine; allowed: 0..={}",
-                self.file,
-                ncpus.saturating_sub(1)
-            ))),
+            Some(&cpu) => Err(SpecError::file_entry(
+                "rtapp",
+                &self.file,
+                path,
+                format!(
+                    "CPU {cpu} is not on the {ncpus}-CPU machine; allowed: 0..={}",
+                    ncpus.saturating_sub(1)
+                ),
+            )),
             None => Ok(()),
         };
         for t in &self.tasks {

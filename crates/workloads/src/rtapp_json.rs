@@ -65,8 +65,86 @@ pub(crate) struct Document {
     pub(crate) repeated: Vec<String>,
 }
 
+/// Why a text is not rt-app's JSON, and on which line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {problem}")]
+pub(crate) struct JsonError {
+    /// The line (from 1).
+    line: usize,
+    /// What is wrong there.
+    problem: JsonProblem,
+}
+
+/// What is wrong with a JSON text where [`JsonError`] points.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum JsonProblem {
+    /// Text after the root value.
+    #[error("text after the end of the document")]
+    TrailingText,
+    /// A `/*` comment without its `*/`.
+    #[error("a /* comment is not closed")]
+    OpenComment,
+    /// A `/` that starts no comment.
+    #[error("a lone '/' (comments are /* */ or //)")]
+    LoneSlash,
+    /// Values nested deeper than allowed.
+    #[error("nested deeper than {max} levels")]
+    TooDeep {
+        /// The most levels.
+        max: usize,
+    },
+    /// The text ends inside a value.
+    #[error("unexpected end of the document")]
+    UnexpectedEnd,
+    /// Something other than a value where one belongs.
+    #[error("expected a value")]
+    ExpectedValue,
+    /// A bare word other than `true`, `false` or `null`.
+    #[error("unexpected word '{word}' (a string needs quotes)")]
+    BareWord {
+        /// The word.
+        word: String,
+    },
+    /// A number that does not parse.
+    #[error("'{text}' is not a number")]
+    NotANumber {
+        /// Its text.
+        text: String,
+    },
+    /// An integer out of 64 bits.
+    #[error("'{text}' is not a 64-bit integer")]
+    NotAnI64 {
+        /// Its text.
+        text: String,
+    },
+    /// A string without its closing quote.
+    #[error("a string is not closed")]
+    OpenString,
+    /// A string whose bytes are not UTF-8.
+    #[error("a string is not UTF-8")]
+    NotUtf8,
+    /// A `\\u` escape without four hex digits.
+    #[error("a \\u escape needs four hex digits")]
+    UnicodeEscape,
+    /// Something other than `,` or `]` after an array's element.
+    #[error("expected ',' or ']' in an array")]
+    ArraySeparator,
+    /// A key without its `:`.
+    #[error("expected ':' after the key '{key}'")]
+    KeyColon {
+        /// The key.
+        key: String,
+    },
+    /// Something other than `,` or `}` after an object's member.
+    #[error("expected ',' or '}}' in an object")]
+    ObjectSeparator,
+    /// Something other than a quoted key or `}` where a member starts.
+    #[error("expected a quoted key or '}}' in an object")]
+    ExpectedKey,
+}
+
 /// Parses `text`, or says where and why it is not rt-app's JSON (`line N: ...`).
-pub(crate) fn parse(text: &str) -> Result<Document, String> {
+pub(crate) fn parse(text: &str) -> Result<Document, JsonError> {
     let mut p = Parser {
         s: text.as_bytes(),
         pos: 0,
@@ -76,7 +154,7 @@ pub(crate) fn parse(text: &str) -> Result<Document, String> {
     let root = p.value(0, "")?;
     p.ws()?;
     if p.pos < p.s.len() {
-        return Err(p.err("text after the end of the document"));
+        return Err(p.err(JsonProblem::TrailingText));
     }
     Ok(Document {
         root,
@@ -91,12 +169,12 @@ struct Parser<'a> {
 }
 
 impl Parser<'_> {
-    fn err(&self, what: &str) -> String {
+    fn err(&self, problem: JsonProblem) -> JsonError {
         let line = 1 + self.s[..self.pos.min(self.s.len())]
             .iter()
             .filter(|&&b| b == b'\n')
             .count();
-        format!("line {line}: {what}")
+        JsonError { line, problem }
     }
 
     fn peek(&self) -> Option<u8> {
@@ -104,7 +182,7 @@ impl Parser<'_> {
     }
 
     /// Skips whitespace and comments.
-    fn ws(&mut self) -> Result<(), String> {
+    fn ws(&mut self) -> Result<(), JsonError> {
         loop {
             match self.peek() {
                 Some(b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) => self.pos += 1,
@@ -121,7 +199,7 @@ impl Parser<'_> {
                             match self.peek() {
                                 None => {
                                     self.pos = start;
-                                    return Err(self.err("a /* comment is not closed"));
+                                    return Err(self.err(JsonProblem::OpenComment));
                                 }
                                 Some(b'*') if self.s.get(self.pos + 1) == Some(&b'/') => {
                                     self.pos += 2;
@@ -131,29 +209,29 @@ impl Parser<'_> {
                             }
                         }
                     }
-                    _ => return Err(self.err("a lone '/' (comments are /* */ or //)")),
+                    _ => return Err(self.err(JsonProblem::LoneSlash)),
                 },
                 _ => return Ok(()),
             }
         }
     }
 
-    fn value(&mut self, depth: usize, path: &str) -> Result<Json, String> {
+    fn value(&mut self, depth: usize, path: &str) -> Result<Json, JsonError> {
         if depth > MAX_DEPTH {
-            return Err(self.err(&format!("nested deeper than {MAX_DEPTH} levels")));
+            return Err(self.err(JsonProblem::TooDeep { max: MAX_DEPTH }));
         }
         match self.peek() {
-            None => Err(self.err("unexpected end of the document")),
+            None => Err(self.err(JsonProblem::UnexpectedEnd)),
             Some(b'{') => self.object(depth, path),
             Some(b'[') => self.array(depth, path),
             Some(q @ (b'"' | b'\'')) => self.string(q).map(Json::Str),
             Some(b'-' | b'0'..=b'9') => self.number(),
             Some(b) if b.is_ascii_alphabetic() => self.literal(),
-            Some(_) => Err(self.err("expected a value")),
+            Some(_) => Err(self.err(JsonProblem::ExpectedValue)),
         }
     }
 
-    fn literal(&mut self) -> Result<Json, String> {
+    fn literal(&mut self) -> Result<Json, JsonError> {
         let start = self.pos;
         while self.peek().is_some_and(|b| b.is_ascii_alphabetic()) {
             self.pos += 1;
@@ -165,12 +243,14 @@ impl Parser<'_> {
             "null" => Ok(Json::Null),
             _ => {
                 self.pos = start;
-                Err(self.err(&format!("unexpected word '{word}' (a string needs quotes)")))
+                Err(self.err(JsonProblem::BareWord {
+                    word: word.to_string(),
+                }))
             }
         }
     }
 
-    fn number(&mut self) -> Result<Json, String> {
+    fn number(&mut self) -> Result<Json, JsonError> {
         let start = self.pos;
         if self.peek() == Some(b'-') {
             self.pos += 1;
@@ -189,24 +269,28 @@ impl Parser<'_> {
         if double {
             if text.parse::<f64>().is_err() {
                 self.pos = start;
-                return Err(self.err(&format!("'{text}' is not a number")));
+                return Err(self.err(JsonProblem::NotANumber {
+                    text: text.to_string(),
+                }));
             }
             return Ok(Json::Double(text.to_string()));
         }
         text.parse::<i64>().map(Json::Int).map_err(|_| {
             self.pos = start;
-            self.err(&format!("'{text}' is not a 64-bit integer"))
+            self.err(JsonProblem::NotAnI64 {
+                text: text.to_string(),
+            })
         })
     }
 
-    fn string(&mut self, quote: u8) -> Result<String, String> {
+    fn string(&mut self, quote: u8) -> Result<String, JsonError> {
         let start = self.pos;
         self.pos += 1;
         let mut out: Vec<u8> = Vec::new();
         loop {
             let Some(b) = self.peek() else {
                 self.pos = start;
-                return Err(self.err("a string is not closed"));
+                return Err(self.err(JsonProblem::OpenString));
             };
             self.pos += 1;
             match b {
@@ -226,7 +310,7 @@ impl Parser<'_> {
                                 .ok()
                                 .and_then(|h| u32::from_str_radix(h, 16).ok());
                             let Some(code) = code else {
-                                return Err(self.err("a \\u escape needs four hex digits"));
+                                return Err(self.err(JsonProblem::UnicodeEscape));
                             };
                             self.pos += 4;
                             let c = char::from_u32(code).unwrap_or('\u{fffd}');
@@ -239,10 +323,10 @@ impl Parser<'_> {
                 _ => out.push(b),
             }
         }
-        String::from_utf8(out).map_err(|_| self.err("a string is not UTF-8"))
+        String::from_utf8(out).map_err(|_| self.err(JsonProblem::NotUtf8))
     }
 
-    fn array(&mut self, depth: usize, path: &str) -> Result<Json, String> {
+    fn array(&mut self, depth: usize, path: &str) -> Result<Json, JsonError> {
         self.pos += 1;
         let mut items = Vec::new();
         loop {
@@ -256,12 +340,12 @@ impl Parser<'_> {
             match self.peek() {
                 Some(b',') => self.pos += 1,
                 Some(b']') => {}
-                _ => return Err(self.err("expected ',' or ']' in an array")),
+                _ => return Err(self.err(JsonProblem::ArraySeparator)),
             }
         }
     }
 
-    fn object(&mut self, depth: usize, path: &str) -> Result<Json, String> {
+    fn object(&mut self, depth: usize, path: &str) -> Result<Json, JsonError> {
         self.pos += 1;
         let mut fields: Vec<(String, Json)> = Vec::new();
         loop {
@@ -275,7 +359,7 @@ impl Parser<'_> {
                     let key = self.string(q)?;
                     self.ws()?;
                     if self.peek() != Some(b':') {
-                        return Err(self.err(&format!("expected ':' after the key '{key}'")));
+                        return Err(self.err(JsonProblem::KeyColon { key: key.clone() }));
                     }
                     self.pos += 1;
                     self.ws()?;
@@ -296,10 +380,10 @@ impl Parser<'_> {
                     match self.peek() {
                         Some(b',') => self.pos += 1,
                         Some(b'}') => {}
-                        _ => return Err(self.err("expected ',' or '}' in an object")),
+                        _ => return Err(self.err(JsonProblem::ObjectSeparator)),
                     }
                 }
-                _ => return Err(self.err("expected a quoted key or '}' in an object")),
+                _ => return Err(self.err(JsonProblem::ExpectedKey)),
             }
         }
     }
@@ -326,6 +410,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_line() {
+        let parse = |t: &str| parse(t).map_err(|e| e.to_string());
         let e = parse("{\n\"a\": 1\n\"b\": 2}").unwrap_err();
         assert!(e.starts_with("line 3:"), "{e}");
         assert!(parse("{\"a\": /* open").unwrap_err().contains("not closed"));

@@ -7,7 +7,7 @@ use fairsim_topology::{estimate_build_memory, partition_sched_domains, CpuMask, 
 use crate::{Workload, WorkloadReport, WorkloadSpec};
 use fairsim_engine::cgroup::Cgroups;
 use fairsim_engine::cost::CostTableName;
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{ConfigError, EngineError};
 use fairsim_engine::time::SEC;
 use fairsim_engine::world::{guard_memory, Blueprint, Outcome, World, WorldConfig};
 
@@ -253,10 +253,10 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
         }
     }
     if !kernel.has_uclamp() && bp.tasks.iter().any(|t| t.uclamp.is_some()) {
-        return Err(EngineError::Config(format!(
-            "uclamp: Linux {} had no utilization clamps (uclamp came in 5.3); allowed: --kernel 6.5 or 6.12, or no uclamp=, util_min or util_max",
-            kernel.release()
-        )));
+        return Err(ConfigError::NoUclamp {
+            release: kernel.release(),
+        }
+        .into());
     }
     if kernel != fairsim_balance::Kernel::V6_12
         && bp
@@ -264,10 +264,10 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
             .iter()
             .any(|t| t.policy != fairsim_balance::Policy::Normal)
     {
-        return Err(EngineError::Config(format!(
-            "policy: Linux {}'s SCHED_BATCH and SCHED_IDLE rules are not ported (fairsim models them for 6.12); allowed: --kernel 6.12, or no policy=, chrt or rt-app policy SCHED_IDLE",
-            kernel.release()
-        )));
+        return Err(ConfigError::PolicyKernel {
+            release: kernel.release(),
+        }
+        .into());
     }
     if spec.config.rtapp_log {
         for w in &mut bp.workloads {

@@ -37,7 +37,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{EngineError, ScenarioError};
 pub use fairsim_engine::tunable::{tunable_writes, TunableValue};
 
 /// The contents of a scenario file. Every field is optional.
@@ -117,14 +117,17 @@ pub struct Scenario {
 /// room for long workload lists while refusing a path that names something else.
 pub const MAX_SCENARIO_BYTES: u64 = 1 << 20;
 
+/// The keys a scenario takes, for the errors.
+const SCENARIO_KEYS: &str = "topology, smp, numa_distance, machine, workload, kernel, features, duration, seed, hz, util_est, timer_slack, timer_expiry, cpuidle, idle_states, governor, noise, warmup, schedstat, schedstat_version, json, costs, speed, cpusets, [cost], [sysctl], [debugfs], [cgroup.\"/PATH\"]";
+
 impl Scenario {
     /// Parses scenario text.
     pub fn parse(text: &str) -> Result<Scenario, EngineError> {
         let scenario: Scenario = toml::from_str(text).map_err(|e| {
-            let msg = e.message().replace('\n', " ");
-            EngineError::Scenario(format!(
-                "{msg}; allowed keys: topology, smp, numa_distance, machine, workload, kernel, features, duration, seed, hz, util_est, timer_slack, timer_expiry, cpuidle, idle_states, governor, noise, warmup, schedstat, schedstat_version, json, costs, speed, cpusets, [cost], [sysctl], [debugfs], [cgroup.\"/PATH\"]"
-            ))
+            EngineError::Scenario(ScenarioError::Syntax {
+                message: e.message().replace('\n', " "),
+                allowed: SCENARIO_KEYS,
+            })
         })?;
         scenario.check_machine_keys()?;
         Ok(scenario)
@@ -133,7 +136,7 @@ impl Scenario {
     /// Refuses machine keys that contradict each other, as the command line refuses
     /// `--topology` with `--smp`: one of them would otherwise win without a word.
     fn check_machine_keys(&self) -> Result<(), EngineError> {
-        let given: Vec<&str> = [
+        let given: Vec<&'static str> = [
             ("topology", self.topology.is_some()),
             ("smp", self.smp.is_some()),
             ("machine", self.machine.is_some()),
@@ -143,23 +146,23 @@ impl Scenario {
         .map(|(k, _)| *k)
         .collect();
         if given.len() > 1 {
-            return Err(EngineError::Scenario(format!(
-                "{} are all set; allowed: at most one of topology, smp, machine",
-                given.join(" and ")
-            )));
+            return Err(ScenarioError::MachineTwice { given }.into());
         }
         if self.numa_distance.is_some() && self.smp.is_none() {
-            return Err(EngineError::Scenario(
-                "numa_distance without smp; allowed: numa_distance only with smp".into(),
-            ));
+            return Err(ScenarioError::NumaWithoutSmp.into());
         }
         Ok(())
     }
 
     /// Reads and parses a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, EngineError> {
-        let text = fairsim_topology::source::read_bounded(path, MAX_SCENARIO_BYTES)
-            .map_err(|e| EngineError::Scenario(format!("{}: {e}", path.display())))?;
+        let text =
+            fairsim_topology::source::read_bounded(path, MAX_SCENARIO_BYTES).map_err(|e| {
+                ScenarioError::Read {
+                    path: path.display().to_string(),
+                    why: e.to_string(),
+                }
+            })?;
         Scenario::parse(&text)
     }
 }

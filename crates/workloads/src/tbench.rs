@@ -23,7 +23,7 @@
 //! `t / 5` seconds, the final throughput and `max_latency`) is replayed from per-second
 //! counters ([`super::tbench_stats::TbenchRt`]).
 
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{EngineError, SpecError};
 use fairsim_engine::hook::{HookAct, HookCx, WorkloadModel};
 use fairsim_engine::program::{NetSize, Op, Program, Target};
 use fairsim_engine::rng::SimRng;
@@ -61,9 +61,12 @@ impl Tbench {
             ],
         )?;
         if k.text("clients").is_none() {
-            return Err(EngineError::Workload(
-                "tbench: clients: missing; allowed: clients=N, the number of client processes (tbench's NPROCS), 1..=65536".into(),
-            ));
+            return Err(SpecError::missing(
+                "tbench",
+                "clients",
+                "clients=N, the number of client processes (tbench's NPROCS), 1..=65536",
+            )
+            .into());
         }
         let server = k.text("server").unwrap_or("127.0.0.1").to_string();
         if !matches!(server.as_str(), "127.0.0.1" | "localhost") {

@@ -1,6 +1,7 @@
 //! The runqueue invariants with task groups: every runqueue's counts match what is
 //! queued on it and below it, and every queued group runqueue's entity is queued.
 
+use crate::sched::InvariantError;
 use crate::task::Policy;
 use crate::task::TaskState;
 use crate::Sched;
@@ -20,7 +21,7 @@ struct Held {
 
 impl Sched {
     /// [`Sched::check_invariants`] with task groups.
-    pub(crate) fn check_invariants_hier(&self) -> Result<(), String> {
+    pub(crate) fn check_invariants_hier(&self) -> Result<(), InvariantError> {
         let mut seen = vec![0u32; self.tasks.len()];
         for cpu in 0..self.nr_cpus() {
             let rq = &self.rqs[cpu];
@@ -35,28 +36,31 @@ impl Sched {
                 }
             }
             if held.queued != rq.nr_running {
-                return Err(format!(
-                    "cpu{cpu}: {} tasks queued in the hierarchy but nr_running {}",
-                    held.queued, rq.nr_running
-                ));
+                return Err(InvariantError::HierNrRunning {
+                    cpu,
+                    queued: held.queued,
+                    nr_running: rq.nr_running,
+                });
             }
             if rq.cfs_tasks.len() as u32 != held.queued + throttled {
-                return Err(format!(
-                    "cpu{cpu}: cfs_tasks has {} entries for {} queued and {throttled} throttled",
-                    rq.cfs_tasks.len(),
-                    held.queued
-                ));
+                return Err(InvariantError::HierCfsTasks {
+                    cpu,
+                    entries: rq.cfs_tasks.len(),
+                    queued: held.queued,
+                    throttled,
+                });
             }
         }
         for (p, t) in self.tasks.iter().enumerate() {
             if seen[p] != u32::from(t.se.on_rq) {
-                return Err(format!(
-                    "task {p} found queued {} times, se.on_rq={}",
-                    seen[p], t.se.on_rq
-                ));
+                return Err(InvariantError::QueuedTimes {
+                    task: p,
+                    times: seen[p],
+                    on_rq: t.se.on_rq,
+                });
             }
             if t.state == TaskState::Running && !t.se.on_rq {
-                return Err(format!("task {p} is TASK_RUNNING but not queued"));
+                return Err(InvariantError::RunningNotQueued { task: p });
             }
         }
         Ok(())
@@ -64,15 +68,13 @@ impl Sched {
 
     /// Checks runqueue `c` of `cpu` and the group runqueues below it, returning what it
     /// holds.
-    fn check_cfs(&self, c: CfsRef, cpu: usize, seen: &mut [u32]) -> Result<Held, String> {
+    fn check_cfs(&self, c: CfsRef, cpu: usize, seen: &mut [u32]) -> Result<Held, InvariantError> {
         let cfs = self.h_cfs(c);
         let mut held = Held::default();
         let curr = cfs.curr.filter(|&x| self.h_se_ref(x).on_rq);
         for id in cfs.timeline.values().copied().chain(curr) {
             if self.h_cfs_of(id, cpu) != c {
-                return Err(format!(
-                    "cpu{cpu}: entity {id:#x} queued on the wrong runqueue"
-                ));
+                return Err(InvariantError::WrongRunqueue { cpu, entity: id });
             }
             let se = self.h_se_ref(id);
             held.entities += 1;
@@ -92,10 +94,11 @@ impl Sched {
                 let t = &self.tasks[id];
                 seen[id] += 1;
                 if t.cpu != cpu {
-                    return Err(format!(
-                        "task {id} queued on cpu{cpu} but task_cpu is {}",
-                        t.cpu
-                    ));
+                    return Err(InvariantError::QueuedElsewhere {
+                        task: id,
+                        cpu,
+                        task_cpu: t.cpu,
+                    });
                 }
                 held.queued += 1;
                 held.delayed += u32::from(se.sched_delayed);
@@ -103,27 +106,31 @@ impl Sched {
             }
         }
         if held.entities != cfs.nr_running || held.weight != cfs.load.weight {
-            return Err(format!(
-                "cpu{cpu} group {}: {} entities of weight {} but nr_running {} load {}",
-                cfs.tg, held.entities, held.weight, cfs.nr_running, cfs.load.weight
-            ));
+            return Err(InvariantError::GroupLoad {
+                cpu,
+                tg: cfs.tg,
+                entities: held.entities,
+                weight: held.weight,
+                nr_running: cfs.nr_running,
+                load: cfs.load.weight,
+            });
         }
         if held.queued != cfs.h_nr_queued
             || held.delayed != cfs.h_nr_delayed
             || held.queued - held.delayed != cfs.h_nr_runnable
             || held.idle != cfs.idle_h_nr_running
         {
-            return Err(format!(
-                "cpu{cpu} group {}: holds {} tasks ({} delayed, {} idle) but h_nr_queued {} h_nr_delayed {} h_nr_runnable {} idle_h_nr_running {}",
-                cfs.tg,
-                held.queued,
-                held.delayed,
-                held.idle,
-                cfs.h_nr_queued,
-                cfs.h_nr_delayed,
-                cfs.h_nr_runnable,
-                cfs.idle_h_nr_running
-            ));
+            return Err(InvariantError::GroupCounts {
+                cpu,
+                tg: cfs.tg,
+                queued: held.queued,
+                delayed: held.delayed,
+                idle: held.idle,
+                h_nr_queued: cfs.h_nr_queued,
+                h_nr_delayed: cfs.h_nr_delayed,
+                h_nr_runnable: cfs.h_nr_runnable,
+                idle_h_nr_running: cfs.idle_h_nr_running,
+            });
         }
         Ok(held)
     }

@@ -9,6 +9,7 @@ mod affinity;
 pub use affinity::AffineMove;
 mod enqueue;
 mod invariants;
+pub use invariants::InvariantError;
 mod switch;
 mod wakeup;
 

@@ -240,7 +240,7 @@ proptest! {
                 Op::Advance(dt) => now += dt,
             }
             if let Err(e) = s.check_invariants() {
-                return Err(TestCaseError::fail(e));
+                return Err(TestCaseError::fail(e.to_string()));
             }
             for rq in &s.rqs {
                 prop_assert_eq!(rq.ttwu_pending, 0);

@@ -103,7 +103,7 @@ proptest! {
                 }
             }
             if let Err(e) = s.check_invariants() {
-                return Err(TestCaseError::fail(e));
+                return Err(TestCaseError::fail(e.to_string()));
             }
         }
         let after: usize = s.rqs.iter().map(|r| r.nr_running as usize).sum();

@@ -133,7 +133,8 @@ fn run_case(c: &Case) -> Result<(), TestCaseError> {
         wmask.to_list()
     );
 
-    s.check_invariants().map_err(TestCaseError::fail)?;
+    s.check_invariants()
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
     Ok(())
 }
 

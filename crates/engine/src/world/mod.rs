@@ -55,7 +55,7 @@ use fairsim_balance::{Sched, SchedParams, TaskId};
 use fairsim_topology::{CpuMask, Machine, SchedDomains};
 
 use crate::cost::{CostTable, CostTableName};
-use crate::error::EngineError;
+use crate::error::{ConfigError, EngineError, InvariantError};
 use crate::event::{Event, EventQueue, Tid};
 use crate::metrics::{CpuMetrics, Metrics, TaskMetrics};
 use crate::noise::{Noise, NoiseModel};
@@ -239,10 +239,11 @@ impl Launch {
         }
         match text.parse::<usize>() {
             Ok(c) if c < nr_cpus => Ok(Launch::Cpu(c)),
-            _ => Err(EngineError::Config(format!(
-                "--launch-cpu: '{text}'; allowed: random or a CPU number from 0 to {}",
-                nr_cpus.saturating_sub(1)
-            ))),
+            _ => Err(ConfigError::LaunchCpu {
+                got: text.to_string(),
+                last: nr_cpus.saturating_sub(1),
+            }
+            .into()),
         }
     }
 
@@ -292,6 +293,19 @@ pub enum RtState {
     Blocked,
     /// Exited.
     Exited,
+}
+
+impl RtState {
+    /// The state's name (`Blocked`), for the errors.
+    pub fn name(self) -> &'static str {
+        match self {
+            RtState::Unborn => "Unborn",
+            RtState::Waking => "Waking",
+            RtState::Runnable => "Runnable",
+            RtState::Blocked => "Blocked",
+            RtState::Exited => "Exited",
+        }
+    }
 }
 
 /// A task's last computed work rate and the inputs of it that can change.
@@ -512,7 +526,9 @@ impl World {
         for t in &blueprint.tasks {
             if let Some(mask) = &t.cpus_allowed {
                 if mask.is_empty() || mask.iter().any(|c| c >= n) {
-                    return Err(EngineError::BadAffinity(t.name.clone()));
+                    return Err(EngineError::BadAffinity {
+                        task: t.name.clone(),
+                    });
                 }
             }
         }
@@ -524,16 +540,21 @@ impl World {
         let states = match (&config.idle_states, &machine.idle_states) {
             (Some(s), _) => s.clone(),
             (None, Some(spec)) => {
-                fairsim_cpuidle::parse_idle_states_with(spec, n, config.cost.idle_exit)
-                    .map_err(|e| EngineError::Config(format!("machine {}: {e}", machine.name)))?
+                fairsim_cpuidle::parse_idle_states_with(spec, n, config.cost.idle_exit).map_err(
+                    |err| ConfigError::MachineIdleStates {
+                        machine: machine.name.to_string(),
+                        err,
+                    },
+                )?
             }
             (None, None) => fairsim_cpuidle::flat(config.cost.idle_exit, n),
         };
         if states.cpu_table.len() != n {
-            return Err(EngineError::Config(format!(
-                "--idle-states: the table covers {} CPUs; allowed: one entry per CPU of the {n}-CPU machine",
-                states.cpu_table.len()
-            )));
+            return Err(ConfigError::IdleTableCpus {
+                covers: states.cpu_table.len(),
+                cpus: n,
+            }
+            .into());
         }
         let idle = idle_state::IdleRt::new(states, config.cpuidle.kind(), n);
         let speeds = blueprint
@@ -750,10 +771,11 @@ impl World {
             return Ok(false);
         };
         if t < self.now {
-            return Err(EngineError::Invariant(format!(
-                "time went backwards: {} after {}",
-                t, self.now
-            )));
+            return Err(InvariantError::TimeBackwards {
+                next: t,
+                now: self.now,
+            }
+            .into());
         }
         self.instant
             .observe(t, self.queue.len(), &self.config.cost)?;
@@ -880,37 +902,42 @@ impl World {
     pub fn check_invariants(&self) -> Result<(), EngineError> {
         self.sched
             .check_invariants()
-            .map_err(EngineError::Invariant)?;
+            .map_err(InvariantError::Sched)?;
         let mut current = vec![false; self.tasks.len()];
         for (cpu, c) in self.cpus.iter().enumerate() {
             let sched_curr = self.sched.rqs[cpu].curr.map(|s| self.by_sched_id[s]);
             if c.curr != sched_curr {
-                return Err(EngineError::Invariant(format!(
-                    "cpu{cpu}: engine runs {:?}, scheduler {:?}",
-                    c.curr, sched_curr
-                )));
+                return Err(InvariantError::CurrDiffers {
+                    cpu,
+                    engine: c.curr,
+                    sched: sched_curr,
+                }
+                .into());
             }
             if let Some(t) = c.curr {
                 if current[t] {
-                    return Err(EngineError::Invariant(format!("task {t} current twice")));
+                    return Err(InvariantError::CurrentTwice { task: t }.into());
                 }
                 current[t] = true;
                 // Inside schedule(), a task that just blocked stays current while the
                 // newidle balance runs.
                 if self.tasks[t].state != RtState::Runnable && c.newidle.is_none() {
-                    return Err(EngineError::Invariant(format!(
-                        "cpu{cpu} runs task {t} in state {:?}",
-                        self.tasks[t].state
-                    )));
+                    return Err(InvariantError::RunsNotRunnable {
+                        cpu,
+                        task: t,
+                        state: self.tasks[t].state.name(),
+                    }
+                    .into());
                 }
             }
             if let Some(seg) = &c.seg {
                 if Some(seg.task()) != c.curr {
-                    return Err(EngineError::Invariant(format!(
-                        "cpu{cpu}: segment of task {} but current {:?}",
-                        seg.task(),
-                        c.curr
-                    )));
+                    return Err(InvariantError::SegmentNotCurrent {
+                        cpu,
+                        task: seg.task(),
+                        curr: c.curr,
+                    }
+                    .into());
                 }
             }
         }
@@ -918,20 +945,19 @@ impl World {
             if let Some(s) = rt.sched_id {
                 let st = &self.sched.tasks[s];
                 if rt.state == RtState::Runnable && !st.se.on_rq {
-                    return Err(EngineError::Invariant(format!(
-                        "task {t} runnable but not queued"
-                    )));
+                    return Err(InvariantError::RunnableNotQueued { task: t }.into());
                 }
                 if st.se.on_rq && !st.allowed_on(st.cpu) {
-                    return Err(EngineError::Invariant(format!(
-                        "task {t} queued on disallowed cpu{}",
-                        st.cpu
-                    )));
+                    return Err(InvariantError::QueuedDisallowed {
+                        task: t,
+                        cpu: st.cpu,
+                    }
+                    .into());
                 }
             }
         }
         if self.now.0 > self.config.duration {
-            return Err(EngineError::Invariant("time beyond the run".into()));
+            return Err(InvariantError::BeyondRun.into());
         }
         Ok(())
     }

@@ -124,7 +124,7 @@ fn the_watchdog_reports_a_thread_that_does_not_stop_in_time() {
     s.program.spin_ns = 1_000_000_000;
     s.watchdog_ns = 1_000_000;
     match run_race(&s) {
-        Err(e @ RaceError::Watchdog(_)) => {
+        Err(e @ (RaceError::StartTimeout { .. } | RaceError::StopTimeout { .. })) => {
             let msg = e.to_string();
             assert!(msg.starts_with("race watchdog: 1 of 1 threads"), "{msg}");
             assert!(msg.contains("thread 0"), "{msg}");

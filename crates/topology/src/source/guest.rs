@@ -119,7 +119,7 @@ pub(crate) fn machine_from_guest(path: &str, doc: &Value) -> Result<Machine, Top
         _ => Arch::X86,
     };
     let (node_cpus, distance) = guest_nodes(guest, n).map_err(|e| match e {
-        TopologyError::Invalid { .. } | TopologyError::Inconsistent(_) => err(e.to_string()),
+        TopologyError::Invalid { .. } | TopologyError::Inconsistent { .. } => err(e.to_string()),
         other => other,
     })?;
     let node_of = node_of_cpus(&node_cpus, n);
@@ -273,7 +273,10 @@ fn guest_nodes(guest: &Value, n: usize) -> Result<(Vec<CpuMask>, Vec<Vec<u32>>),
     for (i, node) in list.iter().enumerate() {
         let label = format!("guest_observed.nodes[{i}]");
         let cpus = mask_value(node.get("cpus"), n)
-            .map_err(|e| TopologyError::Inconsistent(format!("{label}.cpus: {e}")))?
+            .map_err(|e| TopologyError::Inconsistent {
+                field: format!("{label}.cpus"),
+                detail: e.to_string(),
+            })?
             .unwrap_or_else(|| CpuMask::new(n));
         let distance = node
             .get("distance")
@@ -283,15 +286,13 @@ fn guest_nodes(guest: &Value, n: usize) -> Result<(Vec<CpuMask>, Vec<Vec<u32>>),
                     .map(|d| d.as_u64().and_then(|d| u32::try_from(d).ok()))
                     .collect::<Option<Vec<u32>>>()
             })
-            .ok_or_else(|| {
-                TopologyError::Inconsistent(format!(
-                    "{label}.distance: missing; allowed: an array of integers"
-                ))
+            .ok_or_else(|| TopologyError::Inconsistent {
+                field: format!("{label}.distance"),
+                detail: "missing; allowed: an array of integers".into(),
             })?
-            .ok_or_else(|| {
-                TopologyError::Inconsistent(format!(
-                    "{label}.distance: allowed: integers 10 to 255"
-                ))
+            .ok_or_else(|| TopologyError::Inconsistent {
+                field: format!("{label}.distance"),
+                detail: "allowed: integers 10 to 255".into(),
             })?;
         raw.push(RawNode {
             label,

@@ -51,9 +51,10 @@ pub(crate) fn cpu_nodes(
         .filter(|&i| !raw[i].cpus.is_empty())
         .collect();
     if keep.is_empty() {
-        return Err(TopologyError::Inconsistent(
-            "nodes: no node lists any CPU; at least one node needs CPUs".to_string(),
-        ));
+        return Err(TopologyError::Inconsistent {
+            field: "nodes".into(),
+            detail: "no node lists any CPU; at least one node needs CPUs".into(),
+        });
     }
     let masks = keep.iter().map(|&i| raw[i].cpus.clone()).collect();
     let distance = keep

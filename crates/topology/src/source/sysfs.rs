@@ -36,11 +36,13 @@ pub fn load_sysfs(root: &Path, arch: Arch) -> Result<Machine, TopologyError> {
         });
     }
     if let Some((pos, &id)) = ids.iter().enumerate().find(|(pos, &id)| *pos != id) {
-        return Err(TopologyError::Inconsistent(format!(
-            "{}: cpu{pos} is missing but cpu{id} exists; CPUs must be numbered 0-{} without holes",
-            cpu_dir.display(),
-            n - 1
-        )));
+        return Err(TopologyError::Inconsistent {
+            field: cpu_dir.display().to_string(),
+            detail: format!(
+                "cpu{pos} is missing but cpu{id} exists; CPUs must be numbered 0-{} without holes",
+                n - 1
+            ),
+        });
     }
     let mut cpus = Vec::with_capacity(n);
     for cpu in 0..n {
@@ -93,10 +95,12 @@ fn read_cpu(dir: &Path, cpu: usize, n: usize) -> Result<CpuTopology, TopologyErr
         match read_text(&online)?.trim() {
             "1" => {}
             "0" => {
-                return Err(TopologyError::Inconsistent(format!(
-                    "{}: cpu{cpu} is offline; allowed: all CPUs online (the scheduler would not see it)",
-                    online.display()
-                )))
+                return Err(TopologyError::Inconsistent {
+                    field: online.display().to_string(),
+                    detail: format!(
+                        "cpu{cpu} is offline; allowed: all CPUs online (the scheduler would not see it)"
+                    ),
+                })
             }
             other => {
                 return Err(parse_error(
@@ -195,10 +199,10 @@ fn numbered_dirs(dir: &Path, prefix: &str, max: usize) -> Result<Vec<usize>, Top
         };
         ids.push(id);
         if ids.len() > max {
-            return Err(TopologyError::Inconsistent(format!(
-                "{}: more than {max} {prefix}N entries; allowed: at most {max}",
-                dir.display()
-            )));
+            return Err(TopologyError::Inconsistent {
+                field: dir.display().to_string(),
+                detail: format!("more than {max} {prefix}N entries; allowed: at most {max}"),
+            });
         }
     }
     ids.sort_unstable();

@@ -40,7 +40,9 @@ fn set_llcs(m: &mut Machine, classes: &[&str]) {
 
 fn inconsistent(err: TopologyError) -> String {
     match err {
-        TopologyError::Inconsistent(msg) => msg,
+        e @ (TopologyError::Inconsistent { .. }
+        | TopologyError::SiblingsDiffer { .. }
+        | TopologyError::SmtOutsidePackage { .. }) => e.to_string(),
         other => panic!("expected an inconsistency, got {other}"),
     }
 }

@@ -3,7 +3,7 @@
 //! and the option scanner share it without referring back to the dispatch in
 //! `cmdline/mod.rs`.
 
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{EngineError, SpecError};
 
 /// The `key=value` body a command line becomes, and which option the user typed for each
 /// key, so that the tool parser's errors name the option as the user wrote it.
@@ -34,25 +34,19 @@ impl Body {
     /// Rewrites an error of the key parser (`TOOL: KEY: ...`) to name the tool as
     /// `shown` and the option as the user typed it (`schbench@2016: -t: ...`).
     pub(super) fn rename(&self, tool: &str, shown: &str, e: EngineError) -> EngineError {
-        let EngineError::Workload(msg) = e else {
+        let EngineError::Workload(spec) = e else {
             return e;
         };
-        let Some(rest) = msg.strip_prefix(&format!("{tool}: ")) else {
-            return EngineError::Workload(msg);
-        };
-        for (key, typed) in self.typed.iter().rev() {
-            if let Some(tail) = rest.strip_prefix(&format!("{key}: ")) {
-                return EngineError::Workload(format!("{shown}: {typed}: {tail}"));
-            }
-        }
-        EngineError::Workload(format!("{shown}: {rest}"))
+        EngineError::Workload(spec.renamed(tool, shown, &self.typed))
     }
 }
 
 /// The error for words a tool does not take.
 pub(super) fn extra(tool: &str, words: &[String], allowed: &str) -> EngineError {
-    EngineError::Workload(format!(
-        "{tool}: unexpected argument '{}'; allowed: {allowed}",
-        words.join(" ")
-    ))
+    SpecError::Unexpected {
+        tool: tool.to_string(),
+        got: words.join(" "),
+        allowed: allowed.to_string(),
+    }
+    .into()
 }

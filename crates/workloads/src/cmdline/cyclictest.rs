@@ -14,7 +14,7 @@
 //! policy and NUMA options are refused by name.
 
 use crate::Cyclictest;
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{EngineError, SpecError};
 
 use super::body::Body;
 use super::getopt::{number, Arg, Grammar, Opt};
@@ -134,9 +134,11 @@ pub(super) fn parse(args: &[String]) -> Result<Cyclictest, EngineError> {
         nanosleep = true;
     }
     if !nanosleep {
-        return Err(EngineError::Workload(
-            "cyclictest: -n is required: without it cyclictest uses POSIX interval timers and sigwait (MODE_CYCLIC), which fairsim does not model; allowed: -n (clock_nanosleep, TIMER_ABSTIME)".into(),
-        ));
+        return Err(SpecError::refused(
+            "cyclictest",
+            "-n is required: without it cyclictest uses POSIX interval timers and sigwait (MODE_CYCLIC), which fairsim does not model; allowed: -n (clock_nanosleep, TIMER_ABSTIME)",
+        )
+        .into());
     }
     body.flag("n", "-n");
     Cyclictest::parse(&body.text()).map_err(|e| body.rename(tool, tool, e))

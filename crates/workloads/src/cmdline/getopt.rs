@@ -17,7 +17,7 @@
 //! Options a tool has but fairsim does not model are part of its table, so that they are
 //! refused by name ("not modelled") rather than called unknown.
 
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{EngineError, SpecError};
 
 /// Whether an option takes a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,7 +164,7 @@ impl Grammar<'_> {
 
     /// The error for a value an option cannot take.
     pub(super) fn err(&self, what: String) -> EngineError {
-        EngineError::Workload(format!("{}: {what}", self.tool))
+        SpecError::refused(self.tool, what).into()
     }
 
     fn unknown(&self, typed: &str) -> EngineError {
@@ -338,8 +338,5 @@ pub(super) fn number(tool: &str, given: &Given, what: &str) -> Result<u64, Engin
             return Ok(n);
         }
     }
-    Err(EngineError::Workload(format!(
-        "{tool}: {} needs {what}, not '{v}'",
-        given.typed
-    )))
+    Err(SpecError::refused(tool, format!("{} needs {what}, not '{v}'", given.typed)).into())
 }

@@ -16,7 +16,7 @@
 //! model (same groups, messages and wakeups) and prints hackbench's output.
 
 use crate::Hackbench;
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{EngineError, SpecError};
 
 use super::body::{extra, Body};
 use super::getopt::{number, Arg, Grammar, Opt};
@@ -135,10 +135,14 @@ pub(super) fn parse_perf(args: &[String]) -> Result<Hackbench, EngineError> {
     match args {
         [c, b, ..] if c == "sched" && b == "messaging" => {}
         _ => {
-            return Err(EngineError::Workload(format!(
-                "perf bench: '{}' is not modelled; allowed: {allowed}",
-                args.iter().take(2).cloned().collect::<Vec<_>>().join(" ")
-            )))
+            return Err(SpecError::refused(
+                "perf bench",
+                format!(
+                    "'{}' is not modelled; allowed: {allowed}",
+                    args.iter().take(2).cloned().collect::<Vec<_>>().join(" ")
+                ),
+            )
+            .into())
         }
     }
     let grammar = Grammar {

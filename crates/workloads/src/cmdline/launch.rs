@@ -2,12 +2,18 @@
 //! `cgexec`): each sets one attribute of the command it execs, which becomes the
 //! workload's `cpus=`, `uclamp=`, `nice=`, `policy=` or `cgroup=`.
 
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{EngineError, SpecError};
 
 use crate::affinity::CpuList;
 
-fn err(what: String) -> EngineError {
-    EngineError::Workload(what)
+/// A launcher's error: what is wrong, and its usage.
+fn usage(launcher: &str, what: String, allowed: &str) -> EngineError {
+    SpecError::Usage {
+        tool: launcher.to_string(),
+        detail: what,
+        allowed: allowed.to_string(),
+    }
+    .into()
 }
 
 /// Reads util-linux `chrt [-o | -b | -i] 0 COMMAND` (short or long options): the fair
@@ -17,9 +23,11 @@ fn err(what: String) -> EngineError {
 pub(super) fn chrt(args: &[String]) -> Result<(fairsim_balance::Policy, &[String]), EngineError> {
     use fairsim_balance::Policy;
     let bad = |what: String| {
-        err(format!(
-            "chrt: {what}; allowed: chrt -o|-b|-i 0 COMMAND (SCHED_OTHER, SCHED_BATCH or SCHED_IDLE)"
-        ))
+        usage(
+            "chrt",
+            what,
+            "chrt -o|-b|-i 0 COMMAND (SCHED_OTHER, SCHED_BATCH or SCHED_IDLE)",
+        )
     };
     let (policy, rest) = match args {
         [flag, rest @ ..] => match flag.as_str() {
@@ -50,11 +58,7 @@ pub(super) fn chrt(args: &[String]) -> Result<(fairsim_balance::Policy, &[String
 /// `cpu:a` is `/a` as `cpu:/a` is. `--sticky` (which only matters to the `cgrulesengd`
 /// daemon) and other options are refused.
 pub(super) fn cgexec(args: &[String]) -> Result<(String, &[String]), EngineError> {
-    let bad = |what: String| {
-        err(format!(
-            "cgexec: {what}; allowed: cgexec -g cpu:/PATH COMMAND"
-        ))
-    };
+    let bad = |what: String| usage("cgexec", what, "cgexec -g cpu:/PATH COMMAND");
     let (spec, rest) = match args {
         [flag, spec, rest @ ..] if flag == "-g" => (spec.as_str(), rest),
         [flag, rest @ ..] if flag.len() > 2 && flag.starts_with("-g") => (&flag[2..], rest),
@@ -90,7 +94,7 @@ pub(super) fn cgexec(args: &[String]) -> Result<(String, &[String]), EngineError
 /// cpulist format) and returns the list and the command after it. A hexadecimal mask
 /// (`taskset 0x3 CMD`) and `-p` (an existing pid) are refused.
 pub(super) fn taskset(args: &[String]) -> Result<(CpuList, &[String]), EngineError> {
-    let bad = |what: String| err(format!("taskset: {what}; allowed: taskset -c LIST COMMAND"));
+    let bad = |what: String| usage("taskset", what, "taskset -c LIST COMMAND");
     let (text, after) = match args {
         [flag, list, rest @ ..] if flag == "-c" || flag == "--cpu-list" => (list.as_str(), rest),
         [flag, rest @ ..] if flag.starts_with("--cpu-list=") => {
@@ -108,11 +112,7 @@ pub(super) fn taskset(args: &[String]) -> Result<(CpuList, &[String]), EngineErr
 /// Reads coreutils `nice [-n N | -N | --adjustment=N] COMMAND`: the command's nice level,
 /// 10 when no adjustment is given, clamped to -20..19 as `nice(2)` clamps (from nice 0).
 pub(super) fn nice_cmd(args: &[String]) -> Result<(i32, &[String]), EngineError> {
-    let bad = |what: String| {
-        err(format!(
-            "nice: {what}; allowed: nice [-n N] COMMAND, N an integer"
-        ))
-    };
+    let bad = |what: String| usage("nice", what, "nice [-n N] COMMAND, N an integer");
     let (text, rest): (Option<&str>, &[String]) = match args {
         [flag, v, rest @ ..] if flag == "-n" || flag == "--adjustment" => (Some(v), rest),
         [flag, rest @ ..] if flag.starts_with("--adjustment=") => {
@@ -146,9 +146,11 @@ pub(super) fn nice_cmd(args: &[String]) -> Result<(i32, &[String]), EngineError>
 /// keeps the kernel's default (0 for the minimum, 1024 for the maximum).
 pub(super) fn uclampset(args: &[String]) -> Result<((u32, u32), &[String]), EngineError> {
     let bad = |what: String| {
-        err(format!(
-            "uclampset: {what}; allowed: uclampset [-m MIN] [-M MAX] COMMAND, each 0 to 1024 and MIN not above MAX"
-        ))
+        usage(
+            "uclampset",
+            what,
+            "uclampset [-m MIN] [-M MAX] COMMAND, each 0 to 1024 and MIN not above MAX",
+        )
     };
     let (mut min, mut max) = (0u32, 1024u32);
     let mut given = false;

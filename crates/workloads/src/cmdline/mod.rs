@@ -30,7 +30,7 @@ mod sysbench;
 mod tbench;
 mod words;
 
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{EngineError, SpecError};
 
 use crate::spec::{Workload, WorkloadSpec};
 
@@ -57,17 +57,13 @@ fn program_name(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
 
-fn err(what: String) -> EngineError {
-    EngineError::Workload(what)
-}
-
 /// Parses a command line (one for which [`is_command_line`] holds).
 pub fn parse(spec: &str) -> Result<WorkloadSpec, EngineError> {
     // An error quotes what the user wrote, which may span lines (a pasted script with
     // continuations): it stays one line.
     parse_words(spec).map_err(|e| match e {
-        EngineError::Workload(msg) => {
-            EngineError::Workload(msg.replace('\n', "\\n").replace('\r', "\\r"))
+        EngineError::Workload(spec) => {
+            EngineError::Workload(spec.map_text(|t| t.replace('\n', "\\n").replace('\r', "\\r")))
         }
         other => other,
     })
@@ -75,14 +71,16 @@ pub fn parse(spec: &str) -> Result<WorkloadSpec, EngineError> {
 
 fn parse_words(spec: &str) -> Result<WorkloadSpec, EngineError> {
     let words = words::split(spec.trim())
-        .map_err(|why| err(format!("command line '{}': {why}", spec.trim())))?;
+        .map_err(|why| SpecError::refused(format!("command line '{}'", spec.trim()), why))?;
     let mut rest: &[String] = &words;
     if rest.first().is_some_and(|w| w == "sudo") {
         if rest.get(1).is_some_and(|w| w.starts_with('-')) {
-            return Err(err(
-                "sudo: options are not supported; allowed: sudo COMMAND, or the command alone"
-                    .into(),
-            ));
+            return Err(SpecError::Usage {
+                tool: "sudo".into(),
+                detail: "options are not supported".into(),
+                allowed: "sudo COMMAND, or the command alone".into(),
+            }
+            .into());
         }
         rest = &rest[1..];
     }
@@ -123,10 +121,12 @@ fn parse_words(spec: &str) -> Result<WorkloadSpec, EngineError> {
         }
     }
     let Some((program, args)) = rest.split_first() else {
-        return Err(err(format!(
-            "command line '{}': no program; allowed: {PROGRAMS}",
-            spec.trim()
-        )));
+        return Err(SpecError::Usage {
+            tool: format!("command line '{}'", spec.trim()),
+            detail: "no program".into(),
+            allowed: PROGRAMS.into(),
+        }
+        .into());
     };
     let workload = match program_name(program) {
         "schbench" => Workload::Schbench(schbench::parse(false, args)?),
@@ -139,10 +139,12 @@ fn parse_words(spec: &str) -> Result<WorkloadSpec, EngineError> {
         "rt-app" | "rtapp" => Workload::Rtapp(rtapp::parse(args)?),
         "tbench" => Workload::Tbench(tbench::parse(args)?),
         other => {
-            return Err(err(format!(
-                "unknown program '{other}' in the command line '{}'; allowed: {PROGRAMS} (or NAME:key=value,...)",
-                spec.trim()
-            )))
+            return Err(SpecError::UnknownProgram {
+                got: other.to_string(),
+                line: spec.trim().to_string(),
+                allowed: format!("{PROGRAMS} (or NAME:key=value,...)"),
+            }
+            .into())
         }
     };
     Ok(WorkloadSpec {

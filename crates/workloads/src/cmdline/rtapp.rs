@@ -5,12 +5,17 @@
 //! Standard input and rt-app's own options (log level, version, help) are refused.
 
 use crate::Rtapp;
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{EngineError, SpecError};
 
 /// Parses rt-app's arguments: the file.
 pub(super) fn parse(args: &[String]) -> Result<Rtapp, EngineError> {
-    let fail =
-        |what: String| EngineError::Workload(format!("rt-app: {what}; allowed: rt-app FILE.json"));
+    let fail = |what: String| {
+        EngineError::from(SpecError::Usage {
+            tool: "rt-app".into(),
+            detail: what,
+            allowed: "rt-app FILE.json".into(),
+        })
+    };
     match args {
         [file] if file == "-" => Err(fail(
             "reading the taskset from standard input is not supported".into(),

@@ -27,7 +27,7 @@
 //!   `sqrt`.
 
 use crate::SysbenchCpu;
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{EngineError, SpecError};
 use fairsim_engine::time::MS;
 
 use super::body::Body;
@@ -89,7 +89,7 @@ enum Key {
 /// Parses sysbench's arguments.
 pub(super) fn parse(args: &[String]) -> Result<SysbenchCpu, EngineError> {
     let tool = "sysbench";
-    let fail = |what: String| EngineError::Workload(format!("{tool}: {what}"));
+    let fail = |what: String| EngineError::from(SpecError::refused(tool, what));
     let v10 = args.iter().any(|a| {
         !a.starts_with("--") && a != "run" && a != "prepare" && a != "cleanup" && a != "help"
             || ["threads", "events", "time"].contains(&long_name(a))
@@ -214,14 +214,10 @@ pub(super) fn parse(args: &[String]) -> Result<SysbenchCpu, EngineError> {
     );
     let (prime, prime_t) = value(Key::Prime, 10_000, "--cpu-max-prime");
     if threads == 0 {
-        return Err(fail(format!(
-            "{threads_t}: invalid value '0'; allowed: 1 or more threads"
-        )));
+        return Err(SpecError::invalid(tool, threads_t, 0, "1 or more threads").into());
     }
     if !(1..=MAX_PRIME).contains(&prime) {
-        return Err(fail(format!(
-            "{prime_t}: invalid value '{prime}'; allowed: 1..={MAX_PRIME}"
-        )));
+        return Err(SpecError::invalid(tool, prime_t, prime, format!("1..={MAX_PRIME}")).into());
     }
     // No event limit: the run is the time limit, and each thread counts what it did.
     if events == 0 {

@@ -8,8 +8,34 @@
 //! lists, redirections, substitutions, globs) cannot describe a workload, so those
 //! characters are refused when they are unquoted rather than passed on as arguments.
 
+/// Why a command line cannot be split into words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum WordsError {
+    /// A quote without its closing one.
+    #[error("unterminated {quote} quote")]
+    Unterminated {
+        /// The quote (`'` or `"`).
+        quote: char,
+    },
+    /// `$` or `` ` `` inside double quotes.
+    #[error("shell expansion '{c}' is not supported; allowed: literal arguments")]
+    Expansion {
+        /// The character.
+        c: char,
+    },
+    /// A backslash at the end of the line.
+    #[error("a trailing backslash escapes nothing")]
+    TrailingBackslash,
+    /// Unquoted shell syntax beyond one simple command.
+    #[error("shell syntax '{c}' is not supported; allowed: one command with its arguments (quote the character to pass it on)")]
+    Syntax {
+        /// The character.
+        c: char,
+    },
+}
+
 /// Splits `line` into words, or says in one line why it cannot.
-pub(super) fn split(line: &str) -> Result<Vec<String>, String> {
+pub(super) fn split(line: &str) -> Result<Vec<String>, WordsError> {
     let mut words = Vec::new();
     let mut word = String::new();
     // Whether a word has started: `''` is an empty word, not nothing.
@@ -29,7 +55,7 @@ pub(super) fn split(line: &str) -> Result<Vec<String>, String> {
                     match chars.next() {
                         Some('\'') => break,
                         Some(c) => word.push(c),
-                        None => return Err("unterminated ' quote".into()),
+                        None => return Err(WordsError::Unterminated { quote: '\'' }),
                     }
                 }
             }
@@ -46,15 +72,11 @@ pub(super) fn split(line: &str) -> Result<Vec<String>, String> {
                                 word.push('\\');
                                 word.push(c);
                             }
-                            None => return Err("unterminated \" quote".into()),
+                            None => return Err(WordsError::Unterminated { quote: '"' }),
                         },
-                        Some(c @ ('$' | '`')) => {
-                            return Err(format!(
-                                "shell expansion '{c}' is not supported; allowed: literal arguments"
-                            ))
-                        }
+                        Some(c @ ('$' | '`')) => return Err(WordsError::Expansion { c }),
                         Some(c) => word.push(c),
-                        None => return Err("unterminated \" quote".into()),
+                        None => return Err(WordsError::Unterminated { quote: '"' }),
                     }
                 }
             }
@@ -65,14 +87,12 @@ pub(super) fn split(line: &str) -> Result<Vec<String>, String> {
                     started = true;
                     word.push(c);
                 }
-                None => return Err("a trailing backslash escapes nothing".into()),
+                None => return Err(WordsError::TrailingBackslash),
             },
             '|' | '&' | ';' | '<' | '>' | '(' | ')' | '$' | '`' | '*' | '?' | '[' | '#' | '~'
                 if !(started && matches!(c, '#' | '~')) =>
             {
-                return Err(format!(
-                    "shell syntax '{c}' is not supported; allowed: one command with its arguments (quote the character to pass it on)"
-                ));
+                return Err(WordsError::Syntax { c });
             }
             c => {
                 started = true;

@@ -5,7 +5,7 @@
 
 mod parse;
 
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{EngineError, SpecError};
 use fairsim_engine::rng::SimRng;
 use fairsim_engine::world::{Blueprint, Outcome, TaskRt, WorkloadRt};
 
@@ -88,11 +88,13 @@ impl WorkloadSpec {
         }
         if let Some(l) = &self.cpus {
             l.mask(ncpus).map_err(|why| {
-                EngineError::Workload(format!(
-                    "{}: cpus: invalid value '{}' ({why}); allowed: CPUs of the machine",
+                SpecError::invalid_because(
                     self.name(),
-                    l.canonical()
-                ))
+                    "cpus",
+                    l.canonical(),
+                    why,
+                    "CPUs of the machine",
+                )
             })?;
         }
         Ok(())
@@ -227,13 +229,17 @@ impl WorkloadSpec {
                     .cpus_allowed
                     .as_ref()
                     .map_or_else(String::new, |m| m.to_list());
-                return Err(EngineError::Workload(format!(
-                    "{}: cgroup: the affinity {own} of task {} shares no CPU with {}'s cpuset.cpus (effective CPUs {}); allowed: cpus= that overlaps the group's CPUs",
+                return Err(SpecError::key(
                     self.name(),
-                    t.name,
-                    path.unwrap_or("/"),
-                    eff.to_list()
-                )));
+                    "cgroup",
+                    format!(
+                        "the affinity {own} of task {} shares no CPU with {}'s cpuset.cpus (effective CPUs {}); allowed: cpus= that overlaps the group's CPUs",
+                        t.name,
+                        path.unwrap_or("/"),
+                        eff.to_list()
+                    ),
+                )
+                .into());
             }
             t.cpus_allowed = Some(mask);
         }

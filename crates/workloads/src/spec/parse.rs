@@ -3,7 +3,7 @@
 //! specification itself because the command-line reader builds specifications: the
 //! parser sits above both, and neither refers back to it.
 
-use fairsim_engine::error::EngineError;
+use fairsim_engine::error::{EngineError, SpecError};
 
 use super::{Workload, WorkloadSpec, WORKLOAD_NAMES};
 use crate::cmdline;
@@ -37,9 +37,11 @@ impl WorkloadSpec {
             "netperf" => "netperf",
             "tbench" => "tbench",
             other => {
-                return Err(EngineError::Workload(format!(
-                    "unknown workload '{other}'; allowed: {WORKLOAD_NAMES}"
-                )))
+                return Err(SpecError::UnknownWorkload {
+                    got: other.to_string(),
+                    allowed: WORKLOAD_NAMES.to_string(),
+                }
+                .into())
             }
         };
         // Every tool takes cpus=LIST; the rest of the options are the tool's own.
@@ -51,16 +53,22 @@ impl WorkloadSpec {
         // ... and nice=N.
         let (body, nice) = attrs::split_nice(tool, &body)?;
         if nice.is_some() && tool == "rtapp" {
-            return Err(EngineError::Workload(
-                "rtapp: nice: not for an rt-app file, whose tasks have their own; allowed: each task's \"priority\" key".into(),
-            ));
+            return Err(SpecError::key(
+                "rtapp",
+                "nice",
+                "not for an rt-app file, whose tasks have their own; allowed: each task's \"priority\" key",
+            )
+            .into());
         }
         // ... and policy=normal|batch|idle.
         let (body, policy) = attrs::split_policy(tool, &body)?;
         if policy.is_some() && tool == "rtapp" {
-            return Err(EngineError::Workload(
-                "rtapp: policy: not for an rt-app file, whose tasks have their own; allowed: each task's \"policy\" key".into(),
-            ));
+            return Err(SpecError::key(
+                "rtapp",
+                "policy",
+                "not for an rt-app file, whose tasks have their own; allowed: each task's \"policy\" key",
+            )
+            .into());
         }
         // ... and cgroup=/PATH.
         let (body, cgroup) = attrs::split_cgroup(tool, &body)?;
