@@ -8,7 +8,6 @@ use crate::common;
 
 use fairsim_engine::balance::group::ROOT_GROUP;
 use fairsim_engine::balance::{Kernel, TunablePlace};
-use fairsim_engine::cgroup::Cgroups;
 use fairsim_output::{cgroup_rows, summary, to_json};
 use fairsim_topology::source::{parse_spec, SpecOptions};
 use fairsim_topology::Arch;
@@ -39,7 +38,8 @@ fn spec(
             .unwrap();
     }
     let options: Vec<String> = options.iter().map(|o| o.to_string()).collect();
-    s.config.cgroups = Cgroups::from_sources(&Default::default(), &options).unwrap();
+    s.config.cgroups =
+        fairsim_workloads::cgroups::from_sources(&Default::default(), &options).unwrap();
     s.config.check_invariants = true;
     s
 }

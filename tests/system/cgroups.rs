@@ -8,7 +8,6 @@ use crate::common;
 
 use fairsim_engine::balance::group::ROOT_GROUP;
 use fairsim_engine::balance::Kernel;
-use fairsim_engine::cgroup::Cgroups;
 use fairsim_output::{cgroup_rows, summary, to_json};
 use fairsim_workloads::run::{prepare, run, RunSpec};
 use fairsim_workloads::RunResult;
@@ -21,7 +20,8 @@ fn rtapp_file(name: &str) -> String {
 fn spec_with(options: &[&str], workloads: &[&str], ms: u64, seed: u64) -> RunSpec {
     let mut s = common::spec("numa-2s4c2t", workloads, ms, seed);
     let options: Vec<String> = options.iter().map(|o| o.to_string()).collect();
-    s.config.cgroups = Cgroups::from_sources(&Default::default(), &options).unwrap();
+    s.config.cgroups =
+        fairsim_workloads::cgroups::from_sources(&Default::default(), &options).unwrap();
     s.config.check_invariants = true;
     s
 }

@@ -5,7 +5,6 @@
 
 use crate::common;
 
-use fairsim_engine::cgroup::Cgroups;
 use fairsim_output::to_json;
 use fairsim_topology::CpuMask;
 use fairsim_workloads::run::{prepare, run, RunSpec};
@@ -13,7 +12,8 @@ use fairsim_workloads::run::{prepare, run, RunSpec};
 fn spec_with(options: &[&str], workloads: &[&str], cpusets: &[&str]) -> RunSpec {
     let mut s = common::spec("numa-2s4c2t", workloads, 150, 3);
     let options: Vec<String> = options.iter().map(|o| o.to_string()).collect();
-    s.config.cgroups = Cgroups::from_sources(&Default::default(), &options).unwrap();
+    s.config.cgroups =
+        fairsim_workloads::cgroups::from_sources(&Default::default(), &options).unwrap();
     s.config.check_invariants = true;
     let n = s.machine.nr_cpus();
     s.cpusets = cpusets

@@ -442,7 +442,7 @@ proptest! {
     #[test]
     fn cgroup_declarations(texts in proptest::collection::vec(cgroup_text(), 1..4)) {
         let input = format!("{texts:?}");
-        match Cgroups::from_sources(&Default::default(), &texts) {
+        match fairsim_workloads::cgroups::from_sources(&Default::default(), &texts) {
             Ok(c) => {
                 // What is accepted is a tree a scheduler takes, parents first.
                 for (id, g) in c.iter() {
@@ -525,7 +525,7 @@ proptest! {
         let _ = WorkloadSpec::parse(&s).map_err(|e| e.to_string());
         if let Err(e) = WorkloadSpec::parse(&s) { one_line("workload", &s, &e.to_string())?; }
         if let Err(e) = Features::parse(&s) { one_line("features", &s, &e.to_string())?; }
-        if let Err(e) = Cgroups::default().declare_option(&s) {
+        if let Err(e) = fairsim_workloads::cgroups::declare_option(&mut Cgroups::default(), &s) {
             one_line("cgroup", &s, &e.to_string())?;
         }
         if let Err(e) = Scenario::parse(&s) { one_line("scenario", &s, &e.to_string())?; }

@@ -118,7 +118,7 @@ proptest! {
         let w2 = format!("{w2},cgroup={}", joins[1]);
         let mut s = common::spec(MACHINES[m], &[&w1, &w2], 40, seed);
         s.config.cgroups =
-            fairsim_engine::cgroup::Cgroups::from_sources(&Default::default(), &options).unwrap();
+            fairsim_workloads::cgroups::from_sources(&Default::default(), &options).unwrap();
         s.config.check_invariants = true;
         let mut w = fairsim_workloads::prepare(&s).unwrap();
         while w.step().map_err(|e| TestCaseError::fail(format!("{options:?} {w1} {w2}: {e}")))? {}

@@ -5,7 +5,6 @@
 use crate::common;
 
 use fairsim_engine::balance::group::ROOT_GROUP;
-use fairsim_engine::cgroup::Cgroups;
 use fairsim_output::{summary, to_json};
 use fairsim_trace::{write_ftrace_text, write_perfetto, TraceConfig, TraceEvent};
 use fairsim_workloads::run::{run, RunSpec};
@@ -27,7 +26,8 @@ fn cpu_max_spec(ms: u64) -> RunSpec {
         7,
     );
     let options = ["/lim:cpu.max=50000 100000".to_string(), "/free".to_string()];
-    s.config.cgroups = Cgroups::from_sources(&Default::default(), &options).unwrap();
+    s.config.cgroups =
+        fairsim_workloads::cgroups::from_sources(&Default::default(), &options).unwrap();
     s.config.check_invariants = true;
     s
 }

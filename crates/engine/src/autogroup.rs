@@ -92,11 +92,19 @@ pub fn install(groups: &Cgroups, sched: &mut Sched) -> Result<(), EngineError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
-    fn declared(options: &[&str]) -> Cgroups {
-        let options: Vec<String> = options.iter().map(|s| s.to_string()).collect();
-        Cgroups::from_sources(&BTreeMap::new(), &options).unwrap()
+    /// Groups at `paths` with no file written (a bare `--cgroup /PATH` each).
+    fn declared(paths: &[&str]) -> Cgroups {
+        let mut c = Cgroups::default();
+        for p in paths {
+            let bare = crate::cgroup::Declared {
+                cpu: true,
+                ..Default::default()
+            };
+            c.declare("--cgroup", p, bare, crate::cgroup::Origin::Option)
+                .unwrap();
+        }
+        c
     }
 
     #[test]

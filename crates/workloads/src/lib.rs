@@ -23,6 +23,7 @@
 
 mod affinity;
 mod attrs;
+pub mod cgroups;
 pub mod cmdline;
 mod cyclictest;
 mod cyclictest_stats;

@@ -21,7 +21,6 @@ use fairsim_topology::{parse_cpusets, BuildOptions, Machine, TopologyError};
 use crate::run::{default_duration, RunSpec, DEFAULT_MEMORY_BUDGET};
 use crate::scenario::{tunable_writes, Scenario};
 use crate::WorkloadSpec;
-use fairsim_engine::cgroup::Cgroups;
 use fairsim_engine::cost::{CostError, CostTableName};
 use fairsim_engine::error::EngineError;
 use fairsim_engine::noise::NoiseModel;
@@ -443,7 +442,7 @@ pub fn resolve_run(
         None => Launch::Cpu(0),
     };
     let governor = resolve_governor(opts, scenario, kernel, &machine)?;
-    let cgroups = Cgroups::from_sources(&scenario.cgroup, &opts.cgroups)?;
+    let cgroups = crate::cgroups::from_sources(&scenario.cgroup, &opts.cgroups)?;
     let config = WorldConfig {
         params: SchedParams {
             features,
