@@ -22,8 +22,11 @@ pub enum SchedstatError {
         reason: String,
     },
     /// The two snapshots do not describe the same CPUs and domains.
-    #[error("schedstat diff: {0}")]
-    Mismatch(String),
+    #[error("schedstat diff: {what}")]
+    Mismatch {
+        /// Which CPUs or domains differ.
+        what: String,
+    },
 }
 
 /// One CPU's counters: its `cpu<N>` line and its `domain<K>` lines, as (name, value).
@@ -279,7 +282,7 @@ pub fn parse_schedstat(text: &str, source_name: &str) -> Result<Schedstat, Sched
 /// `b - a`, counter by counter. The files must have the same version, CPUs, domains and
 /// fields; a counter that went down (a reboot) is an error.
 pub fn diff_schedstat(a: &Schedstat, b: &Schedstat) -> Result<Schedstat, SchedstatError> {
-    let mism = |m: String| SchedstatError::Mismatch(m);
+    let mism = |m: String| SchedstatError::Mismatch { what: m };
     if a.version != b.version {
         return Err(mism(format!(
             "versions differ ({} and {})",

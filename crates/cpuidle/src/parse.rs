@@ -336,17 +336,29 @@ fn check_state(prev: Option<&IdleState>, s: &IdleState, token: &str) -> Result<(
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 enum DurationError {
     /// Not digits with an optional fraction and unit.
-    #[error("'{0}' is not a duration")]
-    NotDuration(String),
+    #[error("'{got}' is not a duration")]
+    NotDuration {
+        /// The text as given.
+        got: String,
+    },
     /// More nanoseconds than a `u64` holds.
-    #[error("'{0}' is too long a duration")]
-    TooLong(String),
+    #[error("'{got}' is too long a duration")]
+    TooLong {
+        /// The text as given.
+        got: String,
+    },
     /// A fraction finer than any unit's nanosecond.
-    #[error("'{0}' has more than 9 decimals")]
-    TooManyDecimals(String),
+    #[error("'{got}' has more than 9 decimals")]
+    TooManyDecimals {
+        /// The text as given.
+        got: String,
+    },
     /// A fraction that does not come to whole nanoseconds.
-    #[error("'{0}' is not a whole number of nanoseconds")]
-    NotWholeNanoseconds(String),
+    #[error("'{got}' is not a whole number of nanoseconds")]
+    NotWholeNanoseconds {
+        /// The text as given.
+        got: String,
+    },
 }
 
 /// A duration in nanoseconds: digits with an optional fraction, then `ns`, `us` or `ms`;
@@ -362,13 +374,13 @@ fn parse_duration(text: &str) -> Result<u64, DurationError> {
     } else {
         (t, 1_000)
     };
-    let bad = || DurationError::NotDuration(t.to_string());
+    let bad = || DurationError::NotDuration { got: t.to_string() };
     let (int, frac) = num.split_once('.').unwrap_or((num, ""));
     let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     if (int.is_empty() && frac.is_empty()) || !digits(int) || !digits(frac) {
         return Err(bad());
     }
-    let too_long = || DurationError::TooLong(t.to_string());
+    let too_long = || DurationError::TooLong { got: t.to_string() };
     let whole: u64 = if int.is_empty() {
         0
     } else {
@@ -381,11 +393,11 @@ fn parse_duration(text: &str) -> Result<u64, DurationError> {
             .ok()
             .filter(|&n| n <= 9)
             .map(|n| 10u64.pow(n))
-            .ok_or_else(|| DurationError::TooManyDecimals(t.to_string()))?;
+            .ok_or_else(|| DurationError::TooManyDecimals { got: t.to_string() })?;
         let part: u64 = frac.parse().map_err(|_| bad())?;
         let scaled = part * unit_ns;
         if scaled % scale != 0 {
-            return Err(DurationError::NotWholeNanoseconds(t.to_string()));
+            return Err(DurationError::NotWholeNanoseconds { got: t.to_string() });
         }
         ns = ns.checked_add(scaled / scale).ok_or_else(too_long)?;
     }
@@ -522,7 +534,9 @@ mod tests {
         assert_eq!(parse_duration("0"), Ok(0));
         assert_eq!(
             parse_duration("1.000000001ms"),
-            Err(DurationError::NotWholeNanoseconds("1.000000001ms".into()))
+            Err(DurationError::NotWholeNanoseconds {
+                got: "1.000000001ms".into()
+            })
         );
     }
 

@@ -69,8 +69,11 @@ pub enum Phase {
 pub enum SimError {
     /// The pattern is empty, does not start with a run, does not alternate, or has a
     /// zero-length phase.
-    #[error("pattern: {0}")]
-    Pattern(String),
+    #[error("pattern: {what}")]
+    Pattern {
+        /// What is wrong with the pattern.
+        what: String,
+    },
     /// CPU capacity outside 1..=1024.
     #[error("cpu capacity {0} is outside 1..=1024")]
     Capacity(u64),
@@ -98,7 +101,9 @@ impl Pattern {
     /// Validates and wraps the phases.
     pub fn new(phases: Vec<Phase>) -> Result<Self, SimError> {
         if phases.is_empty() {
-            return Err(SimError::Pattern("no phases".into()));
+            return Err(SimError::Pattern {
+                what: "no phases".into(),
+            });
         }
         for (i, p) in phases.iter().enumerate() {
             let (is_run, ns) = match *p {
@@ -106,21 +111,20 @@ impl Pattern {
                 Phase::Sleep(ns) => (false, ns),
             };
             if ns == 0 {
-                return Err(SimError::Pattern(format!(
-                    "phase {} has zero length",
-                    i + 1
-                )));
+                return Err(SimError::Pattern {
+                    what: format!("phase {} has zero length", i + 1),
+                });
             }
             if is_run != (i % 2 == 0) {
-                return Err(SimError::Pattern(
-                    "phases must alternate, starting with run".into(),
-                ));
+                return Err(SimError::Pattern {
+                    what: "phases must alternate, starting with run".into(),
+                });
             }
         }
         if phases.len() > 1 && phases.len() % 2 == 1 {
-            return Err(SimError::Pattern(
-                "a repeating pattern must end with a sleep".into(),
-            ));
+            return Err(SimError::Pattern {
+                what: "a repeating pattern must end with a sleep".into(),
+            });
         }
         Ok(Pattern { phases })
     }

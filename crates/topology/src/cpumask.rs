@@ -341,7 +341,9 @@ impl CpuMask {
                 }
             };
             if lo > hi {
-                return Err(CpuListError::Backwards(item.to_string()));
+                return Err(CpuListError::Backwards {
+                    got: item.to_string(),
+                });
             }
             if hi >= nbits {
                 return Err(CpuListError::OutOfRange {
@@ -358,9 +360,9 @@ impl CpuMask {
 }
 
 fn parse_cpu(s: &str) -> Result<usize, CpuListError> {
-    s.trim()
-        .parse::<usize>()
-        .map_err(|_| CpuListError::NotCpu(s.trim().to_string()))
+    s.trim().parse::<usize>().map_err(|_| CpuListError::NotCpu {
+        got: s.trim().to_string(),
+    })
 }
 
 /// Why a CPU list ([`CpuMask::parse_list`], [`crate::partition::parse_cpulist`]) was
@@ -369,11 +371,17 @@ fn parse_cpu(s: &str) -> Result<usize, CpuListError> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CpuListError {
     /// An item that is not a CPU number (nor `N` where the kernel's patterns allow it).
-    #[error("'{0}' is not a CPU number")]
-    NotCpu(String),
+    #[error("'{got}' is not a CPU number")]
+    NotCpu {
+        /// The item as given.
+        got: String,
+    },
     /// A range `A-B` with `A` above `B`.
-    #[error("range '{0}' runs backwards")]
-    Backwards(String),
+    #[error("range '{got}' runs backwards")]
+    Backwards {
+        /// The range as given.
+        got: String,
+    },
     /// A CPU at or above the mask's width.
     #[error("CPU {cpu} is out of range 0-{last}")]
     OutOfRange {
@@ -383,11 +391,17 @@ pub enum CpuListError {
         last: usize,
     },
     /// A `A-B:USED` pattern without its `/GROUP`.
-    #[error("'{0}' has a pattern without '/GROUP'")]
-    PatternWithoutGroup(String),
+    #[error("'{got}' has a pattern without '/GROUP'")]
+    PatternWithoutGroup {
+        /// The item as given.
+        got: String,
+    },
     /// A `USED/GROUP` pattern with `GROUP` 0 or `USED` above it.
-    #[error("'{0}' needs USED/GROUP with GROUP above 0 and USED at most GROUP")]
-    BadPattern(String),
+    #[error("'{got}' needs USED/GROUP with GROUP above 0 and USED at most GROUP")]
+    BadPattern {
+        /// The item as given.
+        got: String,
+    },
 }
 
 impl fmt::Debug for CpuMask {

@@ -52,7 +52,7 @@ pub fn parse_cpulist(nr_cpus: usize, text: &str) -> Result<CpuMask, CpuListError
             return Ok(last);
         }
         s.parse::<usize>()
-            .map_err(|_| CpuListError::NotCpu(s.to_string()))
+            .map_err(|_| CpuListError::NotCpu { got: s.to_string() })
     };
     let mut mask = CpuMask::new(nr_cpus);
     for item in text.trim().split(',').map(str::trim) {
@@ -73,18 +73,24 @@ pub fn parse_cpulist(nr_cpus: usize, text: &str) -> Result<CpuMask, CpuListError
         let width = end.saturating_sub(start) + 1;
         let (used, group) = match pattern {
             Some(p) => {
-                let (u, g) = p
-                    .split_once('/')
-                    .ok_or_else(|| CpuListError::PatternWithoutGroup(item.to_string()))?;
+                let (u, g) =
+                    p.split_once('/')
+                        .ok_or_else(|| CpuListError::PatternWithoutGroup {
+                            got: item.to_string(),
+                        })?;
                 (num(u)?, num(g)?)
             }
             None => (width, width),
         };
         if start > end {
-            return Err(CpuListError::Backwards(item.to_string()));
+            return Err(CpuListError::Backwards {
+                got: item.to_string(),
+            });
         }
         if group == 0 || used > group {
-            return Err(CpuListError::BadPattern(item.to_string()));
+            return Err(CpuListError::BadPattern {
+                got: item.to_string(),
+            });
         }
         if end >= nr_cpus {
             return Err(CpuListError::OutOfRange { cpu: end, last });

@@ -49,16 +49,25 @@ pub use v6_5_schedutil::CpuUtilType;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GovernorError {
     /// No governor of that name, or a name with an argument it does not take.
-    #[error("'{0}'; allowed: {syntax}", syntax = Governor::SYNTAX)]
-    Unknown(String),
+    #[error("'{got}'; allowed: {syntax}", syntax = Governor::SYNTAX)]
+    Unknown {
+        /// The value as given.
+        got: String,
+    },
     /// `schedutil:` without a `rate_limit_us=N` in 0..=1000000.
-    #[error("'{0}'; allowed: schedutil:rate_limit_us=N with N from 0 to 1000000 (us)")]
-    RateLimit(String),
+    #[error("'{got}'; allowed: schedutil:rate_limit_us=N with N from 0 to 1000000 (us)")]
+    RateLimit {
+        /// The value as given.
+        got: String,
+    },
     /// `userspace:` without a frequency in kHz above 0.
     #[error(
-        "'{0}'; allowed: userspace:KHZ with a frequency in kHz above 0, e.g. userspace:1200000"
+        "'{got}'; allowed: userspace:KHZ with a frequency in kHz above 0, e.g. userspace:1200000"
     )]
-    Userspace(String),
+    Userspace {
+        /// The value as given.
+        got: String,
+    },
 }
 
 /// A cpufreq governor (`scaling_governor`) with its setting.
@@ -95,7 +104,9 @@ impl Governor {
 
     /// Parses `--governor`'s value; the error says what is allowed.
     pub fn parse(text: &str) -> Result<Governor, GovernorError> {
-        let bad = || GovernorError::Unknown(text.to_string());
+        let bad = || GovernorError::Unknown {
+            got: text.to_string(),
+        };
         let (name, arg) = match text.split_once(':') {
             Some((n, a)) => (n, Some(a)),
             None => (text, None),
@@ -107,7 +118,9 @@ impl Governor {
                     .strip_prefix("rate_limit_us=")
                     .and_then(|v| v.parse::<u64>().ok())
                     .filter(|&v| v <= 1_000_000)
-                    .ok_or_else(|| GovernorError::RateLimit(text.to_string()))?;
+                    .ok_or_else(|| GovernorError::RateLimit {
+                        got: text.to_string(),
+                    })?;
                 Ok(Governor::Schedutil {
                     rate_limit_us: Some(us),
                 })
@@ -119,7 +132,9 @@ impl Governor {
                 .ok()
                 .filter(|&k| k > 0)
                 .map(|khz| Governor::Userspace { khz })
-                .ok_or_else(|| GovernorError::Userspace(text.to_string())),
+                .ok_or_else(|| GovernorError::Userspace {
+                    got: text.to_string(),
+                }),
             _ => Err(bad()),
         }
     }

@@ -146,11 +146,17 @@ pub struct CostTable {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CostError {
     /// Not `name=value`.
-    #[error("--cost: invalid override '{0}'; allowed: NAME=DURATION, e.g. context_switch=2us")]
-    Syntax(String),
+    #[error("--cost: invalid override '{got}'; allowed: NAME=DURATION, e.g. context_switch=2us")]
+    Syntax {
+        /// The override as given.
+        got: String,
+    },
     /// Unknown constant.
-    #[error("--cost: unknown cost '{0}'; allowed: {names}", names = CostTable::NAMES.join(", "))]
-    Unknown(String),
+    #[error("--cost: unknown cost '{got}'; allowed: {names}", names = CostTable::NAMES.join(", "))]
+    Unknown {
+        /// The name as given.
+        got: String,
+    },
     /// Bad value.
     #[error("--cost {name}: {msg}")]
     Value {
@@ -248,13 +254,15 @@ impl CostTable {
     /// bare number means another unit in each tool. Values above 1 s
     /// are refused: no kernel path modelled here takes that long.
     pub fn apply(&mut self, spec: &str) -> Result<(), CostError> {
-        let (name, value) = spec
-            .split_once('=')
-            .ok_or_else(|| CostError::Syntax(spec.to_string()))?;
+        let (name, value) = spec.split_once('=').ok_or_else(|| CostError::Syntax {
+            got: spec.to_string(),
+        })?;
         let name = name.trim();
         // The name first: a misspelt name is the more useful thing to hear about.
         if self.field(name).is_none() {
-            return Err(CostError::Unknown(name.to_string()));
+            return Err(CostError::Unknown {
+                got: name.to_string(),
+            });
         }
         let v = parse_duration_with_unit(value).map_err(|e| CostError::Value {
             name: name.to_string(),
@@ -266,9 +274,9 @@ impl CostTable {
                 msg: format!("{value} is more than 1s"),
             });
         }
-        let slot = self
-            .field(name)
-            .ok_or_else(|| CostError::Unknown(name.to_string()))?;
+        let slot = self.field(name).ok_or_else(|| CostError::Unknown {
+            got: name.to_string(),
+        })?;
         *slot = v;
         Ok(())
     }

@@ -42,14 +42,23 @@ enum GuestValueError {
     #[error(transparent)]
     CpuList(#[from] CpuListError),
     /// A mask that is neither an integer nor a string.
-    #[error("'{0}' is not a CPU list")]
-    NotCpuList(String),
+    #[error("'{got}' is not a CPU list")]
+    NotCpuList {
+        /// The value as given.
+        got: String,
+    },
     /// An id that is a number or string but not a `u32`.
-    #[error("'{0}' is not an id (a non-negative integer)")]
-    NotNonNegativeId(String),
+    #[error("'{got}' is not an id (a non-negative integer)")]
+    NotNonNegativeId {
+        /// The value as given.
+        got: String,
+    },
     /// An id that is neither a number nor a string.
-    #[error("'{0}' is not an id")]
-    NotId(String),
+    #[error("'{got}' is not an id")]
+    NotId {
+        /// The value as given.
+        got: String,
+    },
     /// No entry for CPU 0, whose caches name the LLC.
     #[error("guest_observed.cpus: cpu 0 missing")]
     Cpu0Missing,
@@ -315,7 +324,9 @@ fn mask_value(v: Option<&Value>, n: usize) -> Result<Option<CpuMask>, GuestValue
             }),
         },
         Some(Value::String(s)) => Ok(Some(CpuMask::parse_list(n, s)?)),
-        Some(other) => Err(GuestValueError::NotCpuList(other.to_string())),
+        Some(other) => Err(GuestValueError::NotCpuList {
+            got: other.to_string(),
+        }),
     }
 }
 
@@ -323,15 +334,20 @@ fn mask_value(v: Option<&Value>, n: usize) -> Result<Option<CpuMask>, GuestValue
 fn id_value(v: Option<&Value>) -> Result<u32, GuestValueError> {
     match v {
         None | Some(Value::Null) => Ok(0),
-        Some(Value::Number(num)) => num
-            .as_u64()
-            .and_then(|x| u32::try_from(x).ok())
-            .ok_or_else(|| GuestValueError::NotNonNegativeId(num.to_string())),
+        Some(Value::Number(num)) => {
+            num.as_u64()
+                .and_then(|x| u32::try_from(x).ok())
+                .ok_or_else(|| GuestValueError::NotNonNegativeId {
+                    got: num.to_string(),
+                })
+        }
         Some(Value::String(s)) if s.trim().is_empty() => Ok(0),
         Some(Value::String(s)) => s
             .trim()
             .parse::<u32>()
-            .map_err(|_| GuestValueError::NotNonNegativeId(s.to_string())),
-        Some(other) => Err(GuestValueError::NotId(other.to_string())),
+            .map_err(|_| GuestValueError::NotNonNegativeId { got: s.to_string() }),
+        Some(other) => Err(GuestValueError::NotId {
+            got: other.to_string(),
+        }),
     }
 }
