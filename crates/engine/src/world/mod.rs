@@ -17,6 +17,8 @@
 //! - `bandwidth`: CFS bandwidth control's period and slack timers.
 //! - `net`: the system calls on loopback sockets; `sockets`: the sockets' model itself
 //!   (connections, queues, windows).
+//! - `config`: `WorldConfig` and the named choices it holds; `invariants`: the checks
+//!   run after every event.
 //! - `outcome`: a finished run as data ([`World::finish`]), what outputs and reports read.
 //! - `workload`: what the world keeps per workload (random stream, latency histograms,
 //!   sockets, the tool's model behind `Op::Hook`); `task`: how a task starts out.
@@ -29,6 +31,7 @@
 
 mod balance;
 mod bandwidth;
+mod config;
 mod cpu;
 mod cpu_state;
 mod cpufreq;
@@ -36,6 +39,7 @@ mod cpufreq_state;
 mod exec;
 mod idle;
 mod idle_state;
+mod invariants;
 mod lock_state;
 mod locks;
 mod loop_stack;
@@ -51,18 +55,18 @@ mod workload;
 
 pub use loop_stack::LoopStack;
 
-use fairsim_balance::{Sched, SchedParams, TaskId};
+use fairsim_balance::{Sched, TaskId};
 use fairsim_topology::{CpuMask, Machine, SchedDomains};
 
-use crate::cost::{CostTable, CostTableName};
 use crate::error::{ConfigError, EngineError, InvariantError};
 use crate::event::{Event, EventQueue, Tid};
 use crate::metrics::{CpuMetrics, Metrics, TaskMetrics};
-use crate::noise::{Noise, NoiseModel};
+use crate::noise::Noise;
 use crate::profile::{Ctx, Site};
 use crate::program::Program;
-use crate::time::{Time, US};
+use crate::time::Time;
 
+pub use config::{Cpuidle, Launch, TimerExpiry, WorldConfig, DEFAULT_TIMER_SLACK};
 pub use cpu_state::{CpuRt, Overhead, Seg, SegKind};
 pub use cpufreq_state::{CpufreqRt, FreqChange, MAX_TIMELINE, TIMELINE_ENTRY_BYTES};
 pub use outcome::Outcome;
@@ -72,213 +76,6 @@ pub use progress::{
 };
 pub use trace_state::pid_of;
 pub use workload::WorkloadRt;
-
-/// Where in [d, d + slack] an hrtimer armed for d with a slack fires when no earlier
-/// interrupt on its CPU runs it first.
-///
-/// `hrtimer_start_range_ns` gives a timer a soft expiry (d) and a hard one (d + slack);
-/// the clock event device is programmed for the earliest hard expiry, and any timer
-/// interrupt on that CPU runs every timer whose soft expiry has passed. On a CPU with no
-/// other timer nearby, the timer therefore fires at its hard expiry: that is the default,
-/// `Hard`. The world also models the coalescing: a tick or another timer's interrupt on the
-/// same CPU between d and d + slack fires the timer early.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TimerExpiry {
-    /// At d + slack (the kernel's behaviour on an otherwise quiet CPU).
-    Hard,
-    /// At d + slack / 2.
-    Mid,
-    /// At d (as if the slack were 0).
-    Soft,
-}
-
-/// The cpuidle governor of the idle CPUs (`/sys/devices/system/cpu/cpuidle/
-/// current_governor`), or no cpuidle driver at all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Cpuidle {
-    /// The menu governor (drivers/cpuidle/governors/menu.c), the default on bare metal
-    /// with a tick: it predicts the idle time from the next timer, its correction factors
-    /// and the recent intervals, picks the deepest state that fits, and keeps the tick
-    /// when the prediction is shorter than a tick.
-    Menu,
-    /// The timer events oriented governor (drivers/cpuidle/governors/teo.c, the
-    /// version 6.12.y carries): it bins recent idle durations by state and picks the state
-    /// the sleep length and the recent hits and intercepts favour.
-    Teo,
-    /// The haltpoll governor of KVM guests with the cpuidle-haltpoll driver: poll for an
-    /// adaptive time, then halt.
-    Haltpoll,
-    /// No cpuidle driver (a qemu guest, as in the ground truth): `do_idle` calls
-    /// `default_idle_call` after `tick_nohz_idle_stop_tick` at every idle entry, and with
-    /// high-resolution timers `tick_nohz_next_event` ignores hrtimers, so the tick stops
-    /// whatever the next nanosleep timer; a wakeup pays the flat `idle_exit` cost.
-    None,
-}
-
-impl Cpuidle {
-    /// The names `--cpuidle` takes.
-    pub const NAMES: &'static str = "menu, teo, haltpoll or none";
-
-    /// Parses a governor name, or `none`.
-    pub fn parse(s: &str) -> Option<Cpuidle> {
-        match s {
-            "menu" => Some(Cpuidle::Menu),
-            "teo" => Some(Cpuidle::Teo),
-            "haltpoll" => Some(Cpuidle::Haltpoll),
-            "none" => Some(Cpuidle::None),
-            _ => None,
-        }
-    }
-
-    /// The name as `current_governor` prints it (`none` without a driver).
-    pub fn name(self) -> &'static str {
-        match self {
-            Cpuidle::Menu => "menu",
-            Cpuidle::Teo => "teo",
-            Cpuidle::Haltpoll => "haltpoll",
-            Cpuidle::None => "none",
-        }
-    }
-
-    /// The governor the cpuidle crate runs, `None` without a driver.
-    pub fn kind(self) -> Option<fairsim_cpuidle::GovernorKind> {
-        match self {
-            Cpuidle::Menu => Some(fairsim_cpuidle::GovernorKind::Menu),
-            Cpuidle::Teo => Some(fairsim_cpuidle::GovernorKind::Teo),
-            Cpuidle::Haltpoll => Some(fairsim_cpuidle::GovernorKind::Haltpoll),
-            Cpuidle::None => None,
-        }
-    }
-}
-
-impl TimerExpiry {
-    /// Parses `hard`, `mid` or `soft`.
-    pub fn parse(s: &str) -> Option<TimerExpiry> {
-        match s {
-            "hard" => Some(TimerExpiry::Hard),
-            "mid" => Some(TimerExpiry::Mid),
-            "soft" => Some(TimerExpiry::Soft),
-            _ => None,
-        }
-    }
-}
-
-/// The default `timer_slack_ns` of a task (`init_task.timer_slack_ns`): 50 us.
-pub const DEFAULT_TIMER_SLACK: u64 = 50 * US;
-
-/// Settings of one run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WorldConfig {
-    /// Scheduler tunables (features, HZ, util_est).
-    pub params: SchedParams,
-    /// Kernel-overhead costs.
-    pub cost: CostTable,
-    /// The named table `cost` started from, before any `--cost` override: what outputs
-    /// say ran, and what the summary lists overrides against.
-    pub cost_table: CostTableName,
-    /// The run stops at this virtual time (ns), or earlier when every workload finished.
-    pub duration: u64,
-    /// The world seed.
-    pub seed: u64,
-    /// `timer_slack_ns` of every task.
-    pub timer_slack: u64,
-    /// Where in the slack window a quiet timer fires.
-    pub timer_expiry: TimerExpiry,
-    /// The cpuidle governor (or no driver): which idle state a CPU enters and whether
-    /// its tick stops.
-    pub cpuidle: Cpuidle,
-    /// The idle states; `None` takes the machine's (`Machine::idle_states`), or the
-    /// flat compatibility table (`POLL`, then `C1` with the `idle_exit` cost) when the
-    /// machine names none.
-    pub idle_states: Option<fairsim_cpuidle::IdleStates>,
-    /// Check the scheduler's and the engine's invariants after every event (slow; tests).
-    pub check_invariants: bool,
-    /// Run-to-run noise ([`crate::noise`]); off in the library's default so that a
-    /// `WorldConfig::default()` run is exact, on by default on the command line.
-    pub noise: NoiseModel,
-    /// Start of the measurement window (ns): every counter, latency and overhead share
-    /// covers `[warmup, end)`, as a `schedstat.py -i` delta started after launch does.
-    pub warmup: u64,
-    /// What the run traces (`--trace`, `--plot`); `None` records nothing.
-    pub trace: Option<fairsim_trace::TraceConfig>,
-    /// The CPU the run's root tasks are forked from (the launching shell's).
-    pub launch: Launch,
-    /// The cpufreq governor (`--governor`); `None` takes schedutil on a machine with
-    /// frequency domains and runs a machine without them at full frequency. A governor
-    /// on a machine without domains is refused.
-    pub governor: Option<fairsim_balance::cpufreq::Governor>,
-    /// Keep every rt-app thread's activations for its log files (`--rtapp-log`, up to
-    /// `fairsim_workloads::FILE_TOTAL` per workload) rather than the JSON's first ones.
-    pub rtapp_log: bool,
-    /// The task groups (`--cgroup`, a scenario's `[cgroup]` tables), created at boot in
-    /// this order; the workload crate's `run::prepare` adds the ones rt-app files create. Empty: no
-    /// groups, the fair class as it runs without them.
-    pub cgroups: crate::cgroup::Cgroups,
-}
-
-/// Where the shell that launches a workload runs, so where its root task is forked from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Launch {
-    /// Always this CPU (default 0: fairsim's launcher runs on CPU 0).
-    Cpu(usize),
-    /// A CPU drawn uniformly per root task from the run's seed, as a shell woken by the
-    /// terminal or an ssh session runs wherever its last wakeup put it. With kernels
-    /// whose fork placement depends on the parent's CPU (Linux 3.9 on TC2 puts a lone
-    /// thread on the launching shell's cluster), this is what makes runs of one command
-    /// differ.
-    Random,
-}
-
-impl Launch {
-    /// Parses `random` or a CPU number below `nr_cpus`.
-    pub fn parse(text: &str, nr_cpus: usize) -> Result<Launch, EngineError> {
-        if text == "random" {
-            return Ok(Launch::Random);
-        }
-        match text.parse::<usize>() {
-            Ok(c) if c < nr_cpus => Ok(Launch::Cpu(c)),
-            _ => Err(ConfigError::LaunchCpu {
-                got: text.to_string(),
-                last: nr_cpus.saturating_sub(1),
-            }
-            .into()),
-        }
-    }
-
-    /// The option's text.
-    pub fn name(self) -> String {
-        match self {
-            Launch::Cpu(c) => c.to_string(),
-            Launch::Random => "random".to_string(),
-        }
-    }
-}
-
-impl Default for WorldConfig {
-    fn default() -> Self {
-        WorldConfig {
-            params: SchedParams::default(),
-            cost: CostTable::default(),
-            cost_table: CostTableName::default(),
-            duration: crate::time::SEC,
-            seed: crate::rng::DEFAULT_SEED,
-            timer_slack: DEFAULT_TIMER_SLACK,
-            timer_expiry: TimerExpiry::Hard,
-            cpuidle: Cpuidle::Menu,
-            idle_states: None,
-            check_invariants: false,
-            noise: NoiseModel::OFF,
-            warmup: 0,
-            trace: None,
-            launch: Launch::Cpu(0),
-            governor: None,
-            rtapp_log: false,
-            cgroups: crate::cgroup::Cgroups::default(),
-        }
-    }
-}
 
 /// What a task is doing, from the engine's point of view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -896,72 +693,6 @@ impl World {
                 .all(|t| t.state != RtState::Unborn && t.state != RtState::Waking)
     }
 
-    /// Checks the scheduler's invariants and the engine's view of them: each CPU's current
-    /// task is the scheduler's, no task is current on two CPUs, blocked and exited tasks
-    /// are not current, and virtual time is within the run.
-    pub fn check_invariants(&self) -> Result<(), EngineError> {
-        self.sched
-            .check_invariants()
-            .map_err(InvariantError::Sched)?;
-        let mut current = vec![false; self.tasks.len()];
-        for (cpu, c) in self.cpus.iter().enumerate() {
-            let sched_curr = self.sched.rqs[cpu].curr.map(|s| self.by_sched_id[s]);
-            if c.curr != sched_curr {
-                return Err(InvariantError::CurrDiffers {
-                    cpu,
-                    engine: c.curr,
-                    sched: sched_curr,
-                }
-                .into());
-            }
-            if let Some(t) = c.curr {
-                if current[t] {
-                    return Err(InvariantError::CurrentTwice { task: t }.into());
-                }
-                current[t] = true;
-                // Inside schedule(), a task that just blocked stays current while the
-                // newidle balance runs.
-                if self.tasks[t].state != RtState::Runnable && c.newidle.is_none() {
-                    return Err(InvariantError::RunsNotRunnable {
-                        cpu,
-                        task: t,
-                        state: self.tasks[t].state.name(),
-                    }
-                    .into());
-                }
-            }
-            if let Some(seg) = &c.seg {
-                if Some(seg.task()) != c.curr {
-                    return Err(InvariantError::SegmentNotCurrent {
-                        cpu,
-                        task: seg.task(),
-                        curr: c.curr,
-                    }
-                    .into());
-                }
-            }
-        }
-        for (t, rt) in self.tasks.iter().enumerate() {
-            if let Some(s) = rt.sched_id {
-                let st = &self.sched.tasks[s];
-                if rt.state == RtState::Runnable && !st.se.on_rq {
-                    return Err(InvariantError::RunnableNotQueued { task: t }.into());
-                }
-                if st.se.on_rq && !st.allowed_on(st.cpu) {
-                    return Err(InvariantError::QueuedDisallowed {
-                        task: t,
-                        cpu: st.cpu,
-                    }
-                    .into());
-                }
-            }
-        }
-        if self.now.0 > self.config.duration {
-            return Err(InvariantError::BeyondRun.into());
-        }
-        Ok(())
-    }
-
     /// Per-task metrics, with the scheduler's `sched_info` and migrations folded in.
     pub fn task_metrics(&self, t: Tid) -> TaskMetrics {
         let mut m = self.metrics.tasks[t].clone();
@@ -1065,24 +796,5 @@ impl World {
     /// Tasks that were forked and have not exited.
     pub fn live_tasks(&self) -> usize {
         self.live_tasks
-    }
-}
-
-#[cfg(test)]
-mod launch_tests {
-    use super::Launch;
-
-    #[test]
-    fn launch_cpu_takes_random_or_a_cpu_of_the_machine() {
-        assert_eq!(Launch::parse("random", 5).unwrap(), Launch::Random);
-        assert_eq!(Launch::parse("4", 5).unwrap(), Launch::Cpu(4));
-        for bad in ["5", "-1", "any", ""] {
-            let e = Launch::parse(bad, 5).unwrap_err().to_string();
-            assert!(
-                e.contains("--launch-cpu") && e.contains("0 to 4"),
-                "{bad}: {e}"
-            );
-            assert!(!e.contains('\n'));
-        }
     }
 }
