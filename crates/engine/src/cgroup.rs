@@ -93,6 +93,25 @@ pub fn check_path(path: &str) -> Result<(), PathError> {
     Ok(())
 }
 
+/// Checks the path of a declaration before its files are read: a cgroup path
+/// ([`check_path`]) other than the root; `field` names the declaration in the error.
+pub fn check_declared_path(field: &str, path: &str) -> Result<(), EngineError> {
+    check_path(path).map_err(|why| ConfigError::CgroupPath {
+        field: field.to_string(),
+        path: path.to_string(),
+        why,
+    })?;
+    if path == "/" {
+        // The kernel refuses the root's cpu.weight (EINVAL), and the root always exists:
+        // a declaration of it could only be refused or do nothing.
+        return Err(ConfigError::DeclaresRoot {
+            field: field.to_string(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
 /// The parent path of a path other than the root (`/a/b` -> `/a`, `/a` -> `/`).
 fn parent_path(path: &str) -> &str {
     match path.rfind('/') {
@@ -412,19 +431,7 @@ impl Cgroups {
         keys: Declared,
         origin: Origin,
     ) -> Result<(), EngineError> {
-        check_path(path).map_err(|why| ConfigError::CgroupPath {
-            field: field.to_string(),
-            path: path.to_string(),
-            why,
-        })?;
-        if path == "/" {
-            // The kernel refuses the root's cpu.weight (EINVAL), and the root always
-            // exists: a declaration of it could only be refused or do nothing.
-            return Err(ConfigError::DeclaresRoot {
-                field: field.to_string(),
-            }
-            .into());
-        }
+        check_declared_path(field, path)?;
         let (weight, writes, cpuset) = (keys.weight, keys.writes, keys.cpuset);
         if let Some(i) = self.index(path) {
             if keys.cpu {

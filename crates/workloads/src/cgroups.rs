@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 
 use fairsim_engine::cgroup::{
-    check_path, Cgroups, CpuWeight, CpusetWrites, Declared, KeyError, Origin, Partition, Writes,
+    check_declared_path, Cgroups, CpuWeight, CpusetWrites, Declared, KeyError, Origin, Partition,
+    Writes,
 };
 use fairsim_engine::error::{ConfigError, EngineError};
 use fairsim_engine::tunable::{tunable_writes, TunableValue};
@@ -18,8 +19,8 @@ const CPULIST_SYNTAX_CPUS: usize = 8192;
 
 /// Declares in `c` the group at `path` with the writes `keys` (`cpu.weight=200`), from
 /// `origin`; `field` names the declaration in errors (`--cgroup '/a:...'`). The path is
-/// checked first, then that it is not the root, then the writes, as the engine's
-/// [`Cgroups::declare`] would refuse them, in that order.
+/// checked before the writes ([`check_declared_path`]), so a declaration bad in both is
+/// refused for its path, as before the writes were parsed here.
 pub fn declare<'a>(
     c: &mut Cgroups,
     field: &str,
@@ -27,17 +28,7 @@ pub fn declare<'a>(
     keys: impl IntoIterator<Item = &'a str>,
     origin: Origin,
 ) -> Result<(), EngineError> {
-    check_path(path).map_err(|why| ConfigError::CgroupPath {
-        field: field.to_string(),
-        path: path.to_string(),
-        why,
-    })?;
-    if path == "/" {
-        return Err(ConfigError::DeclaresRoot {
-            field: field.to_string(),
-        }
-        .into());
-    }
+    check_declared_path(field, path)?;
     let keys = parse_keys(keys).map_err(|key| ConfigError::CgroupKey {
         field: field.to_string(),
         key,
@@ -252,7 +243,7 @@ mod tests {
     use super::*;
     use fairsim_balance::group::GroupId;
     use fairsim_balance::Kernel;
-    use fairsim_engine::cgroup::{Join, MAX_CGROUPS};
+    use fairsim_engine::cgroup::{check_path, Join, MAX_CGROUPS};
     use fairsim_topology::CpuMask;
 
     fn declared(options: &[&str]) -> Result<Cgroups, String> {
