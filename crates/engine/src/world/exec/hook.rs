@@ -27,7 +27,10 @@ impl World {
         let warmup = self.config.warmup;
         let rt = &mut self.workloads[w];
         let me = t - rt.tasks.0;
-        debug_assert!(rt.model.is_some(), "a hook operation in a workload without a model");
+        debug_assert!(
+            rt.model.is_some(),
+            "a hook operation in a workload without a model"
+        );
         let model = rt.model.as_deref_mut()?;
         let mut cx = HookCx {
             me,
