@@ -375,6 +375,47 @@ impl Sched {
         std::mem::take(&mut self.work)
     }
 
+    /// The work counters since the last take or clear, read in place: the same figures
+    /// [`Sched::take_work`] returns, without moving them out. The engine reads them this
+    /// way on every scheduler call that did work and then calls [`Sched::clear_work`];
+    /// moving the whole record out and back cost it a copy of it each time.
+    #[inline]
+    pub fn fold_work(&mut self) -> &SchedWork {
+        let (cpus, groups) = self.visits.take();
+        self.work.cpus_visited += cpus;
+        self.work.groups_visited += groups;
+        &self.work
+    }
+
+    /// Sets the work counters back to zero after [`Sched::fold_work`], keeping the lock
+    /// list's buffer (which the engine may have taken with [`Sched::take_work_locks`]).
+    #[inline]
+    pub fn clear_work(&mut self) {
+        let mut locks = std::mem::take(&mut self.work.rq_locks);
+        locks.clear();
+        self.work = SchedWork {
+            rq_locks: locks,
+            ..SchedWork::default()
+        };
+    }
+
+    /// The remote runqueues the calls since the last clear locked, taken out of the work
+    /// record (give the list back with [`Sched::recycle_work_locks`]).
+    #[inline]
+    pub fn take_work_locks(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.work.rq_locks)
+    }
+
+    /// Gives back a lock list from [`Sched::take_work_locks`] once read, so that its buffer
+    /// is reused.
+    #[inline]
+    pub fn recycle_work_locks(&mut self, mut locks: Vec<usize>) {
+        if self.work.rq_locks.capacity() == 0 {
+            locks.clear();
+            self.work.rq_locks = locks;
+        }
+    }
+
     /// The end of every entity operation on `cpu`'s cfs_rq (enqueue, dequeue, put, set,
     /// tick): the PELT updates it made go to the cost model's counters, and the cpufreq
     /// hook runs if the signals changed (`cfs_rq_util_change`).

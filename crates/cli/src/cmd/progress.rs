@@ -188,7 +188,7 @@ fn step_to_end(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<bool, CliError> {
     while !world.ended() {
-        world.step()?;
+        world.step_batch(4096)?;
         if world.events() % 4096 == 0 {
             progress(world.now().0, end);
             if interrupted() {

@@ -3,6 +3,8 @@
 use fairsim_balance::PickOutcome;
 
 use crate::event::{Event, Tid};
+use crate::metrics::CpuMetrics;
+use crate::noise::Noise;
 use crate::profile::{Ctx, Leaf, Site};
 use crate::time::Time;
 
@@ -62,30 +64,41 @@ impl World {
         }
     }
 
-    /// Accounts the progress of the active segment up to `t` and returns it.
+    /// Accounts the progress of the active segment up to `t`.
+    ///
+    /// Inlined: the end of every run segment calls it, and as a call it cost a sixth of
+    /// its own instructions in saving and restoring registers.
+    #[inline(always)]
     pub(super) fn advance_seg(&mut self, cpu: usize, t: u64) {
-        if let Some(seg) = &mut self.cpus[cpu].seg {
-            if t > seg.resume_at {
-                let ran = t - seg.resume_at;
-                if !seg.spin {
-                    seg.value = seg.value.saturating_sub(ran.saturating_mul(seg.rate));
-                }
-                seg.resume_at = t;
-                let (sys, away) = (seg.sys, seg.away);
-                self.metrics.cpus[cpu].task_ns += ran;
-                if let Some(x) = self.cpus[cpu].curr {
-                    let m = &mut self.metrics.tasks[x];
-                    m.cpu_ns.add(cpu, ran);
-                    if sys {
-                        m.sys_ns += ran;
-                    } else {
-                        m.user_ns += ran;
-                    }
-                    if away {
-                        m.off_node_ns += ran;
-                        self.metrics.cpus[cpu].remote_ns += ran;
-                    }
-                }
+        let c = &mut self.cpus[cpu];
+        let curr = c.curr;
+        let Some(seg) = &mut c.seg else {
+            return;
+        };
+        if t <= seg.resume_at {
+            return;
+        }
+        let ran = t - seg.resume_at;
+        if !seg.spin {
+            seg.value = seg.value.saturating_sub(ran.saturating_mul(seg.rate));
+        }
+        seg.resume_at = t;
+        let (sys, away) = (seg.sys, seg.away);
+        let cm = &mut self.metrics.cpus[cpu];
+        cm.task_ns += ran;
+        if let Some(x) = curr {
+            if away {
+                cm.remote_ns += ran;
+            }
+            let m = &mut self.metrics.tasks[x];
+            m.cpu_ns.add(cpu, ran);
+            if sys {
+                m.sys_ns += ran;
+            } else {
+                m.user_ns += ran;
+            }
+            if away {
+                m.off_node_ns += ran;
             }
         }
     }
@@ -135,15 +148,25 @@ impl World {
     }
 
     /// [`World::rate`] through the task's memo: the rate depends, besides what is fixed
-    /// for the run, only on the CPU, its frequency scale and the task's home node.
+    /// for the run, only on the CPU, its frequency scale and the task's home node. The
+    /// memo's hit is inlined into every segment's start; a miss takes the call.
+    #[inline(always)]
     fn memo_rate(&mut self, cpu: usize, task: Tid) -> u64 {
         let freq_capacity = self.sched.rqs[cpu].freq_capacity;
-        let home_node = self.tasks[task].home_node;
-        if let Some(m) = self.tasks[task].rate_memo {
-            if m.cpu == cpu && m.freq_capacity == freq_capacity && m.home_node == home_node {
+        let tr = &self.tasks[task];
+        if let Some(m) = tr.rate_memo {
+            if m.cpu == cpu && m.freq_capacity == freq_capacity && m.home_node == tr.home_node {
                 return m.rate;
             }
         }
+        self.memo_rate_miss(cpu, task, freq_capacity)
+    }
+
+    /// [`World::memo_rate`]'s miss: computes the rate and remembers it.
+    #[cold]
+    #[inline(never)]
+    fn memo_rate_miss(&mut self, cpu: usize, task: Tid, freq_capacity: u64) -> u64 {
+        let home_node = self.tasks[task].home_node;
         let rate = self.rate(cpu, task);
         self.tasks[task].rate_memo = Some(RateMemo {
             cpu,
@@ -156,17 +179,20 @@ impl World {
 
     /// Starts (or resumes) a run segment of the current task at `now`: `sys` when the
     /// operation at its program counter is system time (known to the caller, which has
-    /// just read that operation).
+    /// just read that operation). Inlined into the interpreter's run operations, which
+    /// start most segments.
+    #[inline(always)]
     pub(super) fn start_seg(&mut self, cpu: usize, now: u64, task: Tid, kind: SegKind, sys: bool) {
         let resume_at = now.max(self.cpus[cpu].kernel_until);
         let node = self.locality.cpu_node[cpu];
         let rate = self.memo_rate(cpu, task);
         let away = self.tasks[task].home_node.is_some_and(|h| h != node);
         let seg = Seg::new(task, resume_at, kind, rate, sys, away);
-        self.cpus[cpu].seg = Some(seg);
-        self.cpus[cpu].gen += 1;
+        let c = &mut self.cpus[cpu];
+        c.seg = Some(seg);
+        c.gen += 1;
+        let gen = c.gen;
         let end = self.seg_end(&seg);
-        let gen = self.cpus[cpu].gen;
         self.queue.push(Time(end), Event::SegmentEnd { cpu, gen });
     }
 
@@ -211,21 +237,21 @@ impl World {
     /// each attributed to its own site. With noise on, each piece's duration is drawn
     /// around its mean; a lock spin is a wait, not work, and is charged as it is.
     pub(crate) fn charge_parts(&mut self, cpu: usize, now: u64, parts: &[(u64, Site)]) {
+        let noise = &mut self.noise;
+        let m = &mut self.metrics.cpus[cpu];
         let mut cost = 0;
         for &(mean, site) in parts {
-            if mean == 0 {
-                continue;
-            }
-            let d = if site.leaf == Leaf::Spin {
-                mean
-            } else {
-                self.noise.work(mean)
-            };
-            cost += d;
-            let m = &mut self.metrics.cpus[cpu];
-            m.overhead_ns[site.overhead() as usize] += d;
-            m.site_ns[site.index()] += d;
+            cost += draw_part(noise, m, mean, site);
         }
+        self.charge_stretch(cpu, now, cost);
+    }
+
+    /// The CPU time of a stretch of kernel work of `cost` ns whose parts
+    /// [`draw_part`] has counted: the system time of the task it is done for (or of no
+    /// task), and the CPU busy with it after any kernel work already queued, the running
+    /// segment (if any) making no progress meanwhile.
+    #[inline]
+    fn charge_stretch(&mut self, cpu: usize, now: u64, cost: u64) {
         if cost == 0 {
             return;
         }
@@ -236,29 +262,38 @@ impl World {
         let start = now.max(self.cpus[cpu].kernel_until);
         self.advance_seg(cpu, start);
         let until = start + cost;
-        self.cpus[cpu].kernel_until = until;
-        if let Some(mut seg) = self.cpus[cpu].seg {
+        let c = &mut self.cpus[cpu];
+        c.kernel_until = until;
+        if let Some(mut seg) = c.seg {
             seg.resume_at = until;
-            self.cpus[cpu].seg = Some(seg);
-            self.cpus[cpu].gen += 1;
+            c.seg = Some(seg);
+            c.gen += 1;
+            let gen = c.gen;
             let end = self.seg_end(&seg);
-            let gen = self.cpus[cpu].gen;
             self.queue.push(Time(end), Event::SegmentEnd { cpu, gen });
         }
     }
 
     /// Turns the work the scheduler reports for its last call, made in context `ctx`,
     /// into CPU time on `cpu`.
+    ///
+    /// The counters are read where the scheduler keeps them ([`Sched::fold_work`]) and
+    /// each piece is drawn and counted as it is read, in the order of the pieces of one
+    /// stretch: moving the record out and building a list of the pieces first cost about
+    /// a tenth of seed 000's engine instructions.
+    ///
+    /// [`Sched::fold_work`]: fairsim_balance::Sched::fold_work
     pub(crate) fn charge_sched_work(&mut self, cpu: usize, now: u64, ctx: Ctx) {
         if !self.sched.has_work() {
             // Most scheduler calls do no scanning or moving: nothing to charge.
             return;
         }
-        let w = self.sched.take_work();
-        // Every price is read before the first charge, by reference: the cost table is a
-        // few hundred bytes, and copying it on every call cost about 0.5% of a run's
-        // instructions.
+        let w = self.sched.fold_work();
+        // Every price is read by reference: the cost table is a few hundred bytes, and
+        // copying it on every call cost about 0.5% of a run's instructions.
         let c = &self.config.cost;
+        let noise = &mut self.noise;
+        let m = &mut self.metrics.cpus[cpu];
         // A balance reads each CPU's load statistics; the wakeup and fork paths only
         // whether it is idle.
         let per_cpu = if ctx.balances() {
@@ -269,59 +304,86 @@ impl World {
         let cpus = w.cpus_visited * per_cpu
             + w.cpus_visited_remote_llc * c.scan_remote_llc
             + w.cpus_visited_remote_node * c.scan_remote_node;
-        let parts = [
-            (cpus, Site::new(ctx, Leaf::ScanCpus)),
-            (
-                w.groups_visited * c.group_scan,
-                Site::new(ctx, Leaf::ScanGroups),
-            ),
-            (
-                w.tasks_examined * c.task_examine,
-                Site::new(ctx, Leaf::Examine),
-            ),
-            (
-                w.pelt_se_updates * c.pelt_update_se,
-                Site::new(ctx, Leaf::PeltSe),
-            ),
-            (
-                w.pelt_cfs_rq_updates * c.pelt_update_cfs_rq,
-                Site::new(ctx, Leaf::PeltCfsRq),
-            ),
-            (
-                w.util_est_enqueues * c.util_est_enqueue,
-                Site::new(ctx, Leaf::UtilEstEnqueue),
-            ),
-            (
-                w.util_est_dequeues * c.util_est_dequeue,
-                Site::new(ctx, Leaf::UtilEstDequeue),
-            ),
-            (
-                w.util_est_updates * c.util_est_update,
-                Site::new(ctx, Leaf::UtilEstUpdate),
-            ),
-            // The moves follow the scan in the same stretch of kernel time: charged in
-            // one call, their noise is drawn after the scan's, as it was when they were
-            // charged on their own right after it.
-            (w.tasks_moved * c.migration, Site::new(ctx, Leaf::Move)),
-        ];
+        // One stretch, its pieces in this order (the noise is drawn in it). The moves
+        // follow the scan in the same stretch of kernel time: charged in one call, their
+        // noise is drawn after the scan's, as it was when they were charged on their own
+        // right after it.
+        let mut cost = draw_part(noise, m, cpus, Site::new(ctx, Leaf::ScanCpus));
+        cost += draw_part(
+            noise,
+            m,
+            w.groups_visited * c.group_scan,
+            Site::new(ctx, Leaf::ScanGroups),
+        );
+        cost += draw_part(
+            noise,
+            m,
+            w.tasks_examined * c.task_examine,
+            Site::new(ctx, Leaf::Examine),
+        );
+        cost += draw_part(
+            noise,
+            m,
+            w.pelt_se_updates * c.pelt_update_se,
+            Site::new(ctx, Leaf::PeltSe),
+        );
+        cost += draw_part(
+            noise,
+            m,
+            w.pelt_cfs_rq_updates * c.pelt_update_cfs_rq,
+            Site::new(ctx, Leaf::PeltCfsRq),
+        );
+        cost += draw_part(
+            noise,
+            m,
+            w.util_est_enqueues * c.util_est_enqueue,
+            Site::new(ctx, Leaf::UtilEstEnqueue),
+        );
+        cost += draw_part(
+            noise,
+            m,
+            w.util_est_dequeues * c.util_est_dequeue,
+            Site::new(ctx, Leaf::UtilEstDequeue),
+        );
+        cost += draw_part(
+            noise,
+            m,
+            w.util_est_updates * c.util_est_update,
+            Site::new(ctx, Leaf::UtilEstUpdate),
+        );
+        cost += draw_part(
+            noise,
+            m,
+            w.tasks_moved * c.migration,
+            Site::new(ctx, Leaf::Move),
+        );
         // The detach work happened under each lock the balance took; a lock the engine
         // already took for this CPU before the act (a newidle step waiting its turn) is
         // only extended.
         let hold =
             c.remote_rq_lock + w.tasks_examined * c.task_examine + w.tasks_moved * c.rq_enqueue;
         let locks = w.rq_locks.len() as u64 * c.remote_rq_lock;
-        self.charge_parts(cpu, now, &parts);
-        for &rq in &w.rq_locks {
-            if self.cpus[cpu].act_lock == Some(rq) {
-                self.extend_rq_lock(rq, hold);
-            } else {
-                self.rq_lock(cpu, rq, now, hold, ctx);
+        let (cpus_visited, groups_visited) = (w.cpus_visited, w.groups_visited);
+        let rq_locks = if w.rq_locks.is_empty() {
+            None
+        } else {
+            Some(self.sched.take_work_locks())
+        };
+        self.sched.clear_work();
+        self.charge_stretch(cpu, now, cost);
+        if let Some(rq_locks) = rq_locks {
+            for &rq in &rq_locks {
+                if self.cpus[cpu].act_lock == Some(rq) {
+                    self.extend_rq_lock(rq, hold);
+                } else {
+                    self.rq_lock(cpu, rq, now, hold, ctx);
+                }
             }
+            self.sched.recycle_work_locks(rq_locks);
         }
         self.charge(cpu, now, locks, Site::new(ctx, Leaf::Lock));
-        self.metrics.cpus_visited += w.cpus_visited;
-        self.metrics.groups_visited += w.groups_visited;
-        self.sched.recycle_work(w);
+        self.metrics.cpus_visited += cpus_visited;
+        self.metrics.groups_visited += groups_visited;
     }
 
     /// Whether the CPU sits in the idle loop (no task, no kernel work in progress).
@@ -558,4 +620,22 @@ impl World {
         self.tasks[t].state = RtState::Blocked;
         self.schedule_cpu(cpu, now);
     }
+}
+
+/// One piece of a stretch of kernel work of mean `mean` at `site`: its duration, drawn
+/// around the mean with noise on (a lock spin is a wait, not work, and stays as it is),
+/// counted in the CPU's overhead and site times. A piece of 0 ns draws nothing.
+#[inline(always)]
+fn draw_part(noise: &mut Noise, m: &mut CpuMetrics, mean: u64, site: Site) -> u64 {
+    if mean == 0 {
+        return 0;
+    }
+    let d = if site.leaf == Leaf::Spin {
+        mean
+    } else {
+        noise.work(mean)
+    };
+    m.overhead_ns[site.overhead() as usize] += d;
+    m.site_ns[site.index()] += d;
+    d
 }

@@ -69,9 +69,11 @@ impl World {
     pub(crate) fn exec(&mut self, cpu: usize, now: u64) {
         let mut budget = MAX_INSTANT_OPS;
         loop {
-            let Some(t) = self.cpus[cpu].curr else {
+            let c = &self.cpus[cpu];
+            let Some(t) = c.curr else {
                 return;
             };
+            let kernel_until = c.kernel_until;
             if self.sched.rqs[cpu].need_resched {
                 self.schedule_cpu(cpu, now);
                 return;
@@ -79,10 +81,9 @@ impl World {
             // While the CPU finishes kernel work, the task can only do what touches no
             // other task: those operations run at the instant the CPU becomes free
             // (`at`); anything else waits for a `Continue` at that instant.
-            let at = now.max(self.cpus[cpu].kernel_until);
-            let prog = self.tasks[t].prog;
-            let pc = self.tasks[t].pc;
-            let op = self.programs[prog].ops.get(pc).copied();
+            let at = now.max(kernel_until);
+            let task = &self.tasks[t];
+            let op = self.programs[task.prog].ops.get(task.pc).copied();
             if at > now && !op.is_some_and(|op| self.op_is_local(t, op)) {
                 self.post_continue(cpu, now);
                 return;
@@ -92,7 +93,7 @@ impl World {
                 // A runaway program: give the CPU a tick's worth of rest before going on.
                 // Kernel work already queued beyond that rest is kept: the rest starts
                 // from now, not from the end of that work, and must not shorten it.
-                let until = (now + self.sched.tick_nsec).max(self.cpus[cpu].kernel_until);
+                let until = (now + self.sched.tick_nsec).max(kernel_until);
                 self.cpus[cpu].kernel_until = until;
                 self.post_continue(cpu, now);
                 return;
