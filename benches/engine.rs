@@ -25,7 +25,7 @@ use fairsim::workloads::{prepare, WorkloadSpec};
 fn spec(machine: &str, workload: &str, ms: u64) -> RunSpec {
     RunSpec {
         cpusets: Vec::new(),
-        machine: preset(machine).expect("preset"),
+        machine: preset(machine).expect("preset").into(),
         build: BuildOptions::default(),
         workloads: vec![WorkloadSpec::parse(workload).expect("workload")],
         config: WorldConfig {

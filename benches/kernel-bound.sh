@@ -64,11 +64,12 @@ kernel_crates=(topology pelt balance cpuidle)
 engine_crates=(engine workloads output cli plot des trace race)
 # Functions of fairsim's cost model and charging, by the last segment of their name: every
 # instruction compiled into them counts as the engine's, even where its source lies in a
-# kernel crate (charge_sched_work inlines the balance crate's `Sched::take_work`); one that a
+# kernel crate (charge_sched_work inlines the balance crate's `Sched::fold_work` and
+# `clear_work`, which read and reset the work counters in place); one that a
 # kernel crate holds counts as the engine's too wherever it stays a function of its own.
 # The counters that kernel functions bump for the cost model are inlined into those
 # functions and stay the kernel's: a few instructions per call.
-engine_functions=(charge_parts charge_sched_work charge_migration take_work)
+engine_functions=(charge_parts charge_stretch charge_sched_work charge_migration take_work fold_work clear_work take_work_locks recycle_work_locks has_work)
 
 usage() {
   # The header comment above is the help text.

@@ -34,7 +34,7 @@ fn spec(cpus: usize, tasks: usize) -> RunSpec {
     o.numa_distance = Some("10,21;21,10".into());
     RunSpec {
         cpusets: Vec::new(),
-        machine: parse_spec(&o).expect("machine"),
+        machine: parse_spec(&o).expect("machine").into(),
         build: BuildOptions::default(),
         workloads: vec![WorkloadSpec::parse(&format!(
             "nanosleep:tasks={tasks},sleep=100ms,launch=0,exec=0"

@@ -42,7 +42,7 @@ fn machine_spec(cpus: usize, threads: usize, workload: &str, duration_ns: u64) -
     }
     RunSpec {
         cpusets: Vec::new(),
-        machine: parse_spec(&o).expect("machine"),
+        machine: parse_spec(&o).expect("machine").into(),
         build: BuildOptions::default(),
         workloads: vec![WorkloadSpec::parse(workload).expect("workload")],
         config: WorldConfig {

@@ -296,7 +296,7 @@ fn spec_of(c: &Case) -> Result<RunSpec, String> {
     config.params.hz = c.hz;
     Ok(RunSpec {
         cpusets: Vec::new(),
-        machine: c.machine.clone(),
+        machine: c.machine.clone().into(),
         build: BuildOptions {
             shared_all_non_numa: features.uses_ilb(),
             ..BuildOptions::default()

@@ -25,7 +25,9 @@ fn spec(
     seed: u64,
 ) -> RunSpec {
     let mut s = common::spec("numa-2s4c2t", workloads, ms, seed);
-    s.machine = parse_spec(&SpecOptions::new(cpus, Arch::X86)).unwrap();
+    s.machine = parse_spec(&SpecOptions::new(cpus, Arch::X86))
+        .unwrap()
+        .into();
     if let Some(v) = enabled {
         s.config
             .params

@@ -47,7 +47,7 @@ fn no_costs() -> CostTable {
 fn spec_on(machine: Machine, workloads: Vec<WorkloadSpec>, ms: u64, governor: Governor) -> RunSpec {
     RunSpec {
         cpusets: Vec::new(),
-        machine,
+        machine: machine.into(),
         build: BuildOptions::default(),
         workloads,
         config: WorldConfig {

@@ -112,7 +112,7 @@ fn fairsim_figures(w: &str, duration: u64, warmup: u64, seed: u64) -> Figures {
     config.warmup = warmup;
     let spec = RunSpec {
         cpusets: Vec::new(),
-        machine,
+        machine: machine.into(),
         build: BuildOptions::default(),
         workloads: vec![WorkloadSpec::parse(w).unwrap()],
         config,

@@ -265,7 +265,7 @@ fn host_run(w: &str, duration: u64) -> RunResult {
     };
     let spec = RunSpec {
         cpusets: Vec::new(),
-        machine,
+        machine: machine.into(),
         build: BuildOptions::default(),
         workloads: vec![WorkloadSpec::parse(w).unwrap()],
         config,

@@ -23,7 +23,7 @@ fn sysbench_on(cpu: usize, events: u64, with_speed: bool) -> RunSpec {
     let w = format!("sysbench:threads=1,events={events},cpus={cpu}");
     let mut s = common::spec("tc2", &[w.as_str()], 60_000, 1);
     if !with_speed {
-        s.machine.speed = SpeedTable::new();
+        std::sync::Arc::make_mut(&mut s.machine).speed = SpeedTable::new();
     }
     s
 }
@@ -84,12 +84,14 @@ fn an_entry_for_one_kind_leaves_the_others_at_capacity() {
     // hackbench on tc2: the preset's sysbench entry must not touch it.
     let mut a = common::spec("tc2", &["hackbench:g=1,l=20"], 60_000, 3);
     let mut b = a.clone();
-    b.machine.speed = SpeedTable::new();
+    std::sync::Arc::make_mut(&mut b.machine).speed = SpeedTable::new();
     let (ra, rb) = (run(&a), run(&b));
     assert_eq!(ra.reports[0].json, rb.reports[0].json);
     assert_eq!(ra.outcome.events(), rb.outcome.events());
     // A `*` entry covers hackbench, and slowing the A7s lengthens the run.
-    a.machine.speed.insert("*", vec![1024, 1024, 100, 100, 100]);
+    std::sync::Arc::make_mut(&mut a.machine)
+        .speed
+        .insert("*", vec![1024, 1024, 100, 100, 100]);
     a.config.duration = 600_000_000_000;
     b.config.duration = a.config.duration;
     let slow = run(&a);
@@ -100,13 +102,15 @@ fn an_entry_for_one_kind_leaves_the_others_at_capacity() {
 #[test]
 fn prepare_refuses_what_the_machine_names_but_the_engine_lacks() {
     let mut s = common::spec("tc2", &["sysbench"], 10, 1);
-    s.machine.speed.insert("sysbnch", vec![1024; 5]);
+    std::sync::Arc::make_mut(&mut s.machine)
+        .speed
+        .insert("sysbnch", vec![1024; 5]);
     match fairsim_workloads::prepare(&s) {
         Err(EngineError::Invalid { field, .. }) => assert!(field.contains("speed.sysbnch")),
         other => panic!("accepted or refused for another reason: {other:?}"),
     }
     let mut s = common::spec("tc2", &["sysbench"], 10, 1);
-    s.machine.costs = Some("arm-2012".into());
+    std::sync::Arc::make_mut(&mut s.machine).costs = Some("arm-2012".into());
     let e = fairsim_workloads::prepare(&s).unwrap_err().to_string();
     assert!(e.contains("costs") && e.contains("arm-2013"), "{e}");
 }

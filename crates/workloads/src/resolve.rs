@@ -473,7 +473,7 @@ pub fn resolve_run(
     };
     let spec = RunSpec {
         cpusets,
-        machine,
+        machine: machine.into(),
         build: BuildOptions {
             // A feature declared to change the domains sets them up itself.
             shared_all_non_numa: opts.ilb_sd_share || features.shares_all_non_numa(),

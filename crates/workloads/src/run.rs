@@ -1,6 +1,7 @@
 //! One run from a specification: build the world, run it, collect the reports.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use fairsim_topology::{estimate_build_memory, partition_sched_domains, CpuMask, Machine};
 
@@ -147,8 +148,9 @@ pub fn estimate_run_memory(spec: &RunSpec) -> u64 {
 /// Everything that defines a run.
 #[derive(Debug, Clone)]
 pub struct RunSpec {
-    /// The machine.
-    pub machine: Machine,
+    /// The machine, shared with the worlds made from this run (`prepare` hands each a
+    /// reference, not a copy: at 4096 CPUs the machine's per-CPU sibling masks are 6 MiB).
+    pub machine: Arc<Machine>,
     /// Sched-domain build options.
     pub build: fairsim_topology::BuildOptions,
     /// Exclusive cpuset partitions (cgroup v2 `cpuset.cpus.partition = root`), each its
@@ -289,7 +291,7 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
         cgroups,
         ..spec.config.clone()
     };
-    let mut world = World::new(spec.machine.clone(), topo, config, bp)?;
+    let mut world = World::new(Arc::clone(&spec.machine), topo, config, bp)?;
     world.cap_queue_memory(spec.memory_budget - need);
     Ok(world)
 }
@@ -418,7 +420,7 @@ mod tests {
         assert!(estimate_memory(2048, 2048) < 128 << 20);
         let spec = RunSpec {
             cpusets: Vec::new(),
-            machine,
+            machine: machine.into(),
             build: fairsim_topology::BuildOptions::default(),
             workloads: vec![WorkloadSpec::parse("nanosleep").unwrap()],
             config: WorldConfig::default(),

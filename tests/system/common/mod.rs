@@ -18,7 +18,7 @@ pub(crate) fn spec(machine: &str, workloads: &[&str], ms: u64, seed: u64) -> Run
     };
     RunSpec {
         cpusets: Vec::new(),
-        machine: preset(machine).unwrap(),
+        machine: preset(machine).unwrap().into(),
         build: BuildOptions::default(),
         workloads: workloads
             .iter()

@@ -13,6 +13,8 @@ pub use invariants::InvariantError;
 mod switch;
 mod wakeup;
 
+use std::sync::Arc;
+
 use fairsim_pelt::{
     init_entity_runnable_average, post_init_entity_util_avg, remove_entity_load_avg,
     util_est_dequeue, util_est_enqueue, util_est_update, SchedAvg, UtilEstMode,
@@ -168,7 +170,7 @@ pub struct SchedWork {
 #[derive(Debug, Clone)]
 pub struct Sched {
     /// The machine.
-    pub machine: Machine,
+    pub machine: Arc<Machine>,
     /// Its sched domains.
     pub topo: SchedDomains,
     /// Tunables.
@@ -241,7 +243,12 @@ pub enum PickOutcome {
 
 impl Sched {
     /// Sets up runqueues for `machine` with its built `topo`.
-    pub fn new(machine: Machine, topo: SchedDomains, mut params: SchedParams) -> Sched {
+    pub fn new(
+        machine: impl Into<Arc<Machine>>,
+        topo: SchedDomains,
+        mut params: SchedParams,
+    ) -> Sched {
+        let machine = machine.into();
         let n = machine.nr_cpus();
         // The tunables as the boot left them on `n` CPUs, then the run's writes.
         let tunables = params.tunables.state(

@@ -55,6 +55,8 @@ mod workload;
 
 pub use loop_stack::LoopStack;
 
+use std::sync::Arc;
+
 use fairsim_balance::{Sched, TaskId};
 use fairsim_topology::{CpuMask, Machine, SchedDomains};
 
@@ -311,11 +313,12 @@ pub struct Blueprint {
 impl World {
     /// A world for `machine` with its sched domains, ready to run `blueprint`.
     pub fn new(
-        machine: Machine,
+        machine: impl Into<Arc<Machine>>,
         topo: SchedDomains,
         config: WorldConfig,
         blueprint: Blueprint,
     ) -> Result<World, EngineError> {
+        let machine: Arc<Machine> = machine.into();
         let n = machine.nr_cpus();
         if n == 0 {
             return Err(EngineError::NoCpus);
