@@ -6,7 +6,7 @@ use crate::world::World;
 
 impl World {
     /// `Mark`: notes the instant in slot `slot` for a later `BreakAfter`.
-    #[inline]
+    #[inline(never)]
     pub(super) fn op_mark(&mut self, at: u64, t: Tid, slot: usize) -> Step {
         self.tasks[t].marks[slot.min(1)] = Some(at);
         self.tasks[t].pc += 1;
@@ -14,7 +14,7 @@ impl World {
     }
 
     /// `LoopBegin`: opens a loop of `times` rounds, or endless without.
-    #[inline]
+    #[inline(never)]
     pub(super) fn op_loop_begin(&mut self, t: Tid, times: Option<u64>) -> Step {
         self.tasks[t].loops.push(times.unwrap_or(u64::MAX));
         self.tasks[t].pc += 1;
@@ -40,7 +40,7 @@ impl World {
 
     /// `BreakAfter`: leaves the loop (to `after`) once `dur` has passed since the mark in
     /// `slot`, keeping the loop's counter open with `keep_count`.
-    #[inline]
+    #[inline(never)]
     pub(super) fn op_break_after(
         &mut self,
         at: u64,

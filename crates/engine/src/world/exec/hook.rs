@@ -46,7 +46,7 @@ impl World {
     }
 
     /// `Hook`: the model's operation `call`, then what it answers.
-    #[inline]
+    #[inline(never)]
     pub(super) fn op_hook(&mut self, cpu: usize, now: u64, at: u64, t: Tid, call: u32) -> Step {
         let act = self.with_model(cpu, now, at, t, |m, cx| m.hook(call, cx));
         match act.unwrap_or(HookAct::Next) {
@@ -77,7 +77,7 @@ impl World {
 
     /// `HookSleep`: sleeps on an absolute timer until the instant the model names, and
     /// tells the model when the timer has fired.
-    #[inline]
+    #[inline(never)]
     pub(super) fn op_hook_sleep(
         &mut self,
         cpu: usize,

@@ -52,7 +52,7 @@ impl World {
     }
 
     /// `NetSend`: sends a message on socket `sock`, blocking while its buffer is full.
-    #[inline]
+    #[inline(never)]
     pub(super) fn op_net_send(
         &mut self,
         cpu: usize,
@@ -67,7 +67,7 @@ impl World {
 
     /// `NetRecv`: receives on socket `sock`; blocks while nothing came, and exits at the
     /// peer's close.
-    #[inline]
+    #[inline(never)]
     pub(super) fn op_net_recv(
         &mut self,
         cpu: usize,
@@ -94,7 +94,7 @@ impl World {
     }
 
     /// `NetClose`: closes socket `sock`, waking a peer that waits on it.
-    #[inline]
+    #[inline(never)]
     pub(super) fn op_net_close(&mut self, cpu: usize, now: u64, t: Tid, sock: usize) -> Step {
         self.tasks[t].pc += 1;
         self.net_close(cpu, now, t, sock);

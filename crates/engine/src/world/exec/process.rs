@@ -8,7 +8,7 @@ use crate::world::{RtState, World};
 impl World {
     /// `ForkChildren`: forks the next child and comes back to fork the one after, until
     /// all are forked.
-    #[inline]
+    #[inline(never)]
     pub(super) fn op_fork_children(&mut self, cpu: usize, now: u64, t: Tid) -> Step {
         let (_, end) = self.tasks[t].children;
         let c = self.tasks[t].next_child;
@@ -22,7 +22,7 @@ impl World {
     }
 
     /// `ForkNext`: forks the next child, if one is left.
-    #[inline]
+    #[inline(never)]
     pub(super) fn op_fork_next(&mut self, cpu: usize, now: u64, t: Tid) -> Step {
         let (_, end) = self.tasks[t].children;
         let c = self.tasks[t].next_child;
@@ -35,7 +35,7 @@ impl World {
     }
 
     /// `Exec`: the exec balance, which may move the task to another CPU.
-    #[inline]
+    #[inline(never)]
     pub(super) fn op_exec(&mut self, cpu: usize, now: u64, t: Tid) -> Step {
         self.tasks[t].pc += 1;
         self.metrics.tasks[t].execs += 1;
@@ -51,7 +51,7 @@ impl World {
     }
 
     /// `Exit`: the task exits.
-    #[inline]
+    #[inline(never)]
     pub(super) fn op_exit(&mut self, cpu: usize, now: u64, t: Tid) -> Step {
         self.exit_current(cpu, now, t);
         Step::Stop

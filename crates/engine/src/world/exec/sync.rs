@@ -57,7 +57,7 @@ impl World {
     }
 
     /// `ClearTokens`: forgets the posts not yet waited for.
-    #[inline]
+    #[inline(never)]
     pub(super) fn op_clear_tokens(&mut self, t: Tid) -> Step {
         self.tasks[t].tokens = 0;
         self.tasks[t].pc += 1;
@@ -75,7 +75,7 @@ impl World {
     }
 
     /// `PostChildren`: posts every child, in order.
-    #[inline]
+    #[inline(never)]
     pub(super) fn op_post_children(&mut self, cpu: usize, now: u64, t: Tid) -> Step {
         self.tasks[t].pc += 1;
         let (a, b) = self.tasks[t].children;
@@ -86,7 +86,7 @@ impl World {
     }
 
     /// `ListAdd`: puts the task on the target's wake list.
-    #[inline]
+    #[inline(never)]
     pub(super) fn op_list_add(&mut self, t: Tid, to: Target) -> Step {
         self.tasks[t].pc += 1;
         if let Some(x) = self.target(t, to) {
@@ -96,7 +96,7 @@ impl World {
     }
 
     /// `WakeList`: stamps and posts every task on the task's wake list.
-    #[inline]
+    #[inline(never)]
     pub(super) fn op_wake_list(&mut self, cpu: usize, now: u64, t: Tid) -> Step {
         self.tasks[t].pc += 1;
         let list = std::mem::take(&mut self.tasks[t].list);
