@@ -291,3 +291,116 @@ fn bad_plans_and_options_get_one_line() {
     refused(&fairsim(&dir, &["sweep", "missing.toml"]), "missing.toml");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn until_stops_each_combination_where_its_interval_is_narrow_enough() {
+    let plan = PLAN.replace("seeds = 2", "seeds = 4");
+    let dir = scratch("until", &plan);
+    let until = ["--until", "Wakeup-50.0th-us:ci<1000%", "--min-seeds", "2"];
+    let one = fairsim(
+        &dir,
+        &[
+            &["sweep", "plan.toml", "--jobs", "1", "--out", "u1"][..],
+            &until[..],
+        ]
+        .concat(),
+    );
+    ok(&one);
+    // 4 combinations of 4 seeds each, every one stopped at its first look (2 seeds).
+    assert!(
+        text(&one.stderr).contains("ran 8 of 16 points (--until Wakeup-50.0th-us:ci<1000%: 4 of 4 combinations stopped before the seed cap)"),
+        "{}",
+        text(&one.stderr)
+    );
+    let u1 = tree(&dir.join("u1"));
+    assert_eq!(u1.keys().filter(|k| k.starts_with("points")).count(), 8);
+    let summary = String::from_utf8(u1["summary.txt"].clone()).expect("utf-8");
+    assert!(summary.contains("8 of 16 points"), "{summary}");
+    assert_eq!(
+        summary.matches("stopped after 2 of 4 seeds").count(),
+        4,
+        "{summary}"
+    );
+    // The same bytes on two threads, and over a directory where a full run of the plan
+    // left the points past each stop.
+    ok(&fairsim(
+        &dir,
+        &[
+            &["sweep", "plan.toml", "--jobs", "2", "--out", "u2"][..],
+            &until[..],
+        ]
+        .concat(),
+    ));
+    assert_eq!(u1, tree(&dir.join("u2")));
+    ok(&fairsim(&dir, &["sweep", "plan.toml", "--out", "u3"]));
+    assert_eq!(tree(&dir.join("u3")).len(), 18);
+    ok(&fairsim(
+        &dir,
+        &[&["sweep", "plan.toml", "--out", "u3"][..], &until[..]].concat(),
+    ));
+    assert_eq!(u1, tree(&dir.join("u3")));
+    // A cell whose seeds all gave the same value stops at its first look; one whose values
+    // spread runs every seed and says so.
+    let all = fairsim(
+        &dir,
+        &[
+            "sweep",
+            "plan.toml",
+            "--out",
+            "u4",
+            "--until",
+            "Wakeup-50.0th-us:ci<0.000001",
+            "--min-seeds",
+            "3",
+        ],
+    );
+    ok(&all);
+    let summary = std::fs::read_to_string(dir.join("u4/summary.txt")).expect("summary");
+    assert!(summary.contains("14 of 16 points"), "{summary}");
+    assert_eq!(
+        summary
+            .matches("smt-mc-1s4c2t, workloads=schbench:m=1,t=4,c=1ms,s=1ms, features=base: stopped after 3 of 4 seeds")
+            .count()
+            + summary
+                .matches("smt-mc-1s4c2t, workloads=schbench:m=1,t=4,c=1ms,s=1ms, features=fast: stopped after 3 of 4 seeds")
+                .count(),
+        2,
+        "{summary}"
+    );
+    assert_eq!(
+        summary
+            .matches("all 4 seeds: seed cap reached (last look: 95% CI of the mean")
+            .count(),
+        2,
+        "{summary}"
+    );
+    for (args, want) in [
+        (
+            vec!["--until", "Wakeup-50.0th-us:significant"],
+            "compares two sides",
+        ),
+        (
+            vec!["--until", "Wakeup-50.0th-us:ci<5%", "--shard", "1/2"],
+            "not with --shard",
+        ),
+        (vec!["--min-seeds", "3"], "--min-seeds: only with --until"),
+        (vec!["--until", "nope:ci<5%"], "unknown metric 'nope'"),
+        (
+            vec!["--until", "Wakeup-50.0th-us:ci<5%"],
+            "below --until's default --min-seeds 5",
+        ),
+        (
+            vec!["--until", "Wakeup-50.0th-us:ci<5%", "--min-seeds", "5"],
+            "2 to the plan's seeds (4)",
+        ),
+    ] {
+        refused(
+            &fairsim(
+                &dir,
+                &[&["sweep", "plan.toml", "--out", "bad"][..], &args[..]].concat(),
+            ),
+            want,
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

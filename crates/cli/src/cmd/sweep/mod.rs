@@ -7,6 +7,7 @@
 
 mod output;
 mod plan;
+mod until;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,7 +19,8 @@ use serde_json::json;
 
 use self::output::{plan_json, point_json, point_path, read_text, summary, write_text, PlanMeta};
 use self::plan::{Plan, Point};
-use crate::cmd::compare::metrics_of;
+use crate::cmd::compare::{metrics_of, RunMetrics};
+use crate::cmd::compare_until;
 use crate::cmd::outputs::check_dir;
 use crate::cmd::progress::{self, Batch, Mode};
 use crate::cmd::run::{parse_run_args, resolve_point};
@@ -71,6 +73,12 @@ values as columns (the first is the baseline) and the seeds as samples. --shard 
 the points whose index % N is I-1 and writes no summary; `fairsim sweep merge SHARD... \
 --out DIR` joins the shards into what the unsharded sweep writes, byte for byte.
 
+--until METRIC:ci<N% (or ci<N, in the metric's units) runs each combination of the other \
+axes' values seed by seed, the seeds axis being the cap, and stops it once the 95% \
+confidence interval of its mean is within plus or minus N percent of that mean, looked at \
+from --min-seeds on (default 5); summary.txt's last section says where each stopped. Not \
+with --shard.
+
 Progress: at a terminal a line counts the finished points and estimates the time left; \
 --progress prints it as plain lines when stderr is piped. Ctrl-C or SIGTERM stops the points \
 under way: the points that finished keep their files (a valid shard directory for `sweep \
@@ -104,6 +112,18 @@ pub(crate) struct SweepArgs {
     /// finishes and every few seconds, with no escape sequences.
     #[arg(long)]
     progress: bool,
+
+    /// Stop adding seeds to each combination of the other axes' values once METRIC's 95%
+    /// confidence interval is narrow enough: `METRIC:ci<N%` (within plus or minus N
+    /// percent of the combination's mean) or `METRIC:ci<N` (in the metric's units). The
+    /// plan's seeds axis is the cap; summary.txt says where each combination stopped.
+    #[arg(long, value_name = "METRIC:RULE")]
+    until: Option<String>,
+
+    /// Seeds of each combination before `--until`'s first look (default 5; 2 to the
+    /// plan's seeds).
+    #[arg(long, value_name = "N")]
+    min_seeds: Option<u32>,
 }
 
 /// `fairsim sweep`'s subcommands.
@@ -167,13 +187,28 @@ fn prepare_out(out: &Path, digest: &str) -> Result<(), CliError> {
 
 /// Resolves every point before anything runs, so that a bad value fails at once and
 /// every shard refuses the same plan; returns the workloads' notes, each once.
-fn check_points(points: &[Point]) -> Result<Vec<String>, CliError> {
+fn check_points(
+    points: &[Point],
+    until: Option<&compare_until::Until>,
+) -> Result<Vec<String>, CliError> {
     let mut notes: Vec<String> = Vec::new();
     for p in points {
         let args = parse_run_args(&p.argv)
             .map_err(|e| CliError::msg(format!("point {}: {}", p.stem, clap_line(&e))))?;
-        let (_, point_notes) =
+        let (spec, point_notes) =
             resolve_point(&args).map_err(|e| e.context(&format!("point {}", p.stem)))?;
+        if let Some(u) = until {
+            // Every point must be able to report the metric: a misspelt one costs no run.
+            let depth = crate::cmd::plots::level_names(&spec).len();
+            let groups = fairsim_workloads::run::resolve_cgroups(&spec)?;
+            let names = compare_until::metric_names(
+                spec.workloads.iter().map(|w| w.name()),
+                depth,
+                groups.all().filter(|g| g.cpu).map(|g| g.path.as_str()),
+            );
+            compare_until::check_metric(u, &names)
+                .map_err(|e| e.context(&format!("point {}", p.stem)))?;
+        }
         for n in point_notes {
             if !notes.contains(&n) {
                 notes.push(n);
@@ -183,8 +218,8 @@ fn check_points(points: &[Point]) -> Result<Vec<String>, CliError> {
     Ok(notes)
 }
 
-/// Runs one point (job `job` of `batch`) and writes its file; false, with no file, when
-/// Ctrl-C stopped it or came before it started.
+/// Runs one point (job `job` of `batch`), writes its file and returns its metrics; `None`,
+/// with no file, when Ctrl-C stopped it or came before it started.
 fn run_point(
     plan: &Plan,
     digest: &str,
@@ -192,13 +227,13 @@ fn run_point(
     dir: &Path,
     job: usize,
     batch: &Batch,
-) -> Result<bool, CliError> {
+) -> Result<Option<RunMetrics>, CliError> {
     let args = parse_run_args(&point.argv).map_err(|e| CliError::msg(clap_line(&e)))?;
     let (spec, _) = resolve_point(&args)?;
     let Some(result) =
         progress::run_batch_job(&spec, &mut |now, end| batch.advance(job, now, end))?
     else {
-        return Ok(false);
+        return Ok(None);
     };
     let metrics = metrics_of(&spec, &result, None);
     let ncpus = spec.machine.nr_cpus();
@@ -212,7 +247,7 @@ fn run_point(
         .collect();
     let text = point_json(plan, digest, point, &metrics, reports)?;
     write_text(&point_path(dir, &point.stem), &text)?;
-    Ok(true)
+    Ok(Some(metrics))
 }
 
 fn sweep(args: &SweepArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
@@ -227,13 +262,24 @@ fn sweep(args: &SweepArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         Some(j) => j,
         None => 0,
     };
+    let until = args
+        .until
+        .as_deref()
+        .map(compare_until::parse)
+        .transpose()?;
+    if let Some(u) = &until {
+        until::check(u, shard.is_some())?;
+    }
     let plan = Plan::load(path)?;
     let points = plan.points();
-    for note in check_points(&points)? {
+    for note in check_points(&points, until.as_ref())? {
         eprintln!("fairsim: note: {note}");
     }
     let plan_text = plan_json(&plan, &points)?;
     let meta = PlanMeta::parse(&plan_text, Path::new("plan.json"))?;
+    // The seeds axis is the last and varies fastest: a cell's seeds are consecutive points.
+    let nseeds = meta.axes.last().map_or(1, |(_, v)| v.len()).max(1);
+    let min_seeds = min_seeds(until.as_ref(), args.min_seeds, nseeds)?;
     let out = args
         .out
         .clone()
@@ -256,27 +302,83 @@ fn sweep(args: &SweepArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     let batch = Batch::new("sweep", "points", mine.len(), Mode::detect(args.progress));
     let written = AtomicUsize::new(0);
     let started = Instant::now();
-    // Points run in any order; each writes its own file, and the first failure in index
-    // order is reported, so what a sweep says does not depend on thread timing.
-    let results: Vec<Result<bool, CliError>> = pool.install(|| {
-        mine.par_iter()
-            .enumerate()
-            .map(|(job, p)| {
-                let r = run_point(&plan, &meta.digest, p, &out, job, &batch)
-                    .map_err(|e| e.context(&format!("point {}", p.stem)));
-                if let Ok(true) = r {
-                    batch.finished(job, &format!("point {}", p.stem));
-                    let done = written.fetch_add(1, Ordering::Relaxed) + 1;
-                    progress::maybe_interrupt(hook, done);
+    let run_one = |job: usize, p: &Point| -> Result<Option<RunMetrics>, CliError> {
+        let r = run_point(&plan, &meta.digest, p, &out, job, &batch)
+            .map_err(|e| e.context(&format!("point {}", p.stem)))?;
+        if r.is_some() {
+            batch.finished(job, &format!("point {}", p.stem));
+            let done = written.fetch_add(1, Ordering::Relaxed) + 1;
+            progress::maybe_interrupt(hook, done);
+        }
+        Ok(r)
+    };
+    // Per point of `mine`: whether it ran (its file written), or its error. The first
+    // failure in index order is reported, so what a sweep says does not depend on thread
+    // timing.
+    let (results, stops): (Vec<Result<bool, CliError>>, Vec<CellStopAt>) = match &until {
+        // Points run in any order; each writes its own file.
+        None => {
+            let results = pool.install(|| {
+                mine.par_iter()
+                    .enumerate()
+                    .map(|(job, p)| run_one(job, p).map(|r| r.is_some()))
+                    .collect()
+            });
+            (results, Vec::new())
+        }
+        // Cells run in parallel, each cell's seeds in order until its rule holds.
+        Some(u) => {
+            let cells: Vec<&[&Point]> = mine.chunks(nseeds).collect();
+            let per_cell: Vec<(Vec<Result<bool, CliError>>, until::CellStop)> =
+                pool.install(|| {
+                    cells
+                        .par_iter()
+                        .enumerate()
+                        .map(|(c, cell)| {
+                            let mut ran: Vec<Result<bool, CliError>> =
+                                (0..cell.len()).map(|_| Ok(false)).collect();
+                            let mut failed_at = 0;
+                            let stop = until::run_cell(u, cell.len(), min_seeds, &mut |k| {
+                                let r = run_one(c * nseeds + k, cell[k]);
+                                match &r {
+                                    Ok(m) => ran[k] = Ok(m.is_some()),
+                                    Err(_) => failed_at = k,
+                                }
+                                r
+                            });
+                            // A failed point ends its cell; the sweep reports the
+                            // first failure in index order before anything else.
+                            let stop = stop.unwrap_or_else(|e| {
+                                ran[failed_at] = Err(e);
+                                until::CellStop::Interrupted
+                            });
+                            (ran, stop)
+                        })
+                        .collect()
+                });
+            let mut results = Vec::with_capacity(mine.len());
+            let mut stops = Vec::with_capacity(cells.len());
+            for (cell, (ran, stop)) in cells.iter().zip(per_cell) {
+                // A file of this plan left by an earlier run past the stop would sit
+                // beside this run's points: the directory holds what this run ran.
+                for (p, r) in cell.iter().zip(&ran) {
+                    if matches!(r, Ok(false)) && stop != until::CellStop::Interrupted {
+                        remove_stale(&point_path(&out, &p.stem))?;
+                    }
                 }
-                r
-            })
-            .collect()
-    });
+                results.extend(ran);
+                stops.push((cell_name(&meta, cell[0].index), stop));
+            }
+            (results, stops)
+        }
+    };
     batch.finish();
+    let interrupted = stops
+        .iter()
+        .any(|(_, s)| *s == until::CellStop::Interrupted);
     let ran = results.into_iter().collect::<Result<Vec<bool>, _>>()?;
     let secs = started.elapsed().as_secs_f64();
-    if ran.iter().any(|&r| !r) {
+    if until.is_none() && ran.iter().any(|&r| !r) || interrupted {
         // The finished points' files are complete; the directory is a shard's, which a
         // later run of the sweep (or `sweep merge` with the other shards) completes.
         let done = ran.iter().filter(|&&r| r).count();
@@ -303,18 +405,115 @@ fn sweep(args: &SweepArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
             let texts = meta
                 .stems
                 .iter()
-                .map(|s| read_text(&point_path(&out, s)))
+                .zip(&ran)
+                .map(|(s, &r)| r.then(|| read_text(&point_path(&out, s))).transpose())
                 .collect::<Result<Vec<_>, _>>()?;
-            write_text(&out.join("summary.txt"), &summary(&meta, &texts)?)?;
+            let mut text = summary(&meta, &texts)?;
+            if let Some(u) = &until {
+                text.push_str(&until_section(u, &stops, nseeds, min_seeds));
+            }
+            write_text(&out.join("summary.txt"), &text)?;
+            let early = match &until {
+                Some(u) => format!(
+                    " (--until {}:{}: {} of {} combinations stopped before the seed cap)",
+                    u.metric,
+                    u.rule_text,
+                    stops
+                        .iter()
+                        .filter(|(_, s)| matches!(s, until::CellStop::Held(n, _) if *n < nseeds))
+                        .count(),
+                    stops.len()
+                ),
+                None => String::new(),
+            };
             eprintln!(
-                "fairsim: sweep {}: ran {} points in {secs:.1} s on {threads} thread(s) into {}",
+                "fairsim: sweep {}: ran {} of {} points{early} in {secs:.1} s on {threads} thread(s) into {}",
                 plan.name,
+                ran.iter().filter(|&&r| r).count(),
                 points.len(),
                 out.display()
             );
         }
     }
     Ok(())
+}
+
+/// A cell's name and where `--until` stopped it.
+type CellStopAt = (String, until::CellStop);
+
+/// Checks `--min-seeds` against `--until` and the plan's seeds axis (the cap): the seeds of
+/// each cell's first look, 0 without `--until`.
+fn min_seeds(
+    until: Option<&compare_until::Until>,
+    given: Option<u32>,
+    cap: usize,
+) -> Result<usize, CliError> {
+    let default = compare_until::DEFAULT_MIN_SEEDS as usize;
+    match (until, given) {
+        (None, None) => Ok(0),
+        (None, Some(_)) => Err(CliError::msg(
+            "--min-seeds: only with --until; allowed: --until METRIC:ci<N% --min-seeds N",
+        )),
+        (Some(_), None) if cap < default => Err(CliError::msg(format!(
+            "--until: the plan's seeds axis has {cap} seeds, below --until's default --min-seeds {default}; allowed: seeds = {default} or more in the plan, or --min-seeds 2 to {cap}"
+        ))),
+        (Some(_), m) => {
+            let m = m.map_or(default, |m| m as usize);
+            if m < 2 || m > cap {
+                return Err(invalid(
+                    "--min-seeds",
+                    m,
+                    &format!("2 to the plan's seeds ({cap})"),
+                ));
+            }
+            Ok(m)
+        }
+    }
+}
+
+/// A cell's name: the values of the axes other than seeds of its first point, `index`.
+fn cell_name(meta: &PlanMeta, index: usize) -> String {
+    let lens = meta.lens();
+    let coords = self::output::coordinates(index, &lens);
+    let seeds = meta.axes.len().saturating_sub(1);
+    let parts: Vec<String> = (0..seeds)
+        .map(|a| format!("{}={}", meta.axes[a].0, meta.axes[a].1[coords[a]]))
+        .collect();
+    if parts.is_empty() {
+        "every point".to_string()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// summary.txt's account of `--until`: the rule, then where each cell stopped.
+fn until_section(
+    u: &compare_until::Until,
+    stops: &[CellStopAt],
+    cap: usize,
+    min_seeds: usize,
+) -> String {
+    let mut s = format!(
+        "\n== --until {}:{} (each combination's seeds in order, looked at from seed {min_seeds} on, at most {cap})\n",
+        u.metric, u.rule_text
+    );
+    for (name, stop) in stops {
+        s.push_str(&until::stop_line(u, name, stop, cap));
+        s.push('\n');
+    }
+    s
+}
+
+/// Removes a point file left by an earlier run of the plan into the same directory.
+fn remove_stale(path: &Path) -> Result<(), CliError> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(CliError::output(format!(
+            "removing {}: {e}",
+            path.display()
+        ))),
+    }
 }
 
 fn merge(args: &MergeArgs) -> Result<(), CliError> {
@@ -386,7 +585,7 @@ fn merge(args: &MergeArgs) -> Result<(), CliError> {
             meta.stems.len()
         )));
     }
-    let text = summary(&meta, &texts)?;
+    let text = summary(&meta, &texts.iter().cloned().map(Some).collect::<Vec<_>>())?;
     check_dir("--out", &args.out)?;
     prepare_out(&args.out, &meta.digest)?;
     write_text(&args.out.join("plan.json"), &plan_text)?;

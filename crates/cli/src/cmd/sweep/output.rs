@@ -116,7 +116,7 @@ impl PlanMeta {
         Ok(meta)
     }
 
-    fn lens(&self) -> Vec<usize> {
+    pub(super) fn lens(&self) -> Vec<usize> {
         self.axes.iter().map(|a| a.1.len()).collect()
     }
 }
@@ -208,14 +208,20 @@ fn read_metrics(
 /// the axis's values, the first being the baseline, and each column's samples are that
 /// point's seeds. Metrics appear in the order they first appear in the group's points; a
 /// metric a column lacks (a domain level another machine does not have) shows zeros there.
-pub(crate) fn summary(meta: &PlanMeta, texts: &[String]) -> Result<String, CliError> {
+pub(crate) fn summary(meta: &PlanMeta, texts: &[Option<String>]) -> Result<String, CliError> {
+    // A point that did not run (a cell of `--until` that stopped before it) adds no
+    // sample to its column.
     let metrics: Vec<Vec<(String, bool, f64)>> = meta
         .stems
         .iter()
         .zip(texts)
         .enumerate()
-        .map(|(i, (stem, text))| read_metrics(text, stem, i))
+        .map(|(i, (stem, text))| match text {
+            Some(text) => read_metrics(text, stem, i),
+            None => Ok(Vec::new()),
+        })
         .collect::<Result<_, _>>()?;
+    let ran = texts.iter().filter(|t| t.is_some()).count();
     let lens = meta.lens();
     let coords: Vec<Vec<usize>> = (0..meta.stems.len())
         .map(|i| coordinates(i, &lens))
@@ -228,11 +234,14 @@ pub(crate) fn summary(meta: &PlanMeta, texts: &[String]) -> Result<String, CliEr
         .map(|(n, v)| format!("{n} {}", v.len()))
         .collect::<Vec<_>>()
         .join(" x ");
+    let points = if ran == meta.stems.len() {
+        format!("{} points", ran)
+    } else {
+        format!("{ran} of {} points", meta.stems.len())
+    };
     out.push_str(&format!(
-        "fairsim sweep {}: {} points ({shape}), plan digest {}\n",
-        meta.name,
-        meta.stems.len(),
-        meta.digest
+        "fairsim sweep {}: {points} ({shape}), plan digest {}\n",
+        meta.name, meta.digest
     ));
     out.push_str(
         "Each table compares one axis's values (columns, the first being the baseline) for one \
