@@ -307,7 +307,8 @@ impl World {
         // One stretch, its pieces in this order (the noise is drawn in it). The moves
         // follow the scan in the same stretch of kernel time: charged in one call, their
         // noise is drawn after the scan's, as it was when they were charged on their own
-        // right after it.
+        // right after it. The pieces are written out one by one: a loop over an array of
+        // them cost seed 000's scenario 37 instructions per event more (cachegrind).
         let mut cost = draw_part(noise, m, cpus, Site::new(ctx, Leaf::ScanCpus));
         cost += draw_part(
             noise,
