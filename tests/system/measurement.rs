@@ -84,7 +84,8 @@ fn counters(r: &RunResult) -> Vec<u64> {
         v.push(c.switches);
         v.push(c.migrations_in);
         v.push(c.newidle_balances);
-        v.extend_from_slice(&c.overhead_ns);
+        v.extend_from_slice(&c.overhead_ns());
+        v.push(c.overhead_total());
         v.extend_from_slice(&c.site_ns);
     }
     for rq in &w.sched().rqs {

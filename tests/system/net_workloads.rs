@@ -228,7 +228,7 @@ fn the_stack_is_charged_as_net_kernel_time_on_the_sending_cpu() {
         .metrics()
         .cpus
         .iter()
-        .map(|c| c.overhead_ns[Overhead::Net as usize])
+        .map(|c| c.overhead_ns()[Overhead::Net as usize])
         .collect();
     assert!(net[0] > 0);
     assert!(net[1..].iter().all(|&n| n == 0), "{net:?}");

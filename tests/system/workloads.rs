@@ -90,7 +90,7 @@ fn contended_runqueue_locks_cost_the_spinner_time() {
     let spins: u64 = cpus.iter().map(|c| c.lock_spins).sum();
     let spin_ns: u64 = cpus
         .iter()
-        .map(|c| c.overhead_ns[Overhead::LockSpin as usize])
+        .map(|c| c.overhead_ns()[Overhead::LockSpin as usize])
         .sum();
     assert!(spins > 0, "no runqueue lock was ever contended");
     assert!(spin_ns >= spins, "{spins} spins took {spin_ns} ns");

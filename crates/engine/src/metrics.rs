@@ -27,14 +27,17 @@ pub struct CpuMetrics {
     /// ns of `task_ns` run by tasks whose memory is on another node ([`crate::memory`]).
     pub remote_ns: u64,
     /// ns of kernel overhead charged while no runnable task was current (idle, or inside
-    /// `schedule()` after the current task blocked or exited): the part of `overhead_ns`
+    /// `schedule()` after the current task blocked or exited): the part of the overhead
     /// that no task's `sys_ns` holds.
     pub no_task_kernel_ns: u64,
-    /// ns of kernel overhead, by [`Overhead`] kind.
-    pub overhead_ns: [u64; Overhead::COUNT],
-    /// ns of kernel overhead by profile site ([`crate::profile::Site::index`]); sums to
-    /// the same total as `overhead_ns`.
-    pub site_ns: Vec<u64>,
+    /// ns of kernel overhead in all, the sum of `site_ns` kept as it grows: the cpufreq
+    /// governor reads it at every update.
+    pub overhead_total_ns: u64,
+    /// ns of kernel overhead by profile site ([`crate::profile::Site::index`]). The time
+    /// by [`Overhead`] kind is a function of it ([`CpuMetrics::overhead_ns`]), computed
+    /// when asked: adding each piece of kernel work to a second array cost every charge
+    /// a lookup of its kind and a second write.
+    pub site_ns: [u64; crate::profile::NR_SITES],
     /// Context switches (`prev != next`).
     pub switches: u64,
     /// Wakeups that migrated a task to this CPU.
@@ -54,8 +57,8 @@ impl Default for CpuMetrics {
             task_ns: 0,
             remote_ns: 0,
             no_task_kernel_ns: 0,
-            overhead_ns: [0; Overhead::COUNT],
-            site_ns: vec![0; crate::profile::NR_SITES],
+            overhead_total_ns: 0,
+            site_ns: [0; crate::profile::NR_SITES],
             switches: 0,
             migrations_in: 0,
             newidle_ns: 0,
@@ -68,7 +71,18 @@ impl Default for CpuMetrics {
 impl CpuMetrics {
     /// Total kernel overhead in ns.
     pub fn overhead_total(&self) -> u64 {
-        self.overhead_ns.iter().sum()
+        self.overhead_total_ns
+    }
+
+    /// ns of kernel overhead by [`Overhead`] kind: each site's time under its site's kind.
+    pub fn overhead_ns(&self) -> [u64; Overhead::COUNT] {
+        let mut by_kind = [0; Overhead::COUNT];
+        for (i, &ns) in self.site_ns.iter().enumerate() {
+            if ns != 0 {
+                by_kind[crate::profile::Site::from_index(i).overhead() as usize] += ns;
+            }
+        }
+        by_kind
     }
 }
 
@@ -211,7 +225,7 @@ pub struct Metrics {
 impl Metrics {
     /// ns of overhead of kind `k` on all CPUs.
     pub fn overhead_of(&self, k: Overhead) -> u64 {
-        self.cpus.iter().map(|c| c.overhead_ns[k as usize]).sum()
+        self.cpus.iter().map(|c| c.overhead_ns()[k as usize]).sum()
     }
 
     /// Empty metrics for `ncpus` CPUs and `ntasks` tasks.
@@ -287,6 +301,7 @@ mod tests {
         assert!(offset_of!(TaskMetrics, off_node_ns) < 64);
         assert!(offset_of!(CpuMetrics, remote_ns) < 64);
         assert!(offset_of!(CpuMetrics, no_task_kernel_ns) < 64);
+        assert!(offset_of!(CpuMetrics, overhead_total_ns) < 64);
         assert_eq!(std::mem::align_of::<CpuMetrics>(), 64);
     }
 }

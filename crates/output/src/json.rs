@@ -131,8 +131,9 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
             let m = &w.metrics().cpus[c];
             let st = &w.sched().rqs[c].stats;
             let mut oh = serde_json::Map::new();
+            let by_kind = m.overhead_ns();
             for k in Overhead::ALL {
-                oh.insert(k.name().into(), m.overhead_ns[k as usize].into());
+                oh.insert(k.name().into(), by_kind[k as usize].into());
             }
             json!({
                 "cpu": c,

@@ -173,7 +173,7 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
     ));
     let mut kinds = [0u64; Overhead::COUNT];
     for c in &w.metrics().cpus {
-        for (k, v) in kinds.iter_mut().zip(c.overhead_ns.iter()) {
+        for (k, v) in kinds.iter_mut().zip(c.overhead_ns().iter()) {
             *k += v;
         }
     }

@@ -636,7 +636,7 @@ fn draw_part(noise: &mut Noise, m: &mut CpuMetrics, mean: u64, site: Site) -> u6
     } else {
         noise.work(mean)
     };
-    m.overhead_ns[site.overhead() as usize] += d;
+    m.overhead_total_ns += d;
     m.site_ns[site.index()] += d;
     d
 }
