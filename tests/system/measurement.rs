@@ -151,6 +151,10 @@ fn profile_shares_sum_to_the_total_and_agree_with_the_overhead_split() {
     assert_eq!(self_sum, p.total_ns());
     let overhead: u64 = w.metrics().cpus.iter().map(|c| c.overhead_total()).sum();
     assert_eq!(p.kernel_ns(), overhead);
+    // The running total and the split by kind (derived from the sites) agree on each CPU.
+    for c in &w.metrics().cpus {
+        assert_eq!(c.overhead_ns().iter().sum::<u64>(), c.overhead_total());
+    }
     let task: u64 = w.metrics().cpus.iter().map(|c| c.task_ns).sum();
     assert_eq!(p.user_ns, task);
     // No CPU is busier than the window, so all CPU time is CPUs x window.
@@ -169,4 +173,35 @@ fn profile_shares_sum_to_the_total_and_agree_with_the_overhead_split() {
     let sch = p.line(Sym::Schedule);
     assert!(sch.children_ns >= nb.children_ns);
     assert!(sch.self_ns > 0);
+}
+
+#[test]
+fn batches_of_events_run_exactly_what_single_steps_run() {
+    // World::step_batch (what run and the CLI use) against World::step, on a run whose
+    // launch, idle loop, balancing and window all go through the step: same events, same
+    // end, same counters. Odd batch sizes make the batches end mid-instant.
+    let mut s = noisy("numa-2s4c2t", NSLEEP, 60, 3);
+    s.config.warmup = 20 * MS;
+    let mut one = fairsim_workloads::prepare(&s).unwrap();
+    while one.step().unwrap() {}
+    for every in [1, 7, 4096] {
+        let mut batched = fairsim_workloads::prepare(&s).unwrap();
+        let mut calls = 0u64;
+        while !batched.ended() {
+            let before = batched.events();
+            batched.step_batch(every).unwrap();
+            let ran = batched.events() - before;
+            assert!(ran <= every, "a batch of {every} ran {ran} events");
+            assert!(
+                batched.ended() || batched.events() % every == 0,
+                "a batch of {every} stopped at {} events",
+                batched.events()
+            );
+            calls += 1;
+        }
+        assert_eq!(batched.events(), one.events(), "batches of {every}");
+        assert_eq!(batched.now(), one.now());
+        assert_eq!(batched.metrics().cpus, one.metrics().cpus);
+        assert!(calls >= one.events() / every);
+    }
 }

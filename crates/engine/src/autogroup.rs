@@ -121,13 +121,7 @@ mod tests {
 
     #[test]
     fn refusals_name_the_field_and_what_is_allowed_in_one_line() {
-        for k in [
-            Kernel::V6_5,
-            Kernel::V4_16,
-            Kernel::V4_15,
-            Kernel::V4_5,
-            Kernel::V3_9,
-        ] {
+        for k in Kernel::ALL.into_iter().filter(|k| k.is_cfs()) {
             let e = with_autogroups(Cgroups::default(), 1, k)
                 .unwrap_err()
                 .to_string();

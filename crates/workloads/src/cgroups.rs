@@ -473,13 +473,7 @@ mod tests {
     #[test]
     fn cfs_kernels_refuse_groups_in_one_line() {
         let c = declared(&["/a:cpu.weight=100"]).unwrap();
-        for k in [
-            Kernel::V6_5,
-            Kernel::V4_16,
-            Kernel::V4_15,
-            Kernel::V4_5,
-            Kernel::V3_9,
-        ] {
+        for k in Kernel::ALL.into_iter().filter(|k| k.is_cfs()) {
             let e = c.resolve(&[], k).unwrap_err().to_string();
             assert!(
                 e.starts_with("--cgroup: task groups are modelled for --kernel 6.12 only")

@@ -365,15 +365,6 @@ impl Sched {
             || w.util_est_updates != 0
     }
 
-    /// Hands back the lock list of a [`SchedWork`] the engine has finished with, so that
-    /// the next balance that takes a lock reuses its buffer instead of allocating one.
-    pub fn recycle_work(&mut self, mut w: SchedWork) {
-        if self.work.rq_locks.capacity() == 0 {
-            w.rq_locks.clear();
-            self.work.rq_locks = w.rq_locks;
-        }
-    }
-
     /// Returns the work counters accumulated since the last call and resets them.
     pub fn take_work(&mut self) -> SchedWork {
         let (cpus, groups) = self.visits.take();

@@ -425,7 +425,12 @@ pub(crate) fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliErro
         .as_deref()
         .map(compare_until::parse)
         .transpose()?;
-    let min_seeds = compare_until::min_seeds(until.as_ref(), args.min_seeds, args.seeds)?;
+    let min_seeds = compare_until::min_seeds(
+        until.as_ref(),
+        args.min_seeds,
+        args.seeds,
+        compare_until::COMPARE_SEEDS,
+    )?;
     let parse_kernel = |field: &str, text: &Option<String>| {
         text.as_ref()
             .map(|t| {

@@ -123,12 +123,32 @@ pub(crate) fn parse(text: &str) -> Result<Until, CliError> {
     })
 }
 
-/// Checks `--min-seeds` against `--until` and `--seeds` (the cap): the seeds of the first
-/// look, 0 without `--until`.
+/// Where a command's seed cap comes from, for `min_seeds`'s messages: compare's
+/// `--seeds`, or a sweep plan's seeds axis.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SeedCap {
+    /// The field a too-small cap is refused under (`--seeds`, `seeds`).
+    pub field: &'static str,
+    /// How to raise it to the default `--min-seeds`, after its number.
+    pub raise: &'static str,
+    /// The cap as `--min-seeds`'s range names it.
+    pub name: &'static str,
+}
+
+/// compare's cap: `--seeds`.
+pub(crate) const COMPARE_SEEDS: SeedCap = SeedCap {
+    field: "--seeds",
+    raise: "or more",
+    name: "--seeds",
+};
+
+/// Checks `--min-seeds` against `--until` and the seed cap (`cap` seeds, `from` saying
+/// where it is set): the seeds of the first look, 0 without `--until`.
 pub(crate) fn min_seeds(
     until: Option<&Until>,
     given: Option<u32>,
     cap: u32,
+    from: SeedCap,
 ) -> Result<usize, CliError> {
     match (until, given) {
         (None, None) => Ok(0),
@@ -136,7 +156,8 @@ pub(crate) fn min_seeds(
             "--min-seeds: only with --until; allowed: --until METRIC:RULE --min-seeds N",
         )),
         (Some(_), None) if cap < DEFAULT_MIN_SEEDS => Err(CliError::msg(format!(
-            "--seeds: {cap} is below --until's default --min-seeds {DEFAULT_MIN_SEEDS}; allowed: --seeds {DEFAULT_MIN_SEEDS} or more, or --min-seeds 2 to {cap}"
+            "{}: {cap} is below --until's default --min-seeds {DEFAULT_MIN_SEEDS}; allowed: {} {DEFAULT_MIN_SEEDS} {}, or --min-seeds 2 to {cap}",
+            from.field, from.field, from.raise
         ))),
         (Some(_), m) => {
             let m = m.unwrap_or(DEFAULT_MIN_SEEDS);
@@ -144,7 +165,7 @@ pub(crate) fn min_seeds(
                 return Err(crate::error::invalid(
                     "--min-seeds",
                     m,
-                    &format!("2 to --seeds ({cap})"),
+                    &format!("2 to {} ({cap})", from.name),
                 ));
             }
             Ok(m as usize)

@@ -279,7 +279,8 @@ fn sweep(args: &SweepArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     let meta = PlanMeta::parse(&plan_text, Path::new("plan.json"))?;
     // The seeds axis is the last and varies fastest: a cell's seeds are consecutive points.
     let nseeds = meta.axes.last().map_or(1, |(_, v)| v.len()).max(1);
-    let min_seeds = min_seeds(until.as_ref(), args.min_seeds, nseeds)?;
+    let cap = u32::try_from(nseeds).unwrap_or(u32::MAX);
+    let min_seeds = compare_until::min_seeds(until.as_ref(), args.min_seeds, cap, PLAN_SEEDS)?;
     let out = args
         .out
         .clone()
@@ -378,7 +379,7 @@ fn sweep(args: &SweepArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         .any(|(_, s)| *s == until::CellStop::Interrupted);
     let ran = results.into_iter().collect::<Result<Vec<bool>, _>>()?;
     let secs = started.elapsed().as_secs_f64();
-    if until.is_none() && ran.iter().any(|&r| !r) || interrupted {
+    if (until.is_none() && ran.iter().any(|&r| !r)) || interrupted {
         // The finished points' files are complete; the directory is a shard's, which a
         // later run of the sweep (or `sweep merge` with the other shards) completes.
         let done = ran.iter().filter(|&&r| r).count();
@@ -441,35 +442,12 @@ fn sweep(args: &SweepArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
 /// A cell's name and where `--until` stopped it.
 type CellStopAt = (String, until::CellStop);
 
-/// Checks `--min-seeds` against `--until` and the plan's seeds axis (the cap): the seeds of
-/// each cell's first look, 0 without `--until`.
-fn min_seeds(
-    until: Option<&compare_until::Until>,
-    given: Option<u32>,
-    cap: usize,
-) -> Result<usize, CliError> {
-    let default = compare_until::DEFAULT_MIN_SEEDS as usize;
-    match (until, given) {
-        (None, None) => Ok(0),
-        (None, Some(_)) => Err(CliError::msg(
-            "--min-seeds: only with --until; allowed: --until METRIC:ci<N% --min-seeds N",
-        )),
-        (Some(_), None) if cap < default => Err(CliError::msg(format!(
-            "--until: the plan's seeds axis has {cap} seeds, below --until's default --min-seeds {default}; allowed: seeds = {default} or more in the plan, or --min-seeds 2 to {cap}"
-        ))),
-        (Some(_), m) => {
-            let m = m.map_or(default, |m| m as usize);
-            if m < 2 || m > cap {
-                return Err(invalid(
-                    "--min-seeds",
-                    m,
-                    &format!("2 to the plan's seeds ({cap})"),
-                ));
-            }
-            Ok(m)
-        }
-    }
-}
+/// A sweep's seed cap: the plan's seeds axis.
+const PLAN_SEEDS: compare_until::SeedCap = compare_until::SeedCap {
+    field: "seeds",
+    raise: "or more in the plan",
+    name: "the plan's seeds",
+};
 
 /// A cell's name: the values of the axes other than seeds of its first point, `index`.
 fn cell_name(meta: &PlanMeta, index: usize) -> String {
