@@ -45,10 +45,19 @@
 # code, and the largest peak resident memory of the three; it prints the speed at which the kernel's instructions alone would take all of a wall
 # second: the kernel-only cap. Today's speed is that cap times the kernel's share.
 #
+# It then measures the floor under any engine on this event queue: a loop that does
+# nothing but pop an event, drop it if stale, count it and push its successor
+# (crates/des/examples/queue_floor), with one event pending per CPU of the run and gaps
+# that give the run's events per emulated second, under cachegrind at 1 M and 3 M events.
+# An instruction target per emulated second over the run's events per emulated second is
+# a budget per event; what the floor and the ported kernel leave of it is what all of the
+# engine's own work per event may cost. The floor is built with cargo when it is missing.
+#
 # --keep DIR keeps the callgrind profiles there (callgrind.N.A and callgrind.N.B, N counting
 # the runs measured), for callgrind_annotate or kcachegrind to say where the instructions go.
-# --audit measures the two runs of docs/speed.md's table (seed 000's scenario, and
-# hackbench g=4 f=28 s=100 on spr-2s56c2t between 200 and 1000 loops) and prints the table
+# --audit measures the three runs of docs/speed.md's table (seed 000's scenario; hackbench
+# g=4 f=28 s=100 on spr-2s56c2t between 200 and 1000 loops; and seed 000's whole hackbench,
+# l=200000, between 100 ms and 200 ms of emulated time) and prints the table
 # as Markdown, with the commit, the date and the host. It takes several minutes.
 # --crates prints which crate directories count as the kernel and which as the engine, and
 # fails when a directory under crates/ is in neither list or a listed one is gone, so that a
@@ -210,6 +219,25 @@ point_args() {
   fi
 }
 
+# The floor's instructions per event for $1 pending events at $2 ns mean gap: the
+# difference of two runs of queue_floor under cachegrind, over the difference of events.
+floor_per_event() {
+  local fbin=${CARGO_TARGET_DIR:-target}/release/examples/queue_floor
+  if [ ! -x "$fbin" ]; then
+    cargo build --release -q -p fairsim-des --example queue_floor >&2 ||
+      die "could not build the floor (cargo build --release -p fairsim-des --example queue_floor)"
+  fi
+  local n a b
+  for n in 1000000 3000000; do
+    valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+      "$fbin" "$n" "$1" "$2" 2>"$work/floor.$n" >/dev/null || die "the floor failed: $(tail -1 "$work/floor.$n")"
+  done
+  a=$(sed -nE 's/.*I +refs: +([0-9,]+).*/\1/p' "$work/floor.1000000" | tr -d ,)
+  b=$(sed -nE 's/.*I +refs: +([0-9,]+).*/\1/p' "$work/floor.3000000" | tr -d ,)
+  [ -n "$a" ] && [ -n "$b" ] || die "cachegrind printed no instruction count for the floor"
+  echo $(((b - a) / 2000000))
+}
+
 # Measures one run: $1 a label, then RUN OPTIONS; `mode` and `points` say how. Prints the
 # report and leaves the figures in `row` for --audit's table.
 measure() {
@@ -291,6 +319,14 @@ measure() {
         t / 1e9, t * dt / dn, k * dt / dn, e * dt / dn, 100 * k / t, 100 * e / t,
         dn / dt / 1e6, rate / 1e9, rate / t, rate / k, 100 * k / t, rss / 1024
     }') || die "$row"
+  # The floor with this run's shape: one pending event per CPU, gaps that give its events
+  # per emulated second.
+  local cpus gap floor
+  cpus=$(json_field "$work/run.1.json" '["cpus"].__len__()')
+  gap=$(awk -v c="$cpus" -v ta="$ta" -v tb="$tb" -v na="$na" -v nb="$nb" \
+    'BEGIN { g = c * (tb - ta) / (nb - na); printf "%.0f", g < 1 ? 1 : g }')
+  floor=$(floor_per_event "$cpus" "$gap")
+  row="$row|$floor|$cpus|$gap"
   local f
   IFS='|' read -r -a f <<<"$row"
   echo "== $label"
@@ -299,7 +335,8 @@ measure() {
   echo "   $(check_crates | paste -sd ';' | sed 's/;/; /g')"
   awk -v t="${f[0]}" -v ev="${f[1]}" -v kev="${f[2]}" -v eev="${f[3]}" -v ks="${f[4]}" \
     -v es="${f[5]}" -v evs="${f[6]}" -v rate="${f[7]}" -v today="${f[8]}" -v cap="${f[9]}" \
-    -v rss="${f[11]}" -v o1="$o1" -v o2="$o2" -v t1="$t1" -v t2="$t2" -v wall="$wall" '
+    -v rss="${f[11]}" -v o1="$o1" -v o2="$o2" -v t1="$t1" -v t2="$t2" -v wall="$wall" \
+    -v floor="${f[12]}" -v cpus="${f[13]}" -v gap="${f[14]}" '
     BEGIN {
       printf "steady state, the difference of the two points:\n"
       printf "  events                  %8.2f M per emulated second\n", evs
@@ -307,6 +344,8 @@ measure() {
       printf "  ported kernel           %8.2f G (%4.1f%%; a lower bound), %6.0f per event\n", t * ks / 100, ks, kev
       printf "  engine                  %8.2f G (%4.1f%%), %6.0f per event\n", t * es / 100, es, eev
       printf "    of it outside fairsim functions (libc, allocator, std): %.1f%% of all\n", 100 * (o2 - o1) / (t2 - t1)
+      printf "  the floor: a bare event loop on this queue, %d pending, %d ns mean gap: %d per event;\n", cpus, gap, floor
+      printf "    the engine work beyond it: %d per event\n", eev - floor
       printf "this host: %.2f G instructions per wall second (the larger point, %.2f s wall, best of 3)\n", rate, wall
       printf "  today:                            %.3f emulated s per wall s\n", today
       printf "  with an engine that cost nothing: %.3f emulated s per wall s at most (the kernel-only cap)\n", cap
@@ -317,7 +356,7 @@ measure() {
 }
 
 if [ "$audit" = 1 ]; then
-  [ $# -eq 0 ] || die "--audit takes no RUN OPTIONS: it measures docs/speed.md's two runs"
+  [ $# -eq 0 ] || die "--audit takes no RUN OPTIONS: it measures docs/speed.md's three runs"
   rows=()
   mode=durations points=100ms,200ms
   measure "seed 000's scenario, noise off (100 ms and 200 ms)" \
@@ -327,15 +366,19 @@ if [ "$audit" = 1 ]; then
   measure "hackbench g=4 f=28 s=100, spr-2s56c2t (1000 loops and 200)" \
     --topology spr-2s56c2t --workload 'hackbench:g=4,l={L},f=28,s=100'
   rows+=("hackbench g=4 f=28 s=100, spr-2s56c2t, l=1000 - l=200|$row")
+  mode=durations points=100ms,200ms
+  measure "seed 000's whole hackbench, g=4 l=200000 f=28 s=100, spr-2s56c2t (100 ms and 200 ms)" \
+    --topology spr-2s56c2t --workload 'hackbench:g=4,l=200000,f=28,s=100'
+  rows+=("seed 000's hackbench l=200000, spr-2s56c2t, 200 ms - 100 ms|$row")
   echo
   echo "fairsim $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- crates src Cargo.toml Cargo.lock 2>/dev/null || echo ' (modified)'), $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) CPUs, $(valgrind --version)"
   echo
-  echo "| run | instructions per emulated s | per event (kernel/engine) | ported kernel | engine | events per emulated s | host rate | today | kernel-only cap | peak RSS |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| run | instructions per emulated s | per event (kernel/engine) | bare loop per event | ported kernel | engine | events per emulated s | host rate | today | kernel-only cap | peak RSS |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   for r in "${rows[@]}"; do
     IFS='|' read -r -a f <<<"$r"
-    printf '| %s | %s G | %s (%s/%s) | %s%% | %s%% | %s M | %s G/s | %s emulated s/s | %s emulated s/s | %s MiB |\n' \
-      "${f[0]}" "${f[1]}" "${f[2]}" "${f[3]}" "${f[4]}" "${f[5]}" "${f[6]}" "${f[7]}" "${f[8]}" \
+    printf '| %s | %s G | %s (%s/%s) | %s | %s%% | %s%% | %s M | %s G/s | %s emulated s/s | %s emulated s/s | %s MiB |\n' \
+      "${f[0]}" "${f[1]}" "${f[2]}" "${f[3]}" "${f[4]}" "${f[13]}" "${f[5]}" "${f[6]}" "${f[7]}" "${f[8]}" \
       "${f[9]}" "${f[10]}" "${f[12]}"
   done
   exit 0
