@@ -3,9 +3,10 @@
 //! successor, with hackbench's shape on `spr-2s56c2t` (224 CPUs each a few hundred ns to a
 //! few us from the end of its next system call, 135 M events per emulated second).
 //!
-//! `benches/kernel-bound.sh --floor` runs it under cachegrind at two event counts and takes
-//! the difference: the instructions per event that the queue, the loop and the dispatch
-//! cost before an event does any work. An instruction target per emulated second,
+//! `benches/kernel-bound.sh` runs it beside every run it measures, under cachegrind at two
+//! event counts, and takes the difference: the instructions per event that the queue, the
+//! loop and the stale check cost before an event does any work (the engine's dispatch on
+//! the event's kind is not in it: it is part of the engine's own work). An instruction target per emulated second,
 //! divided by the events per emulated second, is a budget per event; what is left of it
 //! after this floor and the ported kernel is all the engine's own work may cost.
 //!
