@@ -7,7 +7,7 @@ use fairsim_engine::program::{Op, Program};
 use fairsim_engine::time::{MS, US};
 use fairsim_engine::world::{Blueprint, Overhead, Pipe, RtState};
 use fairsim_engine::world::{TaskRt, WorkloadRt};
-use fairsim_engine::{World, WorldConfig};
+use fairsim_engine::{NoiseModel, World, WorldConfig};
 use fairsim_output::to_json;
 use fairsim_topology::source::preset;
 use fairsim_topology::{build_sched_domains, BuildOptions, CpuMask};
@@ -303,7 +303,13 @@ fn nice_5_gets_335_of_1024_plus_335_of_a_shared_cpu() {
 /// Each task's `(user_ns, wakeups, mean wakeup latency ns, max wakeup latency ns)` of a
 /// 2 s run of `workloads` on a four-core SMT machine, for tasks that ran.
 fn per_task(workloads: &[&str]) -> Vec<(u64, u64, u64, u64)> {
-    let s = common::spec("smt-mc-1s4c2t", workloads, 2000, 1);
+    per_task_noise(workloads, NoiseModel::OFF)
+}
+
+/// [`per_task`] with the run's noise model `noise`.
+fn per_task_noise(workloads: &[&str], noise: NoiseModel) -> Vec<(u64, u64, u64, u64)> {
+    let mut s = common::spec("smt-mc-1s4c2t", workloads, 2000, 1);
+    s.config.noise = noise;
     let r = fairsim_workloads::run::run(&s, &mut |_, _| {}).unwrap();
     let j = fairsim_output::to_json(&s, &r);
     j["tasks"]
@@ -337,13 +343,22 @@ fn a_sched_idle_task_weighs_3_never_preempts_and_is_always_preempted() {
     assert!(share < 0.005 && share > 0.002, "idle share {share}");
     // A normal task waking on a CPU that runs a SCHED_IDLE hog preempts it at once
     // (check_preempt_wakeup_fair's idle rule); beside a normal hog, EEVDF makes it wait
-    // for the hog's slice now and then.
+    // for the hog's slice now and then. How often depends on where each wakeup falls in
+    // the hog's slice (its protection under RUN_TO_PARITY, the sleeper's lag): without
+    // noise the loop locks into one phase, so the run draws its timings with the
+    // default noise, as a machine does.
     let sleeper = "nanosleep:n=1,cpus=0";
-    let beside_idle = per_task(&[
-        "sysbench-cpu:threads=1,events=0,time=100s,cpus=0,policy=idle",
-        sleeper,
-    ]);
-    let beside_normal = per_task(&["sysbench-cpu:threads=1,events=0,time=100s,cpus=0", sleeper]);
+    let beside_idle = per_task_noise(
+        &[
+            "sysbench-cpu:threads=1,events=0,time=100s,cpus=0,policy=idle",
+            sleeper,
+        ],
+        NoiseModel::DEFAULT,
+    );
+    let beside_normal = per_task_noise(
+        &["sysbench-cpu:threads=1,events=0,time=100s,cpus=0", sleeper],
+        NoiseModel::DEFAULT,
+    );
     let lat = |v: &[(u64, u64, u64, u64)]| *v.iter().find(|t| t.1 > 100).unwrap();
     assert!(lat(&beside_idle).3 < 10_000, "{beside_idle:?}");
     assert!(lat(&beside_normal).3 > 1_000_000, "{beside_normal:?}");

@@ -26,6 +26,7 @@ mod report_cli;
 mod rtapp_log_cli;
 mod run_cli;
 mod sweep_cli;
+mod tick_clock_cli;
 mod tool_cmdlines;
 mod topology_budget;
 mod topology_cli;

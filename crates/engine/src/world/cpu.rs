@@ -584,7 +584,13 @@ impl World {
         if self.sched.rqs[cpu].need_resched
             || (self.cpus[cpu].curr.is_none() && self.sched.rqs[cpu].nr_running > 0)
         {
-            self.schedule_cpu(cpu, now);
+            // The tick's update_rq_clock ran as the interrupt began; __schedule() runs
+            // only after the tick handler, its softirq and the interrupt's exit, and its
+            // own update_rq_clock stamps the next task's exec_start from that later
+            // clock. Picking at the tick's own instant would let the next slice's
+            // delta_exec land on the slice to the nanosecond at a later tick.
+            let at = now.max(self.cpus[cpu].kernel_until);
+            self.schedule_cpu(cpu, at);
         } else if self.cpus[cpu].curr.is_none() {
             // Back to the idle loop: decide again whether the tick keeps running.
             self.enter_idle(cpu, now);

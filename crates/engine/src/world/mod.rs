@@ -677,7 +677,10 @@ impl World {
                         self.config.cost.ipi_handle,
                         Site::fixed(Ctx::ReschedIpi),
                     );
-                    self.schedule_cpu(cpu, now);
+                    // __schedule() runs on the interrupt's exit, after the handler: its
+                    // clock read is the handler's end, as after the tick.
+                    let at = now.max(self.cpus[cpu].kernel_until);
+                    self.schedule_cpu(cpu, at);
                 }
             }
         }

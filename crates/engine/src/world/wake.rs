@@ -355,7 +355,10 @@ impl World {
             }
         }
         if self.sched.rqs[cpu].need_resched {
-            self.schedule_cpu(cpu, now);
+            // The preemption happens on the interrupt's exit, after the callbacks: the
+            // pick reads the clock there, as after the tick.
+            let at = now.max(self.cpus[cpu].kernel_until);
+            self.schedule_cpu(cpu, at);
         }
     }
 
