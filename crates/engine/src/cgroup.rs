@@ -173,23 +173,38 @@ impl Origin {
     }
 }
 
+/// One write to a group's bandwidth files. Each write is a `tg_set_cfs_bandwidth()` call
+/// of its own, and each call refills the group's runtime (`__refill_cfs_bandwidth_runtime`),
+/// so their order decides what the group starts with: `cpu.max` then `cpu.max.burst`
+/// starts it at quota + burst, the other order at the quota.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BandwidthWrite {
+    /// `cpu.max`: the quota in us (`None` for "max") and the period in us if given.
+    Max {
+        /// The quota in us, `None` for `max`.
+        quota_us: Option<u64>,
+        /// The period in us, `None` to keep the group's.
+        period_us: Option<u64>,
+    },
+    /// `cpu.max.burst` in us.
+    Burst(u64),
+}
+
 /// A group's `cpu.idle`, `cpu.max` and `cpu.max.burst` writes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Writes {
     /// `cpu.idle`.
     pub idle: Option<bool>,
-    /// `cpu.max`: the quota in us (`None` for "max") and the period in us if given.
-    pub max: Option<(Option<u64>, Option<u64>)>,
-    /// `cpu.max.burst` in us.
-    pub burst: Option<u64>,
+    /// `cpu.max` and `cpu.max.burst`, in the order written.
+    pub bandwidth: Vec<BandwidthWrite>,
 }
 
 impl Writes {
-    /// Takes `other`'s writes on top of these, as writing the files again would.
+    /// Takes `other`'s writes on top of these, as writing the files again would: a later
+    /// bandwidth write is one more `tg_set_cfs_bandwidth()` call after the earlier ones.
     fn overlay(&mut self, other: Writes) {
         self.idle = other.idle.or(self.idle);
-        self.max = other.max.or(self.max);
-        self.burst = other.burst.or(self.burst);
+        self.bandwidth.extend(other.bandwidth);
     }
 }
 
@@ -616,8 +631,9 @@ impl Cgroups {
     }
 
     /// Creates the groups on `sched` as cgroupfs would: each `mkdir` in order, then its
-    /// writes at time 0, before any task exists: the weight, `cpu.idle`, `cpu.max`, then
-    /// `cpu.max.burst` (a burst above the quota is refused as the kernel refuses it).
+    /// writes at time 0, before any task exists: the weight, `cpu.idle`, then `cpu.max`
+    /// and `cpu.max.burst` in the order they were written (a burst above the quota is
+    /// refused as the kernel refuses it).
     /// The autogroups come after them ([`crate::autogroup::install`]).
     pub fn install(&self, sched: &mut Sched) -> Result<(), EngineError> {
         for (id, g) in self.iter() {
@@ -642,22 +658,54 @@ impl Cgroups {
             if let Some(idle) = g.writes.idle {
                 sched.set_group_idle(id, idle, 0).map_err(fail)?;
             }
-            if g.writes.max.is_some() || g.writes.burst.is_some() {
-                let (quota_us, period_us) = g.writes.max.unwrap_or((None, None));
-                let period = period_us.map_or(fairsim_balance::group::DEFAULT_CFS_PERIOD, |p| {
-                    p.saturating_mul(1000)
-                });
-                let quota = quota_us.map_or(fairsim_balance::group::RUNTIME_INF, |q| {
-                    q.saturating_mul(1000)
-                });
-                let burst = g.writes.burst.unwrap_or(0).saturating_mul(1000);
-                sched
-                    .set_group_bandwidth(id, period, quota, burst, 0)
-                    .map_err(fail)?;
-            }
+            install_bandwidth(sched, id, &g.writes.bandwidth).map_err(fail)?;
         }
         Ok(())
     }
+}
+
+/// A group's `cpu.max` and `cpu.max.burst` writes made one by one, in order, each as the
+/// kernel makes it: `cpu_max_write()` keeps the group's burst and, without a period, its
+/// period; `tg_set_cfs_burst()` keeps its quota and period; both end in
+/// `tg_set_cfs_bandwidth()`, which refills the runtime.
+///
+/// A value whose nanoseconds overflow 64 bits is refused as cgroup v1's
+/// `tg_set_cfs_quota()` and `tg_set_cfs_burst()` refuse it (`EINVAL`): v2's
+/// `cpu_period_quota_parse()` multiplies without a check, and its wrapped product is then
+/// out of `tg_set_cfs_bandwidth()`'s range for any quota a person would write.
+fn install_bandwidth(
+    sched: &mut Sched,
+    id: GroupId,
+    writes: &[BandwidthWrite],
+) -> Result<(), GroupError> {
+    let ns = |us: u64, what: &'static str| us.checked_mul(1000).ok_or(GroupError::Bandwidth(what));
+    let mut period = fairsim_balance::group::DEFAULT_CFS_PERIOD;
+    let mut quota = fairsim_balance::group::RUNTIME_INF;
+    let mut burst = 0;
+    for w in writes {
+        match *w {
+            BandwidthWrite::Max {
+                quota_us,
+                period_us,
+            } => {
+                if let Some(p) = period_us {
+                    period = ns(p, "period must be at most 1000000 us (its ns overflow u64)")?;
+                }
+                quota = match quota_us {
+                    Some(q) => ns(q, "quota exceeds max_cfs_runtime (its ns overflow u64)")?,
+                    None => fairsim_balance::group::RUNTIME_INF,
+                };
+            }
+            BandwidthWrite::Burst(b) => {
+                burst = ns(
+                    b,
+                    "cpu.max.burst exceeds max_cfs_runtime (its ns overflow u64)",
+                )?;
+            }
+        }
+        sched.set_group_bandwidth(id, period, quota, burst, 0)?;
+    }
+    Ok(())
 }
 
 /// The cpuset side of a run's groups on its machine ([`Cgroups::cpusets`]).

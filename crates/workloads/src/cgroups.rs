@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use fairsim_engine::cgroup::{
-    check_declared_path, Cgroups, CpuWeight, CpusetWrites, Declared, KeyError, Origin, Partition,
-    Writes,
+    check_declared_path, BandwidthWrite, Cgroups, CpuWeight, CpusetWrites, Declared, KeyError,
+    Origin, Partition, Writes,
 };
 use fairsim_engine::error::{ConfigError, EngineError};
 use fairsim_engine::tunable::{tunable_writes, TunableValue};
@@ -61,7 +61,10 @@ pub fn declare_option(c: &mut Cgroups, text: &str) -> Result<(), EngineError> {
 }
 
 /// The groups of a run: a scenario's `[cgroup."/PATH"]` tables (in path order, so
-/// parents first), then the `--cgroup` options in the order given.
+/// parents first), then the `--cgroup` options in the order given. A TOML table has no
+/// order, so a table's writes are made in its keys' order (`cpu.max` before
+/// `cpu.max.burst`, the order a setup script writes them); an option's in the order
+/// given.
 pub fn from_sources(
     tables: &BTreeMap<String, BTreeMap<String, TunableValue>>,
     options: &[String],
@@ -86,7 +89,8 @@ pub fn from_sources(
 /// Parses a declaration's writes: at most one of `cpu.weight` and `cpu.weight.nice`,
 /// each in the kernel's range (its `ERANGE` message), `cpu.idle` (0 or 1), `cpu.max`
 /// (`QUOTA_US|max [PERIOD_US]`, as `cpu_period_quota_parse` reads it) and
-/// `cpu.max.burst` (us), `cpuset.cpus` (a cpulist, its syntax checked here) and
+/// `cpu.max.burst` (us), the last two kept in the order written (each write is a
+/// `tg_set_cfs_bandwidth()` of its own), `cpuset.cpus` (a cpulist, its syntax checked here) and
 /// `cpuset.cpus.partition` (`root` or `member`), each once; every other key refused by
 /// name.
 fn parse_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Result<Declared, KeyError> {
@@ -104,97 +108,105 @@ fn parse_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Result<Declared, K
         if key.starts_with("cpu.") {
             cpu_keys += 1;
         }
-        let w = match key {
-            "cpu.weight" => {
-                let w = value.parse::<u64>().map_err(|_| KeyError::Invalid {
-                    key: "cpu.weight",
-                    got: value.to_string(),
-                    allowed: "an integer from 1 to 10000",
-                })?;
-                CpuWeight::Weight(w)
-            }
-            "cpu.weight.nice" => {
-                let n = value.parse::<i64>().map_err(|_| KeyError::Invalid {
-                    key: "cpu.weight.nice",
-                    got: value.to_string(),
-                    allowed: "an integer from -20 to 19",
-                })?;
-                CpuWeight::Nice(n)
-            }
-            "cpu.idle" | "cpu.max" | "cpu.max.burst" => {
-                if seen.contains(&key) {
-                    return Err(KeyError::GivenTwice {
-                        key: key.to_string(),
-                    });
+        let w =
+            match key {
+                "cpu.weight" => {
+                    let w = value.parse::<u64>().map_err(|_| KeyError::Invalid {
+                        key: "cpu.weight",
+                        got: value.to_string(),
+                        allowed: "an integer from 1 to 10000",
+                    })?;
+                    CpuWeight::Weight(w)
                 }
-                seen.push(key);
-                match key {
-                    "cpu.idle" => {
-                        writes.idle = Some(match value {
-                            "0" => false,
-                            "1" => true,
-                            _ => {
-                                return Err(KeyError::Refused {
-                                    key: "cpu.idle",
-                                    got: value.to_string(),
-                                    errno: "EINVAL",
-                                    allowed: "0 or 1",
-                                })
-                            }
-                        })
+                "cpu.weight.nice" => {
+                    let n = value.parse::<i64>().map_err(|_| KeyError::Invalid {
+                        key: "cpu.weight.nice",
+                        got: value.to_string(),
+                        allowed: "an integer from -20 to 19",
+                    })?;
+                    CpuWeight::Nice(n)
+                }
+                "cpu.idle" | "cpu.max" | "cpu.max.burst" => {
+                    if seen.contains(&key) {
+                        return Err(KeyError::GivenTwice {
+                            key: key.to_string(),
+                        });
                     }
-                    "cpu.max" => writes.max = Some(parse_cpu_max(value)?),
-                    _ => {
-                        writes.burst =
-                            Some(value.parse::<u64>().map_err(|_| KeyError::Invalid {
+                    seen.push(key);
+                    match key {
+                        "cpu.idle" => {
+                            writes.idle = Some(match value {
+                                "0" => false,
+                                "1" => true,
+                                _ => {
+                                    return Err(KeyError::Refused {
+                                        key: "cpu.idle",
+                                        got: value.to_string(),
+                                        errno: "EINVAL",
+                                        allowed: "0 or 1",
+                                    })
+                                }
+                            })
+                        }
+                        "cpu.max" => {
+                            let (quota_us, period_us) = parse_cpu_max(value)?;
+                            writes.bandwidth.push(BandwidthWrite::Max {
+                                quota_us,
+                                period_us,
+                            });
+                        }
+                        _ => writes.bandwidth.push(BandwidthWrite::Burst(
+                            value.parse::<u64>().map_err(|_| KeyError::Invalid {
                                 key: "cpu.max.burst",
                                 got: value.to_string(),
                                 allowed: "microseconds, an integer up to the cpu.max quota",
-                            })?)
+                            })?,
+                        )),
                     }
+                    continue;
                 }
-                continue;
-            }
-            "cpu.uclamp.min" | "cpu.uclamp.max" => {
-                return Err(KeyError::Uclamp {
-                    key: key.to_string(),
-                })
-            }
-            "cpuset.cpus" | "cpuset.cpus.partition" => {
-                if seen.contains(&key) {
-                    return Err(KeyError::GivenTwice {
+                "cpu.uclamp.min" | "cpu.uclamp.max" => {
+                    return Err(KeyError::Uclamp {
                         key: key.to_string(),
-                    });
+                    })
                 }
-                seen.push(key);
-                cpuset_keys += 1;
-                if key == "cpuset.cpus" {
-                    parse_cpulist(CPULIST_SYNTAX_CPUS, value).map_err(|why| KeyError::CpuList {
-                        got: value.to_string(),
-                        why,
-                    })?;
-                    cpuset.cpus = Some(value.to_string());
-                } else {
-                    cpuset.partition = Some(match value {
-                        "root" => Partition::Root,
-                        "member" => Partition::Member,
-                        "isolated" => return Err(KeyError::Isolated),
-                        _ => {
-                            return Err(KeyError::Invalid {
-                                key: "cpuset.cpus.partition",
+                "cpuset.cpus" | "cpuset.cpus.partition" => {
+                    if seen.contains(&key) {
+                        return Err(KeyError::GivenTwice {
+                            key: key.to_string(),
+                        });
+                    }
+                    seen.push(key);
+                    cpuset_keys += 1;
+                    if key == "cpuset.cpus" {
+                        parse_cpulist(CPULIST_SYNTAX_CPUS, value).map_err(|why| {
+                            KeyError::CpuList {
                                 got: value.to_string(),
-                                allowed: "root or member",
-                            })
-                        }
-                    });
+                                why,
+                            }
+                        })?;
+                        cpuset.cpus = Some(value.to_string());
+                    } else {
+                        cpuset.partition = Some(match value {
+                            "root" => Partition::Root,
+                            "member" => Partition::Member,
+                            "isolated" => return Err(KeyError::Isolated),
+                            _ => {
+                                return Err(KeyError::Invalid {
+                                    key: "cpuset.cpus.partition",
+                                    got: value.to_string(),
+                                    allowed: "root or member",
+                                })
+                            }
+                        });
+                    }
+                    continue;
                 }
-                continue;
-            }
-            k if k.starts_with("cpuset.") => {
-                return Err(KeyError::CpusetFile { key: k.to_string() })
-            }
-            k => return Err(KeyError::UnknownFile { key: k.to_string() }),
-        };
+                k if k.starts_with("cpuset.") => {
+                    return Err(KeyError::CpusetFile { key: k.to_string() })
+                }
+                k => return Err(KeyError::UnknownFile { key: k.to_string() }),
+            };
         w.shares().map_err(KeyError::Weight)?;
         if let Some((first, _)) = weight {
             return Err(KeyError::WeightTwice {

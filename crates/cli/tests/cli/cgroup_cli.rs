@@ -165,6 +165,28 @@ fn bad_declarations_and_joins_are_refused_in_one_line() {
             "cpu.max.burst must not exceed the cpu.max quota",
         ),
         ("/a:cpu.max.burst=x", "cpu.max.burst: invalid value 'x'"),
+        // The quota's nanoseconds overflow u64: refused, never taken as unlimited.
+        (
+            "/a:cpu.max=9223372036854775807 100000",
+            "cpu.max: quota exceeds max_cfs_runtime (its ns overflow u64) (EINVAL)",
+        ),
+        (
+            "/a:cpu.max=18446744073709551 100000",
+            "cpu.max: quota exceeds max_cfs_runtime (EINVAL)",
+        ),
+        (
+            "/a:cpu.max=max 18446744073709552",
+            "period must be at most 1000000 us (its ns overflow u64) (EINVAL)",
+        ),
+        (
+            "/a:cpu.max.burst=18446744073709552",
+            "cpu.max.burst exceeds max_cfs_runtime (its ns overflow u64) (EINVAL)",
+        ),
+        // A burst written before the quota is checked when the quota is written.
+        (
+            "/a:cpu.max.burst=60000,cpu.max=50000",
+            "cpu.max.burst must not exceed the cpu.max quota",
+        ),
         (
             "/a:cpu.idle=2",
             "cpu.idle: invalid value '2' (EINVAL); allowed: 0 or 1",
@@ -511,5 +533,54 @@ fn a_cpuset_partition_group_is_the_cpuset_shorthand() {
         "scenario",
     );
     assert_eq!(ss_a, ss_c);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The bandwidth writes of one group made in order, each a `tg_set_cfs_bandwidth()`
+/// that refills the runtime: `cpu.max` then `cpu.max.burst` starts the group at quota +
+/// burst, as a real 6.12 and 6.1 do (the first refill then counts the burst used); the
+/// other order starts it at the quota, and a group that never leaves runtime over never
+/// bursts.
+#[test]
+fn cpu_max_then_burst_starts_the_group_at_quota_plus_burst() {
+    let dir = scratch("burst");
+    let j = dir.join("run.json");
+    let run = |writes: &str| {
+        ok(&[
+            "run",
+            "--smp",
+            "4",
+            "--duration",
+            "1s",
+            "--cgroup",
+            &format!("/lim:{writes}"),
+            "-w",
+            "sysbench-cpu:threads=4,events=0,time=100s,cgroup=/lim",
+            "--json",
+            j.to_str().unwrap(),
+        ]);
+        let doc = json(&j);
+        let lim = doc["cgroups"][1].clone();
+        assert_eq!(lim["cpu.max"], "50000 100000");
+        assert_eq!(lim["cpu.max.burst"], 50000);
+        (
+            lim["usage_usec"].as_u64().unwrap(),
+            lim["nr_bursts"].as_u64().unwrap(),
+            lim["burst_usec"].as_u64().unwrap(),
+        )
+    };
+    let (usage_first, bursts_first, burst_usec_first) =
+        run("cpu.max=50000 100000,cpu.max.burst=50000");
+    let (usage_last, bursts_last, burst_usec_last) =
+        run("cpu.max.burst=50000,cpu.max=50000 100000");
+    // The extra 50 ms of the start is all the burst four saturating threads ever use.
+    assert_eq!(burst_usec_first, 50_000);
+    assert!((1..=2).contains(&bursts_first), "{bursts_first}");
+    assert_eq!((bursts_last, burst_usec_last), (0, 0));
+    let extra = usage_first as i64 - usage_last as i64;
+    assert!(
+        (45_000..=55_000).contains(&extra),
+        "{usage_first} - {usage_last}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
