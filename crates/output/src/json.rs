@@ -258,6 +258,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
                 "p999": q(0.999),
                 "max": h.max(),
             },
+            "wakeup_placement": super::placement::json(w),
         },
         "memory": super::memory::json(w),
         "cpus": cpus,

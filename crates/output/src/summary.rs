@@ -220,6 +220,7 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
         ));
     }
     s.push('\n');
+    s.push_str(&super::placement::summary_section(w));
     let run_delay: u64 = w.sched().rqs.iter().map(|rq| rq.stats.run_delay).sum();
     let pcount: u64 = w.sched().rqs.iter().map(|rq| rq.stats.pcount).sum();
     s.push_str(&format!(

@@ -217,6 +217,9 @@ pub struct Sched {
     /// CPUs and groups read by code that only borrows the state (the wakeup path); folded
     /// into [`SchedWork`] by [`Sched::take_work`].
     visits: std::cell::Cell<(u64, u64)>,
+    /// Where wakeups, forks and execs went ([`crate::select::stats`]), over the measured
+    /// window.
+    pub wake_stats: crate::select::stats::WakeStats,
     /// Per CPU: `distribute_cpu_mask_prev`, the last CPU
     /// [`Sched::cpumask_any_and_distribute`] returned there.
     distribute_prev: Vec<usize>,
@@ -300,6 +303,7 @@ impl Sched {
             uclamp_used: tunables.uclamp_key,
             uclamp_default: [tunables.uclamp_min, tunables.uclamp_max],
             visits: std::cell::Cell::new((0, 0)),
+            wake_stats: crate::select::stats::WakeStats::default(),
             distribute_prev: vec![0; n],
             smt_active: false,
             llc_node: Vec::new(),
@@ -342,6 +346,7 @@ impl Sched {
         for sd in &mut self.sd_stats {
             *sd = crate::stats::SdSchedstat::default();
         }
+        self.wake_stats = crate::select::stats::WakeStats::default();
     }
 
     /// Whether the calls since the last [`Sched::take_work`] did any work the cost model
@@ -428,6 +433,13 @@ impl Sched {
     pub(crate) fn count_cpu_visit(&self) {
         let (c, g) = self.visits.get();
         self.visits.set((c + 1, g));
+    }
+
+    /// The CPU visits counted by borrowing code since the engine last took the work: a
+    /// call's visits are the difference across it ([`crate::select::stats`]).
+    #[inline]
+    pub(crate) fn cpus_visited_so_far(&self) -> u64 {
+        self.visits.get().0
     }
 
     /// Counts one sched group whose statistics were computed (for the cost model).

@@ -7,6 +7,8 @@
 //! - [`slow_path`]: `sched_balance_find_dst_cpu` / `_group` / `_group_cpu` for fork, exec
 //!   and `SD_BALANCE_WAKE`;
 //! - [`idle_scan`]: `update_idle_cpu_scan`, SIS_UTIL's scan-depth update;
+//! - [`stats`]: where wakeups went (the paths taken and `select_idle_sibling`'s
+//!   outcomes), fairsim's own counters;
 //! - [`v4_5_sis`]: Linux 4.5's `select_idle_sibling` (LEGACY_SIS) and seed 001's patch on
 //!   it (SIS_FIRST_IDLE), with the list of 4.5's `select_task_rq_fair` steps that differ
 //!   from 6.12's around it;
@@ -23,6 +25,7 @@ pub mod idle_core;
 pub mod idle_scan;
 pub mod sis;
 pub mod slow_path;
+pub mod stats;
 pub mod v3_9_find_idlest;
 pub mod v3_9_select;
 pub mod v3_9_sis;
@@ -58,7 +61,8 @@ impl Sched {
         this_cpu: usize,
         now: u64,
     ) -> usize {
-        match self.fair.features.kernel() {
+        let visited = self.cpus_visited_so_far();
+        let cpu = match self.fair.features.kernel() {
             Kernel::V6_12 => self.select_task_rq_fair_v6_12(p, prev_cpu, wake_flags, this_cpu, now),
             Kernel::V6_5 => self.select_task_rq_fair_v6_5(p, prev_cpu, wake_flags, this_cpu, now),
             Kernel::V4_15 | Kernel::V4_16 => {
@@ -66,7 +70,20 @@ impl Sched {
             }
             Kernel::V4_5 => self.select_task_rq_fair_v4_5(p, prev_cpu, wake_flags, this_cpu, now),
             Kernel::V3_9 => self.select_task_rq_fair_v3_9(p, prev_cpu, wake_flags, this_cpu, now),
-        }
+        };
+        let kind = if wake_flags & wf::TTWU != 0 {
+            stats::SelectKind::Wakeup
+        } else if wake_flags & wf::FORK != 0 {
+            stats::SelectKind::Fork
+        } else {
+            stats::SelectKind::Exec
+        };
+        // The CPUs the call read are the cost model's visits it counted (the idle tests
+        // and scans of the fast path, the groups' CPUs of the slow path).
+        let read = self.cpus_visited_so_far() - visited;
+        let busy = !self.rqs[cpu].available_idle_cpu();
+        self.wake_stats.record(kind, read, busy);
+        cpu
     }
 
     /// `select_task_rq_fair(p, prev_cpu, wake_flags)` of 6.12 run on `this_cpu`
@@ -107,13 +124,18 @@ impl Sched {
                 let target = self.find_energy_efficient_cpu(p, prev_cpu, this_cpu);
                 self.note_feec(p, this_cpu, prev_cpu, target);
                 if let Some(c) = target {
+                    self.wake_stats.eas += 1;
                     return c;
                 }
                 new_cpu = prev_cpu;
             } else if self.sched_energy_enabled() {
                 self.eas.stats.overutilized_wakeups += 1;
             }
-            want_affine = !self.wake_wide(p, this_cpu) && self.tasks[p].allowed_on(cpu);
+            let wide = self.wake_wide(p, this_cpu);
+            if wide {
+                self.wake_stats.wake_wide += 1;
+            }
+            want_affine = !wide && self.tasks[p].allowed_on(cpu);
         }
 
         let mut sd: Option<SdId> = None;
@@ -137,10 +159,14 @@ impl Sched {
         if let Some(asd) = affine_sd {
             if cpu != prev_cpu {
                 new_cpu = self.wake_affine(asd, p, cpu, prev_cpu, sync);
+                self.count_wake_affine(cpu, new_cpu);
             }
         }
 
         if let Some(sd) = sd {
+            if wake_flags & wf::TTWU != 0 {
+                self.wake_stats.wake_slow_path += 1;
+            }
             new_cpu = if self.balancer() == crate::lb::era::Balancer::V3_9 {
                 self.find_idlest_cpu_v3_9(sd, p, cpu, prev_cpu, sd_flag)
             } else if self.fair.features.has(Feature::LEGACY_FIND_IDLEST) {
@@ -151,12 +177,21 @@ impl Sched {
         } else if wake_flags & wf::TTWU != 0 {
             new_cpu = if self.fair.features.has(Feature::LEGACY_SIS) {
                 // 4.5's function reads the previous CPU from the task itself.
-                self.select_idle_sibling_v4_5(p, new_cpu)
+                self.select_idle_sibling_legacy_counted(p, new_cpu)
             } else {
                 self.select_idle_sibling(p, prev_cpu, new_cpu)
             };
         }
         new_cpu
+    }
+
+    /// Counts a `wake_affine` call on `this_cpu` that chose `target` (the waker's CPU:
+    /// pulled), for [`stats`].
+    pub(crate) fn count_wake_affine(&mut self, this_cpu: usize, target: usize) {
+        self.wake_stats.affine_calls += 1;
+        if target == this_cpu {
+            self.wake_stats.affine_pulled += 1;
+        }
     }
 
     /// The domain walk of `select_task_rq_fair` as 4.5 to 6.12 run it, from `cpu` up:

@@ -8,6 +8,7 @@ use crate::cpu_util::{UCLAMP_MAX_DEFAULT, UCLAMP_MIN_DEFAULT};
 use crate::features::Feature;
 use crate::lb::view::LbRead;
 use crate::sched::Sched;
+use crate::select::stats::SisOutcome;
 use crate::task::TaskId;
 
 /// The task's utilization and clamps, read once by `select_idle_sibling` on asymmetric
@@ -63,7 +64,7 @@ impl Sched {
         let cluster_active = self.sched_cluster_active();
 
         if self.idle_or_sched_idle(target) && self.asym_fits_cpu(&fit, target) {
-            return target;
+            return self.sis_done(SisOutcome::Target, target);
         }
 
         // A cache-affine, idle previous CPU is kept rather than migrating.
@@ -74,7 +75,7 @@ impl Sched {
             && self.asym_fits_cpu(&fit, prev)
         {
             if !cluster_active || self.cpus_share_resources(prev, target) {
-                return prev;
+                return self.sis_done(SisOutcome::Prev, prev);
             }
             prev_aff = Some(prev);
         }
@@ -92,7 +93,7 @@ impl Sched {
             && self.asym_fits_cpu(&fit, r)
         {
             if !cluster_active || self.cpus_share_resources(r, target) {
-                return r;
+                return self.sis_done(SisOutcome::RecentUsed, r);
             }
             recent_used_cpu = Some(r);
         }
@@ -100,14 +101,15 @@ impl Sched {
         // On asymmetric machines the domain of interest spans the capacities, not the LLC.
         if self.sched_asym_cpucap_active() {
             if let Some(sd) = self.topo.cpus[target].sd_asym_cpucapacity {
-                return self
-                    .select_idle_capacity(p, sd, target, &fit)
-                    .unwrap_or(target);
+                return match self.select_idle_capacity(p, sd, target, &fit) {
+                    Some(c) => self.sis_done(SisOutcome::Capacity, c),
+                    None => self.sis_done(SisOutcome::NoneIdle, target),
+                };
             }
         }
 
         let Some(sd) = self.topo.cpus[target].sd_llc else {
-            return target;
+            return self.sis_done(SisOutcome::NoneIdle, target);
         };
 
         let mut has_idle_core = false;
@@ -115,24 +117,67 @@ impl Sched {
             has_idle_core = self.test_idle_cores(target);
             if !has_idle_core && self.cpus_share_cache(prev, target) {
                 if let Some(i) = self.select_idle_smt(p, sd, prev) {
-                    return i;
+                    return self.sis_done(SisOutcome::SmtSibling, i);
                 }
             }
         }
 
-        if let Some(i) = self.select_idle_cpu(p, sd, has_idle_core, target) {
-            return i;
+        let found = self.select_idle_cpu_counted(p, sd, has_idle_core, target);
+        if let Some(i) = found {
+            let o = if has_idle_core {
+                SisOutcome::IdleCore
+            } else {
+                SisOutcome::IdleCpu
+            };
+            return self.sis_done(o, i);
         }
 
         // With clusters, the scan looked in target's cluster first; a cache-affine prev
         // or recent CPU outside it is still better than a busy target.
-        if let Some(c) = prev_aff {
-            return c;
+        let fallback = prev_aff.or(recent_used_cpu).unwrap_or(target);
+        self.sis_done(SisOutcome::NoneIdle, fallback)
+    }
+
+    /// [`Sched::select_idle_cpu`], counting the scan for [`crate::select::stats`]: a scan
+    /// SIS_UTIL skips, the limit it read, and a scan that ran out of its limit.
+    fn select_idle_cpu_counted(
+        &mut self,
+        p: TaskId,
+        sd: SdId,
+        has_idle_core: bool,
+        target: usize,
+    ) -> Option<usize> {
+        // The limit select_idle_cpu reads: 0 skips both scans, and it bounds the CPU scan
+        // (not the idle-core scan).
+        let limit = self
+            .fair
+            .features
+            .has(Feature::SIS_UTIL)
+            .then(|| self.topo.cpus[target].sd_llc_shared)
+            .flatten()
+            .map(|sds| {
+                self.topo.shared[sds]
+                    .nr_idle_scan
+                    .load(std::sync::atomic::Ordering::Relaxed)
+            });
+        let before = self.cpus_visited_so_far();
+        let found = self.select_idle_cpu(p, sd, has_idle_core, target);
+        let read = self.cpus_visited_so_far() - before;
+        let st = &mut self.wake_stats;
+        match limit {
+            // SIS_UTIL's early return comes before either scan.
+            Some(0) => st.scans_skipped += 1,
+            Some(nr) => {
+                st.scans += 1;
+                st.nr_idle_scan_sum += u64::from(nr.max(0) as u32);
+                st.nr_idle_scan_reads += 1;
+                if found.is_none() && !has_idle_core && read >= u64::from(nr.max(0) as u32) {
+                    st.scans_limited += 1;
+                }
+            }
+            None => st.scans += 1,
         }
-        if let Some(c) = recent_used_cpu {
-            return c;
-        }
-        target
+        found
     }
 
     /// `__select_idle_cpu(cpu, p)` (fair.c): `cpu` if it is idle or runs only SCHED_IDLE

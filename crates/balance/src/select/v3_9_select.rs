@@ -101,10 +101,16 @@ impl Sched {
         }
 
         if let Some(asd) = affine_sd {
-            if cpu != prev_cpu && self.wake_affine_v3_9(asd, p, cpu, prev_cpu, sync) {
-                prev_cpu = cpu;
+            if cpu != prev_cpu {
+                if self.wake_affine_v3_9(asd, p, cpu, prev_cpu, sync) {
+                    prev_cpu = cpu;
+                }
+                self.count_wake_affine(cpu, prev_cpu);
             }
-            return self.select_idle_sibling_v3_9(p, prev_cpu);
+            return self.select_idle_sibling_legacy_counted(p, prev_cpu);
+        }
+        if sd.is_some() && sd_flag.intersects(SdFlags::BALANCE_WAKE) {
+            self.wake_stats.wake_slow_path += 1;
         }
 
         match sd {

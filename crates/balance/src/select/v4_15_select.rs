@@ -114,9 +114,10 @@ impl Sched {
         if wakeup {
             self.record_wakee(p, this_cpu, now);
             // The order matters: wake_cap syncs the task's load, but only when reached.
-            want_affine = !self.wake_wide(p, this_cpu)
-                && !self.wake_cap_v4_15(p, cpu, prev_cpu)
-                && self.tasks[p].allowed_on(cpu);
+            let wide = self.wake_wide(p, this_cpu);
+            self.wake_stats.wake_wide += u64::from(wide);
+            want_affine =
+                !wide && !self.wake_cap_v4_15(p, cpu, prev_cpu) && self.tasks[p].allowed_on(cpu);
         }
 
         let (affine_sd, sd) = self.wake_domain_walk(cpu, prev_cpu, want_affine, sd_flag);
@@ -125,9 +126,13 @@ impl Sched {
             // wake_affine is preferred over the balance flags (the walk left sd None).
             if cpu != prev_cpu {
                 new_cpu = self.wake_affine_v4_15(asd, p, cpu, prev_cpu, sync);
+                self.count_wake_affine(cpu, new_cpu);
             }
         }
 
+        if sd.is_some() && wakeup {
+            self.wake_stats.wake_slow_path += 1;
+        }
         match sd {
             // find_idlest_cpu_v4_15 runs the caller's sync_entity_load_avg (not for a
             // fork) before its search.

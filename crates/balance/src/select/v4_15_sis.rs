@@ -83,6 +83,7 @@ use crate::features::Feature;
 use crate::kernel::Kernel;
 use crate::lb::view::LbRead;
 use crate::sched::Sched;
+use crate::select::stats::SisOutcome;
 use crate::task::TaskId;
 
 /// SIS_PROP's scan depth of Linux 4.15 (`select_idle_cpu`, kernel/sched/fair.c) for an
@@ -121,12 +122,12 @@ impl Sched {
         this_cpu: usize,
     ) -> usize {
         if self.rqs[target].idle_cpu() {
-            return target;
+            return self.sis_done(SisOutcome::Target, target);
         }
 
         // An idle previous CPU that shares the cache is as good as any: no migration.
         if prev != target && self.cpus_share_cache(prev, target) && self.rqs[prev].idle_cpu() {
-            return prev;
+            return self.sis_done(SisOutcome::Prev, prev);
         }
 
         if self.fair.features.kernel() == Kernel::V4_16 {
@@ -139,23 +140,23 @@ impl Sched {
             {
                 // The previous CPU is the candidate for the next wakeup.
                 self.tasks[p].recent_used_cpu = prev;
-                return r;
+                return self.sis_done(SisOutcome::RecentUsed, r);
             }
         }
 
         let Some(sd) = self.topo.cpus[target].sd_llc else {
-            return target;
+            return self.sis_done(SisOutcome::NoneIdle, target);
         };
         if let Some(i) = self.select_idle_core_v4_15(p, sd, target) {
-            return i;
+            return self.sis_done(SisOutcome::IdleCore, i);
         }
         if let Some(i) = self.select_idle_cpu_v4_15(p, sd, target, this_cpu) {
-            return i;
+            return self.sis_done(SisOutcome::IdleCpu, i);
         }
         if let Some(i) = self.select_idle_smt_v4_15(p, target) {
-            return i;
+            return self.sis_done(SisOutcome::SmtSibling, i);
         }
-        target
+        self.sis_done(SisOutcome::NoneIdle, target)
     }
 
     /// `select_idle_core(p, sd, target)` of Linux 4.15 (kernel/sched/fair.c): while the

@@ -71,7 +71,9 @@ impl Sched {
         let cpu = this_cpu;
         let mut new_cpu = prev_cpu;
         let sync = wake_flags & wf::SYNC != 0;
-        let want_affine = waking && !self.wake_wide(p, this_cpu) && self.tasks[p].allowed_on(cpu);
+        let wide = waking && self.wake_wide(p, this_cpu);
+        self.wake_stats.wake_wide += u64::from(wide);
+        let want_affine = waking && !wide && self.tasks[p].allowed_on(cpu);
 
         // 4.5 breaks at the first domain without SD_LOAD_BALANCE: every fairsim domain
         // balances, so the walk only ends on its other conditions.
@@ -79,14 +81,20 @@ impl Sched {
 
         if let Some(asd) = affine_sd {
             // wake_affine is preferred over the balance flags (the walk left sd None).
-            if cpu != prev_cpu && self.wake_affine_v4_5(asd, p, cpu, prev_cpu, sync) {
-                new_cpu = cpu;
+            if cpu != prev_cpu {
+                if self.wake_affine_v4_5(asd, p, cpu, prev_cpu, sync) {
+                    new_cpu = cpu;
+                }
+                self.count_wake_affine(cpu, new_cpu);
             }
         }
 
+        if sd.is_some() && waking {
+            self.wake_stats.wake_slow_path += 1;
+        }
         match sd {
             // "XXX always ?" in 4.5: only wakeups look for an idle sibling.
-            None if waking => self.select_idle_sibling_v4_5(p, new_cpu),
+            None if waking => self.select_idle_sibling_legacy_counted(p, new_cpu),
             None => new_cpu,
             Some(sd) => self.find_idlest_loop_v4_5(sd, p, cpu, new_cpu, sd_flag),
         }

@@ -43,6 +43,7 @@ use crate::features::Feature;
 use crate::lb::view::LbRead;
 use crate::sched::{update_avg, wf, Sched};
 use crate::select::sis::TaskFit;
+use crate::select::stats::SisOutcome;
 use crate::task::TaskId;
 
 impl Sched {
@@ -85,11 +86,14 @@ impl Sched {
                     self.note_feec(p, this_cpu, prev_cpu, target);
                 }
                 if let Some(c) = target {
+                    self.wake_stats.eas += 1;
                     return c;
                 }
                 new_cpu = prev_cpu;
             }
-            want_affine = !self.wake_wide(p, this_cpu) && self.tasks[p].allowed_on(cpu);
+            let wide = self.wake_wide(p, this_cpu);
+            self.wake_stats.wake_wide += u64::from(wide);
+            want_affine = !wide && self.tasks[p].allowed_on(cpu);
         }
 
         // Both CPUs in one SD_WAKE_AFFINE domain: wake_affine decides, ahead of the balance
@@ -98,10 +102,14 @@ impl Sched {
         if let Some(asd) = affine_sd {
             if cpu != prev_cpu {
                 new_cpu = self.wake_affine(asd, p, cpu, prev_cpu, sync);
+                self.count_wake_affine(cpu, new_cpu);
             }
         }
 
         if let Some(sd) = sd {
+            if wake_flags & wf::TTWU != 0 {
+                self.wake_stats.wake_slow_path += 1;
+            }
             new_cpu = self.sched_balance_find_dst_cpu(sd, p, cpu, prev_cpu, sd_flag);
         } else if wake_flags & wf::TTWU != 0 {
             new_cpu = self.select_idle_sibling_v6_5(p, prev_cpu, new_cpu, this_cpu);
@@ -138,7 +146,7 @@ impl Sched {
         }
 
         if self.idle_v6_5(target) && self.asym_fits_cpu(&fit, target) {
-            return target;
+            return self.sis_done(SisOutcome::Target, target);
         }
 
         // An idle, cache-affine previous CPU is kept rather than migrating.
@@ -147,7 +155,7 @@ impl Sched {
             && self.idle_v6_5(prev)
             && self.asym_fits_cpu(&fit, prev)
         {
-            return prev;
+            return self.sis_done(SisOutcome::Prev, prev);
         }
 
         // A recently used CPU is a candidate too.
@@ -161,21 +169,22 @@ impl Sched {
             && self.tasks[p].allowed_on(r)
             && self.asym_fits_cpu(&fit, r)
         {
-            return r;
+            return self.sis_done(SisOutcome::RecentUsed, r);
         }
 
         // On asymmetric machines the domain of interest spans the capacities. A cpuset
         // island of one capacity has no such domain and takes the symmetric path.
         if self.sched_asym_cpucap_active() {
             if let Some(sd) = self.topo.cpus[target].sd_asym_cpucapacity {
-                return self
-                    .select_idle_capacity_v6_5(p, sd, target, &fit)
-                    .unwrap_or(target);
+                return match self.select_idle_capacity_v6_5(p, sd, target, &fit) {
+                    Some(c) => self.sis_done(SisOutcome::Capacity, c),
+                    None => self.sis_done(SisOutcome::NoneIdle, target),
+                };
             }
         }
 
         let Some(sd) = self.topo.cpus[target].sd_llc else {
-            return target;
+            return self.sis_done(SisOutcome::NoneIdle, target);
         };
 
         let mut has_idle_core = false;
@@ -183,13 +192,16 @@ impl Sched {
             has_idle_core = self.test_idle_cores(target);
             if !has_idle_core && self.cpus_share_cache(prev, target) {
                 if let Some(i) = self.select_idle_smt_v6_5(p, prev) {
-                    return i;
+                    return self.sis_done(SisOutcome::SmtSibling, i);
                 }
             }
         }
 
-        self.select_idle_cpu_v6_5(p, sd, has_idle_core, target, this_cpu)
-            .unwrap_or(target)
+        match self.select_idle_cpu_v6_5(p, sd, has_idle_core, target, this_cpu) {
+            Some(i) if has_idle_core => self.sis_done(SisOutcome::IdleCore, i),
+            Some(i) => self.sis_done(SisOutcome::IdleCpu, i),
+            None => self.sis_done(SisOutcome::NoneIdle, target),
+        }
     }
 
     /// `select_idle_smt(p, target)` of Linux 6.5: the first idle hardware thread of

@@ -4,6 +4,7 @@
 
 use crate::select_support;
 
+use fairsim_balance::select::stats::{SelectKind, SisOutcome};
 use fairsim_balance::{wf, Feature, Features, SchedParams};
 use select_support::*;
 
@@ -77,6 +78,10 @@ fn without_idle_cores_the_idle_sibling_of_prev_is_taken() {
     s.set_idle_cores(0, false);
     // select_idle_smt(prev = 2) finds its idle sibling 3 before any LLC scan.
     assert_eq!(wake(&mut s, p, 0, 0, 3 * MS), 3);
+    let st = &s.wake_stats;
+    assert_eq!(st.sis_count(SisOutcome::SmtSibling), 1, "{st:?}");
+    assert_eq!(st.calls_of(SelectKind::Wakeup), 1, "{st:?}");
+    assert_eq!((st.scans, st.wakeups_on_busy), (0, 0), "{st:?}");
 }
 
 #[test]
@@ -144,6 +149,14 @@ fn sis_util_nr_idle_scan_limits_the_scan() {
     // An overloaded LLC (nr_idle_scan 0) is not scanned at all.
     set_nr_idle_scan(&s, 2, 0);
     assert_eq!(s.select_idle_sibling(p, 2, 2), 2);
+    // Where the three wakeups went (select/stats.rs): a scan stopped at the limit of
+    // 4, a scan of 5 that found cpu7, a scan SIS_UTIL skipped.
+    let st = &s.wake_stats;
+    assert_eq!(st.sis_count(SisOutcome::NoneIdle), 2, "{st:?}");
+    assert_eq!(st.sis_count(SisOutcome::IdleCpu), 1, "{st:?}");
+    assert_eq!(st.sis_calls(), 3);
+    assert_eq!((st.scans, st.scans_skipped, st.scans_limited), (2, 1, 1));
+    assert_eq!((st.nr_idle_scan_sum, st.nr_idle_scan_reads), (4 + 5, 2));
 }
 
 #[test]
@@ -167,6 +180,8 @@ fn recent_used_cpu_is_a_candidate() {
     // recent_used_cpu becomes prev.
     assert_eq!(s.select_idle_sibling(p, 2, 2), 7);
     assert_eq!(s.tasks[p].recent_used_cpu, 2);
+    assert_eq!(s.wake_stats.sis_count(SisOutcome::RecentUsed), 1);
+    assert_eq!(s.wake_stats.sis_calls(), 1);
 }
 
 #[test]

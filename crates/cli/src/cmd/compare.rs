@@ -355,6 +355,13 @@ pub(crate) fn metrics_of(
     }
     let spin = w.metrics().overhead_of(Overhead::LockSpin);
     m.push(("rq-lock-spin-%".into(), false, spin as f64 / cpu_ns * 100.0));
+    // Where wakeups went: what a select_idle_sibling idea changes before it changes any
+    // latency (fairsim_output's placement counters).
+    if let Some(values) = fairsim_output::placement_metric_values(w) {
+        for (name, v) in fairsim_output::PLACEMENT_METRICS.iter().zip(values) {
+            m.push(((*name).into(), false, v));
+        }
+    }
     // With task groups, each group's cpu.stat times and its share of all task time
     // (the root's row is every task's, so it is left out).
     let groups = fairsim_output::cgroup_rows(w);

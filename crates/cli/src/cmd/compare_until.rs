@@ -239,7 +239,10 @@ pub(crate) fn metric_names<'a>(
         "off-node-%",
         "node-moves/s",
         "rq-lock-spin-%",
-    ] {
+    ]
+    .into_iter()
+    .chain(fairsim_output::PLACEMENT_METRICS)
+    {
         names.push(n.to_string());
     }
     for path in cgroups {

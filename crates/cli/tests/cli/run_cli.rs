@@ -406,3 +406,55 @@ fn schbench_2016_says_once_that_it_ignores_m() {
         stdout(&o)
     );
 }
+
+/// Where wakeups went: the summary's placement lines, the JSON's object (its
+/// `select_idle_sibling` outcomes add up to its calls, one per wakeup on 6.12 without
+/// EAS or a slow path), and compare's SIS rows, which move when SIS_UTIL is off.
+#[test]
+fn wakeup_placement_is_summarised_in_json_and_compared() {
+    let dir = std::env::temp_dir().join(format!("fairsim-placement-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let j = dir.join("p.json");
+    let args = [
+        "--smp",
+        "sockets=1,cores=16,threads=2",
+        "-w",
+        "hackbench -g 4 -l 100 -p -T",
+    ];
+    let mut run = vec!["run"];
+    run.extend(args);
+    run.extend(["--json", j.to_str().unwrap()]);
+    let out = ok(&run);
+    assert!(out.contains("\nwakeup placement: "), "{out}");
+    assert!(out.contains("\nselect_idle_sibling: "), "{out}");
+    assert!(out.contains("SIS_UTIL nr_idle_scan mean "), "{out}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&j).unwrap()).unwrap();
+    let p = &doc["scheduler"]["wakeup_placement"];
+    let wakeups = p["wakeups"].as_u64().unwrap();
+    assert!(wakeups > 100, "{p}");
+    let outcomes: u64 = p["select_idle_sibling"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(outcomes, wakeups, "{p}");
+    assert!(p["llc_scans"].as_u64().unwrap() > 0, "{p}");
+    let mut cmp = vec!["compare"];
+    cmp.extend(args);
+    cmp.extend(["--new", "NO_SIS_UTIL", "--seeds", "2"]);
+    let table = ok(&cmp);
+    for row in [
+        "sis-cpus-read/wakeup",
+        "sis-none-idle-%",
+        "nr_idle_scan-mean",
+    ] {
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with("Amean") && l.contains(row)),
+            "{row}: {table}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,127 @@
+//! Where wakeups went ([`fairsim_balance::select::stats`]): `select_task_rq_fair`'s paths,
+//! `select_idle_sibling`'s outcomes and how far its LLC scans read, as the JSON's
+//! `"wakeup_placement"` object, two summary lines and compare's and sweep's metrics.
+
+use serde_json::{json, Value};
+
+use fairsim_balance::select::stats::{SelectKind, SisOutcome, WakeStats};
+use fairsim_engine::world::Outcome;
+
+/// The compare and sweep metrics of wakeup placement, in the order
+/// [`placement_metric_values`] gives them: the CPUs a wakeup's idle-CPU search read, the
+/// share of `select_idle_sibling` calls that found no idle CPU, the wakeups placed on a
+/// CPU that was busy, `wake_affine`'s pulls among its calls, and SIS_UTIL's mean
+/// `nr_idle_scan` as the scans read it (0 without SIS_UTIL's limit).
+pub const PLACEMENT_METRICS: [&str; 5] = [
+    "sis-cpus-read/wakeup",
+    "sis-none-idle-%",
+    "wakeups-on-busy-%",
+    "wake-affine-pulled-%",
+    "nr_idle_scan-mean",
+];
+
+fn pct(n: u64, of: u64) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        n as f64 * 100.0 / of as f64
+    }
+}
+
+fn ratio(n: u64, of: u64) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        n as f64 / of as f64
+    }
+}
+
+/// The values of [`PLACEMENT_METRICS`] for the run `w`, or `None` when the window had no
+/// wakeup.
+pub fn placement_metric_values(w: &Outcome) -> Option<[f64; 5]> {
+    let s = &w.sched().wake_stats;
+    let wakeups = s.calls_of(SelectKind::Wakeup);
+    if wakeups == 0 {
+        return None;
+    }
+    Some([
+        ratio(s.cpus_scanned_of(SelectKind::Wakeup), wakeups),
+        pct(s.sis_count(SisOutcome::NoneIdle), s.sis_calls()),
+        pct(s.wakeups_on_busy, wakeups),
+        pct(s.affine_pulled, s.affine_calls),
+        ratio(s.nr_idle_scan_sum, s.nr_idle_scan_reads),
+    ])
+}
+
+/// The JSON's `"wakeup_placement"` object.
+pub(crate) fn json(w: &Outcome) -> Value {
+    let s: &WakeStats = &w.sched().wake_stats;
+    let sis: serde_json::Map<String, Value> = SisOutcome::ALL
+        .iter()
+        .map(|&o| (o.name().to_string(), json!(s.sis_count(o))))
+        .collect();
+    json!({
+        "wakeups": s.calls_of(SelectKind::Wakeup),
+        "forks": s.calls_of(SelectKind::Fork),
+        "execs": s.calls_of(SelectKind::Exec),
+        "eas": s.eas,
+        "wake_wide": s.wake_wide,
+        "wake_affine": s.affine_calls,
+        "wake_affine_pulled": s.affine_pulled,
+        "wake_slow_path": s.wake_slow_path,
+        "select_idle_sibling": sis,
+        "llc_scans": s.scans,
+        "llc_scans_skipped": s.scans_skipped,
+        "llc_scans_limited": s.scans_limited,
+        "nr_idle_scan_sum": s.nr_idle_scan_sum,
+        "nr_idle_scan_reads": s.nr_idle_scan_reads,
+        "cpus_read": {
+            "wakeups": s.cpus_scanned_of(SelectKind::Wakeup),
+            "forks": s.cpus_scanned_of(SelectKind::Fork),
+            "execs": s.cpus_scanned_of(SelectKind::Exec),
+        },
+        "wakeups_on_busy": s.wakeups_on_busy,
+    })
+}
+
+/// The summary's lines on wakeup placement (none without a wakeup in the window).
+pub(crate) fn summary_section(w: &Outcome) -> String {
+    let s = &w.sched().wake_stats;
+    let wakeups = s.calls_of(SelectKind::Wakeup);
+    if wakeups == 0 {
+        return String::new();
+    }
+    let mut out = format!(
+        "wakeup placement: {wakeups} wakeups; wake_affine {} ({:.1}% to the waker's CPU), \
+         wake_wide {}, slow path {}, EAS {}; {:.1}% onto a busy CPU\n",
+        s.affine_calls,
+        pct(s.affine_pulled, s.affine_calls),
+        s.wake_wide,
+        s.wake_slow_path,
+        s.eas,
+        pct(s.wakeups_on_busy, wakeups),
+    );
+    let calls = s.sis_calls();
+    if calls > 0 {
+        let outcomes: Vec<String> = SisOutcome::ALL
+            .iter()
+            .map(|&o| format!("{} {:.1}%", o.name(), pct(s.sis_count(o), calls)))
+            .collect();
+        out.push_str(&format!(
+            "select_idle_sibling: {calls} calls: {}; {:.2} CPUs read per wakeup",
+            outcomes.join(", "),
+            ratio(s.cpus_scanned_of(SelectKind::Wakeup), wakeups),
+        ));
+        if s.nr_idle_scan_reads > 0 {
+            out.push_str(&format!(
+                "; SIS_UTIL nr_idle_scan mean {:.1}, {} of {} LLC scans skipped, {} stopped at the limit",
+                ratio(s.nr_idle_scan_sum, s.nr_idle_scan_reads),
+                s.scans_skipped,
+                s.scans + s.scans_skipped,
+                s.scans_limited,
+            ));
+        }
+        out.push('\n');
+    }
+    out
+}
