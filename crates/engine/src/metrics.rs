@@ -49,6 +49,13 @@ pub struct CpuMetrics {
     pub newidle_balances: u64,
     /// Runqueue lock acquisitions that had to spin (the time is `lock_spin` overhead).
     pub lock_spins: u64,
+    /// Wakeups whose task then ran here, and the sum and maximum of their wake-to-run
+    /// delays (`perf sched latency`'s delay, per CPU rather than per task).
+    pub wakeups_run: u64,
+    /// The sum of those delays, ns.
+    pub wake_lat_sum_ns: u64,
+    /// The longest of them, ns.
+    pub wake_lat_max_ns: u64,
 }
 
 impl Default for CpuMetrics {
@@ -64,6 +71,9 @@ impl Default for CpuMetrics {
             newidle_ns: 0,
             newidle_balances: 0,
             lock_spins: 0,
+            wakeups_run: 0,
+            wake_lat_sum_ns: 0,
+            wake_lat_max_ns: 0,
         }
     }
 }
@@ -244,11 +254,15 @@ impl Metrics {
     }
 
     /// Records one wakeup latency of task `t`.
-    pub fn record_wakeup_latency(&mut self, t: Tid, ns: u64) {
+    pub fn record_wakeup_latency(&mut self, t: Tid, cpu: usize, ns: u64) {
         let m = &mut self.tasks[t];
         m.wakeups += 1;
         m.wake_lat_sum_ns += ns;
         m.wake_lat_max_ns = m.wake_lat_max_ns.max(ns);
+        let c = &mut self.cpus[cpu];
+        c.wakeups_run += 1;
+        c.wake_lat_sum_ns += ns;
+        c.wake_lat_max_ns = c.wake_lat_max_ns.max(ns);
         self.wakeup_latency
             .saturating_record(ns.clamp(1, HIST_MAX_NS));
     }
@@ -280,10 +294,20 @@ mod tests {
     #[test]
     fn latency_is_recorded_per_task_and_globally() {
         let mut m = Metrics::new(2, 2);
-        m.record_wakeup_latency(1, 5_000);
-        m.record_wakeup_latency(1, 7_000);
+        m.record_wakeup_latency(1, 0, 5_000);
+        m.record_wakeup_latency(1, 1, 7_000);
         assert_eq!(m.tasks[1].wakeups, 2);
         assert_eq!(m.tasks[1].wake_lat_max_ns, 7_000);
+        // Per CPU too, where each wakeup ran.
+        assert_eq!(
+            (
+                m.cpus[0].wakeups_run,
+                m.cpus[0].wake_lat_sum_ns,
+                m.cpus[0].wake_lat_max_ns
+            ),
+            (1, 5_000, 5_000)
+        );
+        assert_eq!(m.cpus[1].wake_lat_max_ns, 7_000);
         assert_eq!(m.wakeup_latency.len(), 2);
         assert_eq!(m.tasks[0], TaskMetrics::default());
     }

@@ -1,6 +1,7 @@
 //! Where wakeups went ([`fairsim_balance::select::stats`]): `select_task_rq_fair`'s paths,
 //! `select_idle_sibling`'s outcomes and how far its LLC scans read, as the JSON's
-//! `"wakeup_placement"` object, two summary lines and compare's and sweep's metrics.
+//! `"wakeup_placement"` object, the summary's lines (with the longest wake-to-run delay by
+//! the CPU the task ran on) and compare's and sweep's metrics.
 
 use serde_json::{json, Value};
 
@@ -122,6 +123,22 @@ pub(crate) fn summary_section(w: &Outcome) -> String {
             ));
         }
         out.push('\n');
+    }
+    // perf sched latency's max delay, by the CPU the woken task ran on: where a
+    // placement left wakeups waiting.
+    let worst = w
+        .metrics()
+        .cpus
+        .iter()
+        .enumerate()
+        .max_by_key(|(c, m)| (m.wake_lat_max_ns, std::cmp::Reverse(*c)));
+    if let Some((cpu, m)) = worst.filter(|(_, m)| m.wakeups_run > 0) {
+        out.push_str(&format!(
+            "wake-to-run delay by CPU: longest {:.1} us on cpu{cpu} (its mean {:.1} us over {} wakeups)\n",
+            m.wake_lat_max_ns as f64 / 1000.0,
+            ratio(m.wake_lat_sum_ns, m.wakeups_run) / 1000.0,
+            m.wakeups_run,
+        ));
     }
     out
 }

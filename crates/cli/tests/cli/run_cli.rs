@@ -440,6 +440,18 @@ fn wakeup_placement_is_summarised_in_json_and_compared() {
         .sum();
     assert_eq!(outcomes, wakeups, "{p}");
     assert!(p["llc_scans"].as_u64().unwrap() > 0, "{p}");
+    // Each recorded wake-to-run delay is counted on the CPU the task ran on.
+    assert!(out.contains("\nwake-to-run delay by CPU: longest "), "{out}");
+    let per_cpu: u64 = doc["cpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["wakeups_run"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        per_cpu,
+        doc["scheduler"]["wakeup_latency_ns"]["count"].as_u64().unwrap()
+    );
     let mut cmp = vec!["compare"];
     cmp.extend(args);
     cmp.extend(["--new", "NO_SIS_UTIL", "--seeds", "2"]);

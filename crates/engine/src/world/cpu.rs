@@ -503,7 +503,7 @@ impl World {
                 }
                 let starts = now.max(self.cpus[cpu].kernel_until);
                 if let Some(w) = self.tasks[t].woken_at.take() {
-                    self.metrics.record_wakeup_latency(t, starts - w);
+                    self.metrics.record_wakeup_latency(t, cpu, starts - w);
                 }
                 self.settle_home(t, cpu);
                 self.tasks[t].last_cpu = Some(cpu);
