@@ -248,6 +248,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
             "cpus_visited": w.metrics().cpus_visited,
             "newidle_ns": w.metrics().cpus.iter().map(|c| c.newidle_ns).sum::<u64>(),
             "newidle_balances": w.metrics().cpus.iter().map(|c| c.newidle_balances).sum::<u64>(),
+            "newidle_calls": w.sched().rqs.iter().map(|rq| rq.stats.newidle_calls).sum::<u64>(),
             "groups_visited": w.metrics().groups_visited,
             "events": w.events(),
             "wakeup_latency_ns": {

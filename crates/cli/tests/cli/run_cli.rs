@@ -406,3 +406,47 @@ fn schbench_2016_says_once_that_it_ignores_m() {
         stdout(&o)
     );
 }
+
+/// Issue 50 row 5: the newidle line divides its time, which runs from each call's start
+/// and so holds the calls the `rd->overloaded`/`avg_idle` gate ended, by every call, and
+/// counts the balances past the gate apart. netperf's ping-pong idles its CPUs thousands
+/// of times with nothing overloaded: many calls, no balance past the gate.
+#[test]
+fn the_newidle_line_divides_its_time_by_every_call() {
+    let json = std::env::temp_dir().join(format!("fairsim-newidle-{}.json", std::process::id()));
+    let out = ok(&[
+        "run",
+        "--smp",
+        "8",
+        "-w",
+        "netperf -t TCP_RR -l 1",
+        "--duration",
+        "50ms",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let s = &doc["scheduler"];
+    let calls = s["newidle_calls"].as_u64().unwrap();
+    let balances = s["newidle_balances"].as_u64().unwrap();
+    let ns = s["newidle_ns"].as_u64().unwrap();
+    assert!(calls > 1000 && balances < calls, "{s}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("newidle balance: "))
+        .unwrap();
+    let each = ns as f64 / calls as f64 / 1e3;
+    assert!(
+        line.contains(&format!(", calls {calls} (")) && line.contains(&format!("{each:.2} us each")),
+        "{line}"
+    );
+    assert!(
+        line.ends_with(&format!(
+            "past the rd->overloaded and avg_idle gates {balances} ({:.0}/s)",
+            balances as f64 / 0.05
+        )),
+        "{line}"
+    );
+}
