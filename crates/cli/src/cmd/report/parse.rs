@@ -520,9 +520,18 @@ fn task_state(v: &str) -> Result<StateChar, String> {
             STATES[bit]
         });
     }
-    if !first.is_ascii_alphabetic() {
+    // sched_switch prints `R`, or the state bits as letters joined by `|` (6.12's
+    // SDTtXZPI; kernels before 4.14 also x, K, W and N), with `+` after a preempted task's
+    // state; anything else is not a kernel's and is refused rather than read by its
+    // first letter.
+    let body = v.strip_suffix('+').unwrap_or(v);
+    let letters_ok = !body.is_empty()
+        && body
+            .split('|')
+            .all(|p| p.len() == 1 && "RSDTtXZPIxKWN".contains(p));
+    if !letters_ok {
         return Err(format!(
-            "prev_state={v} is not a state; allowed: letters of RSDTtXZPI"
+            "prev_state={v} is not a state; allowed: R, or letters of SDTtXZPI (xKWN before 4.14) joined by |, then + if preempted, or a number"
         ));
     }
     Ok(first)
@@ -582,6 +591,12 @@ mod tests {
         assert_eq!(task_state("256"), Ok(b'R'));
         assert_eq!(task_state("2"), Ok(b'D'));
         assert!(task_state("?").is_err());
+        // Issue 50 row 9: letters no kernel prints are refused, not read by the first.
+        assert_eq!(task_state("D|K"), Ok(b'D'));
+        for bad in ["QQQ", "SQ", "S|", "S||D", "+", "Sleeping"] {
+            let e = task_state(bad).unwrap_err();
+            assert!(e.starts_with(&format!("prev_state={bad} is not a state; allowed: R, ")), "{e}");
+        }
     }
 
     #[test]
