@@ -233,7 +233,10 @@ mod tests {
         for field in fields.split(", ") {
             // serde lists the hyphenated aliases too; the list names their fields.
             let field = field.trim().trim_matches('`').replace('-', "_");
-            assert!(SCENARIO_KEYS.contains(&field), "{field} is not in SCENARIO_KEYS");
+            assert!(
+                SCENARIO_KEYS.contains(&field),
+                "{field} is not in SCENARIO_KEYS"
+            );
         }
         let e = Scenario::parse("bogus = 1").unwrap_err().to_string();
         assert!(!e.contains("expected one of"), "{e}");

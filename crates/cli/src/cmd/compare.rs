@@ -271,8 +271,7 @@ fn run_one(
     job: usize,
     batch: &Batch,
 ) -> Result<Option<RunOutcome>, CliError> {
-    let Some(result) = progress::run_batch_job(spec, &mut |now, end| batch.advance(job, now, end))?
-    else {
+    let Some(result) = progress::run_batch_job(spec, batch, job)? else {
         return Ok(None);
     };
     let m = metrics_of(spec, &result, cpu);

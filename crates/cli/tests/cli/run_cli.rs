@@ -439,7 +439,8 @@ fn the_newidle_line_divides_its_time_by_every_call() {
         .unwrap();
     let each = ns as f64 / calls as f64 / 1e3;
     assert!(
-        line.contains(&format!(", calls {calls} (")) && line.contains(&format!("{each:.2} us each")),
+        line.contains(&format!(", calls {calls} ("))
+            && line.contains(&format!("{each:.2} us each")),
         "{line}"
     );
     assert!(
@@ -448,5 +449,33 @@ fn the_newidle_line_divides_its_time_by_every_call() {
             balances as f64 / 0.05
         )),
         "{line}"
+    );
+}
+
+/// Issue 50 row 10: a run given options but no workload is not told it had no arguments,
+/// and the explanation's machine and length are not claimed for it.
+#[test]
+fn options_without_a_workload_are_not_called_no_arguments() {
+    let out = ok(&["run", "--smp", "2", "--duration", "20ms"]);
+    assert!(
+        out.starts_with(
+            "No workload given: running the built-in one, schbench:m=2,t=8,c=10ms,s=10ms"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("No arguments"), "{out}");
+}
+
+/// Issue 50 row 10: a value where getopt would take the next option is refused as the
+/// missing value, and a tool level with no modelled option says so.
+#[test]
+fn tool_option_errors_name_what_is_missing() {
+    crate::common::refused(
+        &["run", "-w", "schbench -m -t 4"],
+        "schbench: -m needs a number of message threads before the next option, not '-t'",
+    );
+    crate::common::refused(
+        &["run", "-w", "perf bench -f"],
+        "perf bench: option -f (--format) is not modelled by fairsim (allowed: none of perf bench's own options)",
     );
 }

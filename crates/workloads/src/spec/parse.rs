@@ -125,7 +125,10 @@ mod tests {
                 "hackbench:groups=1,g=2",
                 "hackbench: g: given twice; allowed: each key once",
             ),
-            ("hackbench:g=1,,l=10", "hackbench: an empty item in 'g=1,,l=10'"),
+            (
+                "hackbench:g=1,,l=10",
+                "hackbench: an empty item in 'g=1,,l=10'",
+            ),
             ("hackbench:g=1,", "hackbench: an empty item in 'g=1,'"),
         ] {
             let e = WorkloadSpec::parse(spec).unwrap_err().to_string();

@@ -595,7 +595,10 @@ mod tests {
         assert_eq!(task_state("D|K"), Ok(b'D'));
         for bad in ["QQQ", "SQ", "S|", "S||D", "+", "Sleeping"] {
             let e = task_state(bad).unwrap_err();
-            assert!(e.starts_with(&format!("prev_state={bad} is not a state; allowed: R, ")), "{e}");
+            assert!(
+                e.starts_with(&format!("prev_state={bad} is not a state; allowed: R, ")),
+                "{e}"
+            );
         }
     }
 
@@ -645,7 +648,10 @@ mod tests {
         let e = Reader::new()
             .read_capped(&mut letters, 64, 1 << 20)
             .unwrap_err();
-        assert!(e.starts_with("line 1: longer than 64 bytes; allowed: ftrace text"), "{e}");
+        assert!(
+            e.starts_with("line 1: longer than 64 bytes; allowed: ftrace text"),
+            "{e}"
+        );
         // A line of exactly the cap, newline included, is read.
         let exact = format!("#{}\n", "x".repeat(62));
         assert!(Reader::new()
@@ -657,7 +663,10 @@ mod tests {
         let e = Reader::new()
             .read_capped(&mut endless, 64, 4096)
             .unwrap_err();
-        assert!(e.starts_with("larger than 4096 bytes; allowed: a trace of at most 4096 bytes"), "{e}");
+        assert!(
+            e.starts_with("larger than 4096 bytes; allowed: a trace of at most 4096 bytes"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -831,7 +831,10 @@ fast = "ILB_FAST,NO_NI_RANDOM"
         };
         assert_eq!(plan("idle_states"), plan("idle-states"));
         let (stem, argv) = plan("idle_states");
-        assert!(argv.contains("--timer-slack 1us --idle-states spr"), "{argv}");
+        assert!(
+            argv.contains("--timer-slack 1us --idle-states spr"),
+            "{argv}"
+        );
         assert!(stem.contains("idle-states-spr"), "{stem}");
     }
 
