@@ -479,3 +479,67 @@ fn tool_option_errors_name_what_is_missing() {
         "perf bench: option -f (--format) is not modelled by fairsim (allowed: none of perf bench's own options)",
     );
 }
+
+/// Issue 50 row 11: a tool whose own length --duration cuts says so, instead of printing
+/// a normal table (schbench), a throughput of 0 (tbench) or an empty list (sysbench).
+#[test]
+fn runs_cut_short_by_the_duration_say_so() {
+    let out = ok(&[
+        "run",
+        "--smp",
+        "8",
+        "-w",
+        "tbench -t 1 4",
+        "--duration",
+        "300ms",
+    ]);
+    assert!(
+        out.contains(
+            "Throughput: (not finished within --duration: the run ended at 300ms of tbench's 1 s;"
+        ),
+        "{out}"
+    );
+    assert!(
+        !out.contains("Throughput 0 MB/sec") && !out.contains("cleanup"),
+        "{out}"
+    );
+    let out = ok(&[
+        "run",
+        "--smp",
+        "8",
+        "-w",
+        "schbench -r 30",
+        "--duration",
+        "300ms",
+    ]);
+    assert!(
+        out.contains(
+            "(not finished within --duration: the run ended at 300ms of schbench's -r 30s;"
+        ),
+        "{out}"
+    );
+    let out = ok(&[
+        "run",
+        "--smp",
+        "2",
+        "-w",
+        "sysbench cpu --threads=2 --time=10 run",
+        "--duration",
+        "300ms",
+    ]);
+    assert!(
+        out.contains("Per-thread completion time (s):\n    (2 of 2 threads still running at the end of --duration)\n"),
+        "{out}"
+    );
+    // A run that ends by its own length prints the tools' normal lines.
+    let out = ok(&[
+        "run",
+        "--smp",
+        "8",
+        "-w",
+        "schbench -r 1",
+        "--duration",
+        "1s",
+    ]);
+    assert!(!out.contains("not finished"), "{out}");
+}
