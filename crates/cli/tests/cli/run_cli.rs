@@ -543,3 +543,39 @@ fn runs_cut_short_by_the_duration_say_so() {
     ]);
     assert!(!out.contains("not finished"), "{out}");
 }
+
+/// Issue 50 row 12: netperf's work is system calls, which the `CPU time:` line counts as
+/// kernel overhead (`tasks 0.0%`); the line under it splits the busy time as time(1)
+/// does, and its three parts add up to the tasks' time and the overhead.
+#[test]
+fn busy_time_is_also_split_as_time_splits_it() {
+    let json = std::env::temp_dir().join(format!("fairsim-timesplit-{}.json", std::process::id()));
+    let out = ok(&[
+        "run",
+        "--smp",
+        "8",
+        "-w",
+        "netperf -t TCP_RR -l 1",
+        "--duration",
+        "50ms",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let s = &doc["scheduler"];
+    let n = |k: &str| s[k].as_u64().unwrap();
+    assert_eq!(n("user_ns"), 0, "{s}");
+    assert!(n("sys_ns") > 0, "{s}");
+    assert_eq!(
+        n("user_ns") + n("sys_ns") + n("no_task_kernel_ns"),
+        n("task_ns") + n("overhead_ns"),
+        "{s}"
+    );
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("CPU time as time(1) splits it: user 0.0%, sys "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("kernel work of no task"), "{line}");
+}
