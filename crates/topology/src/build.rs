@@ -373,8 +373,8 @@ impl<'m> Builder<'m> {
             Some(ring) => ring,
             None => {
                 let ring = GroupRing::from_list(list);
-                if !self.rings.contains_key(&key) {
-                    self.rings.insert(key, ring.clone());
+                if let std::collections::btree_map::Entry::Vacant(e) = self.rings.entry(key) {
+                    e.insert(ring.clone());
                     self.index_if_rotatable(sd, &ring);
                 }
                 ring
