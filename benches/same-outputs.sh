@@ -8,9 +8,11 @@
 # without ILB_FAST, schbench, hackbench, rt-app with schedutil on rk3399, LEGACY_LB on tc2,
 # netperf, util_est on a cpuset partition) with noise on, and compares their summaries,
 # JSON results, schedstat files and ftrace-text traces (SAME_OUTPUTS_DIFF_LINES=N shows N
-# lines of a difference, 40 by default). The only thing allowed to differ
-# is the count of events processed, which changes when the queue stops carrying events
-# that were never going to do anything.
+# lines of a difference, 40 by default). The only things allowed to differ are the count
+# of events processed, which changes when the queue stops carrying events that were never
+# going to do anything, and the JSON's features string by features that are off (a new
+# feature, off by default, changes no decision); benches/same_outputs_normalize.py says
+# how.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 old=$1
@@ -48,16 +50,9 @@ outputs() {
     --workload hackbench:g=2,l=200,pipe,T,cpus=0-19 --seed 10 --trace-window 0ms..3ms
   # The events count is the engine's, not the kernel's: drop it before comparing.
   sed -i '/events processed/d' "$out"/*.txt
-  for f in "$out"/*.json; do
-    python3 - "$f" <<'PY'
-import json, sys
-path = sys.argv[1]
-data = json.load(open(path))
-data.pop("events", None)
-data.get("scheduler", {}).pop("events", None)
-json.dump(data, open(path, "w"), indent=0, sort_keys=True)
-PY
-  done
+  # The JSON drops it too, and its features string keeps only the features that are on
+  # (benches/same_outputs_normalize.py says why).
+  python3 benches/same_outputs_normalize.py "$out"/*.json
 }
 
 outputs "$old" "$work/old" &

@@ -101,7 +101,7 @@ impl fmt::Display for UnknownFeature {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "--features: unknown feature '{}'; allowed: the names of Linux {}'s features file, each also as NO_NAME ({}; `fairsim features --kernel {}` describes them)",
+            "--features: unknown feature '{}'; allowed: default alone, or the names of Linux {}'s features file, each also as NO_NAME ({}; `fairsim features --kernel {}` describes them)",
             self.word,
             self.kernel.name(),
             file_names(self.kernel),
@@ -238,6 +238,11 @@ impl Features {
     /// satisfy the declarations' requires and conflicts: the check runs once the whole
     /// list is applied, so the order of the words does not matter.
     pub fn parse_for(kernel: Kernel, list: &str) -> Result<Features, FeatureError> {
+        // `default` alone is the kernel's defaults, as race mode has always taken it, so
+        // that every command reads the word the same.
+        if list.trim() == "default" {
+            return Ok(Features::for_kernel(kernel));
+        }
         let mut f = Features::for_kernel(kernel);
         for word in list.split(',').filter(|w| !w.trim().is_empty()) {
             f.apply(word)?;
@@ -476,7 +481,15 @@ mod tests {
     #[test]
     fn the_unknown_feature_error_lists_the_kernels_file() {
         let e = Features::parse("NO_SUCH").unwrap_err().to_string();
-        assert!(e.starts_with("--features: unknown feature 'NO_SUCH'; allowed: the names of Linux 6.12's features file"), "{e}");
+        assert!(e.starts_with("--features: unknown feature 'NO_SUCH'; allowed: default alone, or the names of Linux 6.12's features file"), "{e}");
+        // Issue 50 row 10: `default` alone is the kernel's defaults, as in race mode.
+        for k in Kernel::ALL {
+            assert_eq!(
+                Features::parse_for(k, " default ").unwrap(),
+                Features::for_kernel(k)
+            );
+        }
+        assert!(Features::parse("default,ILB_FAST").is_err());
         // Every name of the file, from the declarations, and nothing of the CFS eras.
         for &(f, _) in Kernel::V6_12.feature_table() {
             assert!(e.contains(f.name()), "{e} lacks {f:?}");

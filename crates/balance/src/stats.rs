@@ -50,6 +50,12 @@ pub struct RqSchedstat {
     pub run_delay: u64,
     /// `rq->rq_sched_info.pcount`: timeslices run on this CPU.
     pub pcount: u64,
+    /// fairsim's own, not in `show_schedstat`: calls of the newidle balance
+    /// (`sched_balance_newidle`, `idle_balance`) on this CPU, those its early exits (the
+    /// `rd->overloaded` and `avg_idle` gate, a pending wakeup) ended included. The
+    /// domains' `lb_count[CPU_NEWLY_IDLE]` counts only what got past them, so the time
+    /// the calls took is divided by this.
+    pub newidle_calls: u64,
 }
 
 /// Per-domain schedstat counters (`show_schedstat`'s `domain<N>` line), indexed by

@@ -251,6 +251,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
             "cpus_visited": w.metrics().cpus_visited,
             "newidle_ns": w.metrics().cpus.iter().map(|c| c.newidle_ns).sum::<u64>(),
             "newidle_balances": w.metrics().cpus.iter().map(|c| c.newidle_balances).sum::<u64>(),
+            "newidle_calls": w.sched().rqs.iter().map(|rq| rq.stats.newidle_calls).sum::<u64>(),
             "groups_visited": w.metrics().groups_visited,
             "events": w.events(),
             "wakeup_latency_ns": {
@@ -267,6 +268,30 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
         "cpus": cpus,
         "tasks": tasks,
     });
+    // The busy time as time(1) splits it (the summary's line under `CPU time:`), added
+    // here rather than in the literal above, which is at serde_json's macro depth.
+    let scheduler = &mut doc["scheduler"];
+    scheduler["user_ns"] = w
+        .metrics()
+        .tasks
+        .iter()
+        .map(|m| m.user_ns)
+        .sum::<u64>()
+        .into();
+    scheduler["sys_ns"] = w
+        .metrics()
+        .tasks
+        .iter()
+        .map(|m| m.sys_ns)
+        .sum::<u64>()
+        .into();
+    scheduler["no_task_kernel_ns"] = w
+        .metrics()
+        .cpus
+        .iter()
+        .map(|c| c.no_task_kernel_ns)
+        .sum::<u64>()
+        .into();
     // Only a run of an older kernel than 6.12 (`--kernel`) names it, so that 6.12's JSON
     // reads as it always has.
     let kernel = spec.config.params.features.kernel();

@@ -171,6 +171,17 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
         ncpus,
         format_duration(elapsed)
     ));
+    // The same busy time split as time(1) splits a process's: a tool whose work is
+    // system calls (netperf, tbench) shows as kernel overhead above and as sys here.
+    let user_ns: u64 = w.metrics().tasks.iter().map(|m| m.user_ns).sum();
+    let sys_ns: u64 = w.metrics().tasks.iter().map(|m| m.sys_ns).sum();
+    let no_task_ns: u64 = w.metrics().cpus.iter().map(|c| c.no_task_kernel_ns).sum();
+    s.push_str(&format!(
+        "CPU time as time(1) splits it: user {:.1}%, sys {:.1}% (the tasks' system calls and the kernel work done while they ran), kernel work of no task {:.2}%\n",
+        pct(user_ns, t.cpu_ns),
+        pct(sys_ns, t.cpu_ns),
+        pct(no_task_ns, t.cpu_ns),
+    ));
     let mut kinds = [0u64; Overhead::COUNT];
     for c in &w.metrics().cpus {
         for (k, v) in kinds.iter_mut().zip(c.overhead_ns().iter()) {
@@ -187,10 +198,16 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
     }
     let newidle_ns: u64 = w.metrics().cpus.iter().map(|c| c.newidle_ns).sum();
     let newidle_n: u64 = w.metrics().cpus.iter().map(|c| c.newidle_balances).sum();
+    // The time runs from each call's start, so it holds the calls the early exits ended
+    // as well: it is divided by every call, and the balances past the gates are counted
+    // apart, as race mode's report counts them.
+    let newidle_calls: u64 = w.sched().rqs.iter().map(|rq| rq.stats.newidle_calls).sum();
     s.push_str(&format!(
-        "newidle balance: {:.2}% of CPU time, balances {}\n",
+        "newidle balance: {:.2}% of CPU time, calls {}; past the rd->overloaded and avg_idle gates {} ({:.0}/s)\n",
         pct(newidle_ns, t.cpu_ns),
-        count_rate_mean(newidle_n, newidle_ns, secs)
+        count_rate_mean(newidle_calls, newidle_ns, secs),
+        newidle_n,
+        newidle_n as f64 / secs
     ));
     let spins: u64 = w.metrics().cpus.iter().map(|c| c.lock_spins).sum();
     let spin_ns = w.metrics().overhead_of(Overhead::LockSpin);

@@ -56,6 +56,9 @@ impl<'m> Builder<'m> {
             span_cores: Vec::new(),
             span_asym: Vec::new(),
             balance_masks: BTreeMap::new(),
+            ring_pos: Vec::new(),
+            ring_walks_saved: BTreeMap::new(),
+            ring_caps_done: std::collections::BTreeSet::new(),
             lt,
         }
     }
@@ -109,6 +112,7 @@ impl<'m> Builder<'m> {
                 sd = self.doms[id].parent;
             }
         }
+        self.add_saved_group_refs();
         for i in 0..n {
             self.compute_imb_numa_nr(i);
         }
@@ -346,6 +350,10 @@ impl<'m> Builder<'m> {
     /// uncovered CPU's group, so the local group comes first.
     fn build_sched_groups(&mut self, sd: SdId, cpu: usize) {
         let tl = self.doms[sd].tl;
+        if let Some(ring) = self.known_rotation(sd, cpu) {
+            self.doms[sd].groups = ring;
+            return;
+        }
         let span = self.doms[sd].span.clone();
         let mut covered = CpuMask::new(self.m.nr_cpus());
         let mut list = Vec::new();
@@ -365,10 +373,82 @@ impl<'m> Builder<'m> {
             Some(ring) => ring,
             None => {
                 let ring = GroupRing::from_list(list);
-                self.rings.entry(key).or_insert_with(|| ring.clone());
+                if let std::collections::btree_map::Entry::Vacant(e) = self.rings.entry(key) {
+                    e.insert(ring.clone());
+                    self.index_if_rotatable(sd, &ring);
+                }
                 ring
             }
         };
+    }
+
+    /// The group of level `tl` that `get_group(tl, i)` returns for CPU `i`, if built.
+    fn group_of(&self, tl: usize, i: usize) -> Option<GroupId> {
+        let sd = self.sd_of[tl][i]?;
+        let key = match self.doms[sd].child {
+            Some(c) => self.span_first[c].unwrap_or(i),
+            None => i,
+        };
+        self.sg_of[tl][key]
+    }
+
+    /// Indexes a span's first ring when every CPU of the span is known to walk it as a
+    /// rotation: its groups are runs of the span's CPUs in order, together the whole
+    /// span, and each CPU's own group (`get_group`) is the run holding it. The walk from
+    /// any CPU of the span then meets its own group first and the runs after it in
+    /// order, wrapping: the ring from that group. A span this does not hold for (an arch
+    /// topology the kernel calls broken) keeps the walk for each CPU.
+    fn index_if_rotatable(&mut self, sd: SdId, ring: &GroupRing) {
+        let tl = self.doms[sd].tl;
+        let mut cpus = self.doms[sd].span.iter();
+        for &g in ring.iter() {
+            let (lo, hi) = self.groups[g].span_words;
+            let run = self.groups[g].span.weight_in(lo as usize..hi as usize);
+            for _ in 0..run {
+                match cpus.next() {
+                    Some(i) if self.groups[g].span.test(i) && self.group_of(tl, i) == Some(g) => {}
+                    _ => return,
+                }
+            }
+        }
+        if cpus.next().is_some() {
+            return;
+        }
+        if self.ring_pos.len() < self.groups.len() {
+            self.ring_pos.resize(self.groups.len(), None);
+        }
+        let span = self.span_id[sd];
+        for (at, &g) in ring.iter().enumerate() {
+            self.ring_pos[g] = Some((tl, span, at));
+        }
+    }
+
+    /// `build_sched_groups`' answer for `cpu` without the walk, when its span's ring is
+    /// indexed ([`Builder::index_if_rotatable`]): the ring from `cpu`'s own group. This
+    /// keeps a flat machine of thousands of CPUs from walking every group of its span
+    /// for every CPU (quadratic in the span); the answer is the walk's.
+    fn known_rotation(&mut self, sd: SdId, cpu: usize) -> Option<GroupRing> {
+        let key = (self.doms[sd].tl, self.span_id[sd]);
+        let g = self.group_of(key.0, cpu)?;
+        let (tl, span, at) = (*self.ring_pos.get(g)?)?;
+        if (tl, span) != key || !self.groups[g].span.test(cpu) {
+            return None;
+        }
+        let ring = self.rings.get(&key)?.rotated(at);
+        *self.ring_walks_saved.entry(key).or_insert(0) += 1;
+        Some(ring)
+    }
+
+    /// The references `get_group` would have taken for the CPUs that skipped the walk:
+    /// one per CPU on each group of its ring, as the walk visits each group once.
+    fn add_saved_group_refs(&mut self) {
+        for (key, &cpus) in &self.ring_walks_saved {
+            if let Some(ring) = self.rings.get(key) {
+                for &g in ring.iter() {
+                    self.sgc_refs[self.groups[g].sgc] += cpus;
+                }
+            }
+        }
     }
 
     /// Mirrors `build_overlap_sched_groups`: one private group per sibling domain's child,
@@ -549,7 +629,16 @@ impl<'m> Builder<'m> {
     /// recomputation is what made this step cubic.
     fn init_sched_groups_capacity(&mut self, cpu: usize, sd: SdId) {
         let asym_packing = self.doms[sd].flags.contains(SdFlags::ASYM_PACKING);
-        for k in 0..self.doms[sd].groups.len() {
+        // A ring shared by the span's CPUs holds the same groups for each: their weights
+        // and cores were set by the first, and setting them again for every other CPU
+        // made this step quadratic in the span.
+        let key = (self.doms[sd].tl, self.span_id[sd]);
+        let shared = self
+            .rings
+            .get(&key)
+            .is_some_and(|r| r.shares_with(&self.doms[sd].groups));
+        let set = shared && !self.ring_caps_done.insert(key);
+        for k in 0..if set { 0 } else { self.doms[sd].groups.len() } {
             let g = self.doms[sd].groups[k];
             let (weight, cores) = match self.group_span[g] {
                 Some(id) => match self.span_cores[id as usize] {

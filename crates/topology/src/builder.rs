@@ -69,4 +69,15 @@ pub(crate) struct Builder<'m> {
     /// it selects: the same for every overlapping group with that span, which is built
     /// once per CPU that sees it.
     pub(crate) balance_masks: BTreeMap<(usize, u32), (SgcId, CpuMask)>,
+    /// Per group, its place in the shared ring of its level and span when that ring is
+    /// one every CPU of the span walks as a rotation ([`GroupRing`]; the ring's key and
+    /// the group's index in it): `build_sched_groups` then takes the rotation without
+    /// walking the span again.
+    pub(crate) ring_pos: Vec<Option<(usize, u32, usize)>>,
+    /// Per ring key, the CPUs that took their rotation without the walk, whose
+    /// `get_group` references are added to the groups' capacity objects at the end.
+    pub(crate) ring_walks_saved: BTreeMap<(usize, u32), u32>,
+    /// The ring keys whose groups' weights and cores are set: every CPU of the span
+    /// would set the same values on the same shared groups again.
+    pub(crate) ring_caps_done: std::collections::BTreeSet<(usize, u32)>,
 }

@@ -81,6 +81,14 @@ impl CpuMask {
         self.words.iter().map(|w| w.count_ones() as usize).sum()
     }
 
+    /// Number of CPUs in the words `words` of the mask: its weight when they hold every
+    /// CPU of it ([`CpuMask::word_range`]), at the cost of those words alone.
+    pub fn weight_in(&self, words: std::ops::Range<usize>) -> usize {
+        self.words
+            .get(words)
+            .map_or(0, |w| w.iter().map(|w| w.count_ones() as usize).sum())
+    }
+
     /// Whether no CPU is set (`cpumask_empty`).
     pub fn is_empty(&self) -> bool {
         self.words.iter().all(|&w| w == 0)

@@ -122,16 +122,16 @@ pub fn estimate_build_memory(m: &Machine, opts: BuildOptions) -> u64 {
     // The builder's arenas (pushed) and the masks their objects own.
     let arenas = PUSH_SLACK
         * (c.doms * size::<SchedDomain>()
-            + c.groups * (size::<SchedGroup>() + 8)
+            + c.groups * (size::<SchedGroup>() + 8 + size::<Option<(usize, u32, usize)>>())
             + sgcs * (size::<SchedGroupCapacity>() + 4)
             + c.shared * size::<SchedDomainShared>());
     let masks = (c.doms + c.groups + sgcs) * mask + c.list_bytes;
     // build_balance_mask's memo: a key, the capacity id and a mask per distinct group.
     let memo = c.memo * (96 + cm + mask);
     // Span ids, word ranges and first CPUs per domain, the ordered map that numbers the
-    // spans, the per-span caches of weights and preferred CPUs, and the map of shared
-    // group rings (at most an entry per domain).
-    let spans = c.doms * (4 + 16 + 16 + 64 + 12 + 16 + 64) + 6 * block(8);
+    // spans, the per-span caches of weights and preferred CPUs, the map of shared group
+    // rings and the two sets of ring keys beside it (at most an entry per domain each).
+    let spans = c.doms * (4 + 16 + 16 + 64 + 12 + 16 + 64 + 2 * 64) + 6 * block(8);
     // sd_of, sg_of, sgc_of, sds_of of [level][cpu] Option<usize>, child_span of u32,
     // rq capacities, the asymmetric capacity list.
     let tables = nr_levels * (4 * (24 + block(16 * n64)) + 24 + block(4 * n64))
@@ -417,6 +417,12 @@ fn walks_are_rotations(s: &CpuMask, key: &[Option<usize>]) -> bool {
     }
     let len = order.len();
     let slot: Vec<usize> = cpus.iter().map(|&j| pos_in_order[&group(j)]).collect();
+    // Groups that are runs of the span's CPUs in order (the slots never go back) are met
+    // in a rotation from any CPU, the walk starting at its own run: the answer without
+    // walking from every CPU, which is quadratic in the span.
+    if slot.windows(2).all(|w| w[0] <= w[1]) {
+        return true;
+    }
     let mut seen = vec![usize::MAX; len];
     for p in 0..cpus.len() {
         let start = slot[p];

@@ -183,10 +183,15 @@ pub(crate) fn arch_levels(m: &Machine, numa_in_package: bool) -> Vec<TopologyLev
 }
 
 /// `x86_has_numa_in_package`: two CPUs of one package on different nodes.
+///
+/// Package siblings are equivalence classes (`Machine::validate`), so a package holds two
+/// nodes exactly when one of its CPUs is on another node than its first: each package is
+/// read once, not once per CPU of it (quadratic in a package of thousands of CPUs).
 pub(crate) fn has_numa_in_package(m: &Machine) -> bool {
-    m.cpus
-        .iter()
-        .any(|c| c.package_siblings.iter().any(|o| m.cpus[o].node != c.node))
+    m.cpus.iter().enumerate().any(|(i, c)| {
+        c.package_siblings.first() == Some(i)
+            && c.package_siblings.iter().any(|o| m.cpus[o].node != c.node)
+    })
 }
 
 /// Computes the arch mask functions for every CPU.

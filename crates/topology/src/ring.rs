@@ -64,6 +64,19 @@ impl GroupRing {
         })
     }
 
+    /// The same shared list viewed from its `at`-th group (counted in the list as first
+    /// built, whatever this view's start).
+    pub fn rotated(&self, at: usize) -> GroupRing {
+        GroupRing {
+            ring: Arc::clone(&self.ring),
+            start: if self.ring.is_empty() {
+                0
+            } else {
+                at % self.ring.len()
+            },
+        }
+    }
+
     /// The same ring with every group id mapped through `f`, sharing nothing.
     pub fn mapped(&self, f: impl Fn(GroupId) -> GroupId) -> GroupRing {
         GroupRing {

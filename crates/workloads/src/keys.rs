@@ -13,13 +13,14 @@ pub(crate) struct Keys {
 
 impl Keys {
     /// Splits `body` and rejects keys outside `allowed` (each entry lists the aliases of
-    /// one option, e.g. `["m", "message-threads"]`).
+    /// one option, e.g. `["m", "message-threads"]`) and an option given twice (under any
+    /// of its names: the later value would win without a word).
     pub(crate) fn parse(
         tool: &'static str,
         body: &str,
         allowed: &[&[&str]],
     ) -> Result<Keys, EngineError> {
-        let mut pairs = Vec::new();
+        let mut pairs: Vec<(String, Option<String>)> = Vec::new();
         for item in body.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (k, v) = match item.split_once('=') {
                 Some((k, v)) => (k.trim(), Some(v.trim().to_string())),
@@ -35,6 +36,18 @@ impl Keys {
                 }
                 .into());
             };
+            if pairs.iter().any(|(p, _)| p == canon[0]) {
+                return Err(SpecError::GivenTwice {
+                    tool: tool.to_string(),
+                    key: k.to_string(),
+                    allowed: if canon.len() > 1 {
+                        format!("each key once ({} are one key)", canon.join(" and "))
+                    } else {
+                        "each key once".to_string()
+                    },
+                }
+                .into());
+            }
             pairs.push((canon[0].to_string(), v));
         }
         Ok(Keys { tool, pairs })

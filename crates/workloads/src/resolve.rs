@@ -393,7 +393,12 @@ pub fn resolve_run(
         .chain(&opts.workloads)
         .map(|w| WorkloadSpec::parse(w))
         .collect::<Result<Vec<_>, _>>()?;
-    for n in workloads.iter().flat_map(WorkloadSpec::notes) {
+    let sudo = scenario
+        .workload
+        .iter()
+        .chain(&opts.workloads)
+        .filter_map(|w| crate::cmdline::sudo_note(w));
+    for n in sudo.chain(workloads.iter().flat_map(WorkloadSpec::notes)) {
         note(n);
     }
 

@@ -343,6 +343,14 @@ impl Rtapp {
             }
             rt.tasks.push(task);
         }
+        // rt-app itself starts no thread and waits for none, so the run would measure an
+        // empty machine: refuse, as for any other input that does nothing.
+        if threads == 0 {
+            return Err(c.err(
+                "tasks",
+                "no thread to run (no task, or every instance 0); allowed: at least one task with instance 1 or more",
+            ));
+        }
         let mut groups: Vec<&str> = rt
             .tasks
             .iter()

@@ -194,6 +194,23 @@ pub fn default_duration(workloads: &[WorkloadSpec]) -> u64 {
     DEFAULT_FINITE_CAP
 }
 
+/// Whether a run of `workloads` lasts its whole `duration`: some workload runs until the
+/// end (nanosleep, an endless rt-app or cyclictest, schbench without a length of its own)
+/// or for at least that long by its own length (schbench's `-r`, sysbench's `--time`,
+/// cyclictest's `-D`, rt-app's `global.duration`). Otherwise every workload ends by
+/// itself (hackbench, netperf, tbench, ...) and the duration is only a cap, which a
+/// progress estimate must not read as the run's length.
+pub fn lasts_its_duration(workloads: &[WorkloadSpec], duration: u64) -> bool {
+    workloads.iter().any(|w| match &w.workload {
+        _ if w.own_duration().is_some_and(|d| d >= duration) => true,
+        Workload::Nanosleep(_) => true,
+        Workload::Rtapp(r) => r.endless() && w.own_duration().is_none(),
+        Workload::Cyclictest(c) => c.endless() && w.own_duration().is_none(),
+        Workload::Schbench(_) => w.own_duration().is_none(),
+        _ => false,
+    })
+}
+
 /// Checks the memory budget and builds the world.
 ///
 /// The budget covers [`estimate_run_memory`]: the run's state, building the sched domains
@@ -434,6 +451,19 @@ mod tests {
             Err(other) => panic!("refused for another reason: {other}"),
             Ok(_) => panic!("a build estimated above the budget was accepted"),
         }
+    }
+
+    /// Issue 50 row 10: a run whose workloads all end by themselves has a duration that
+    /// is only a cap, and progress gives no estimate from it.
+    #[test]
+    fn a_run_lasts_its_duration_only_if_a_workload_runs_that_long() {
+        let w = |s: &str| WorkloadSpec::parse(s).unwrap();
+        assert!(!lasts_its_duration(&[w("hackbench")], DEFAULT_FINITE_CAP));
+        assert!(!lasts_its_duration(&[w("netperf")], DEFAULT_FINITE_CAP));
+        assert!(lasts_its_duration(&[w("hackbench"), w("nanosleep")], SEC));
+        assert!(lasts_its_duration(&[w("schbench:r=2")], 2 * SEC));
+        assert!(!lasts_its_duration(&[w("schbench:r=2")], 3 * SEC));
+        assert!(lasts_its_duration(&[w("schbench")], 3 * SEC));
     }
 
     #[test]

@@ -28,6 +28,9 @@
 //! "cpu.weight" = 200
 //! ```
 //!
+//! A key of two words may be spelt with a hyphen as well (`idle-states`), as `fairsim
+//! run`'s options and sweep plans spell it.
+//!
 //! Command-line options override the file's values; `workload` entries of both are run.
 //! The tunable writes of both apply, the file's first (in key order), then the options'.
 //! So do the cgroup declarations: the file's tables in path order, then `--cgroup`.
@@ -49,6 +52,7 @@ pub struct Scenario {
     /// A qemu `-smp` spec (`--smp`).
     pub smp: Option<String>,
     /// NUMA distances for `smp` (`--numa-distance`).
+    #[serde(alias = "numa-distance")]
     pub numa_distance: Option<String>,
     /// A machine file (`--machine`), relative to the scenario file.
     pub machine: Option<String>,
@@ -66,16 +70,21 @@ pub struct Scenario {
     /// Tick rate (`--hz`).
     pub hz: Option<u32>,
     /// util_est form (`--util-est`).
+    #[serde(alias = "util-est")]
     pub util_est: Option<String>,
     /// Launching CPU (`--launch-cpu`).
+    #[serde(alias = "launch-cpu")]
     pub launch_cpu: Option<String>,
     /// Timer slack (`--timer-slack`).
+    #[serde(alias = "timer-slack")]
     pub timer_slack: Option<String>,
     /// Timer expiry point (`--timer-expiry`).
+    #[serde(alias = "timer-expiry")]
     pub timer_expiry: Option<String>,
     /// cpuidle governor (`--cpuidle`).
     pub cpuidle: Option<String>,
     /// CPU idle states (`--idle-states`).
+    #[serde(alias = "idle-states")]
     pub idle_states: Option<String>,
     /// cpufreq governor (`--governor`).
     pub governor: Option<String>,
@@ -86,6 +95,7 @@ pub struct Scenario {
     /// schedstat output file (`--schedstat`).
     pub schedstat: Option<String>,
     /// schedstat version (`--schedstat-version`).
+    #[serde(alias = "schedstat-version")]
     pub schedstat_version: Option<u32>,
     /// JSON output file (`--json`).
     pub json: Option<String>,
@@ -118,14 +128,14 @@ pub struct Scenario {
 pub const MAX_SCENARIO_BYTES: u64 = 1 << 20;
 
 /// The keys a scenario takes, for the errors.
-const SCENARIO_KEYS: &str = "topology, smp, numa_distance, machine, workload, kernel, features, duration, seed, hz, util_est, timer_slack, timer_expiry, cpuidle, idle_states, governor, noise, warmup, schedstat, schedstat_version, json, costs, speed, cpusets, [cost], [sysctl], [debugfs], [cgroup.\"/PATH\"]";
+const SCENARIO_KEYS: &str = "topology, smp, numa_distance, machine, workload, kernel, features, duration, seed, hz, util_est, launch_cpu, timer_slack, timer_expiry, cpuidle, idle_states, governor, noise, warmup, schedstat, schedstat_version, json, costs, speed, cpusets, [cost], [sysctl], [debugfs], [cgroup.\"/PATH\"] (a key of two words may also be spelt with a hyphen, as run's option and a sweep plan spell it: idle-states)";
 
 impl Scenario {
     /// Parses scenario text.
     pub fn parse(text: &str) -> Result<Scenario, EngineError> {
         let scenario: Scenario = toml::from_str(text).map_err(|e| {
             EngineError::Scenario(ScenarioError::Syntax {
-                message: e.message().replace('\n', " "),
+                message: without_serde_list(e.message()),
                 allowed: SCENARIO_KEYS,
             })
         })?;
@@ -167,6 +177,17 @@ impl Scenario {
     }
 }
 
+/// serde's message without the list of fields it appends to an unknown one (`unknown
+/// field `x`, expected one of ...`): the error's own list, [`SCENARIO_KEYS`], names the
+/// tables as a user writes them and the hyphenated spellings, and one list is enough.
+fn without_serde_list(message: &str) -> String {
+    let one_line = message.replace('\n', " ");
+    match one_line.find(", expected one of ") {
+        Some(at) => one_line[..at].to_string(),
+        None => one_line,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,6 +216,31 @@ mod tests {
         assert_eq!(s.kernel.as_deref(), Some("4.15"));
         let e = Scenario::parse("bogus = 1").unwrap_err().to_string();
         assert!(e.starts_with("scenario: ") && e.contains("bogus"), "{e}");
+    }
+
+    /// Issue 50 row 8: run's and a sweep plan's spelling is read too, and an unknown key
+    /// is refused with one list of the keys, which names every field.
+    #[test]
+    fn hyphenated_keys_are_read_and_unknown_ones_get_one_list() {
+        let s = Scenario::parse("idle-states = \"spr,no-C6\"\nlaunch-cpu = \"0\"\n").unwrap();
+        assert_eq!(s.idle_states.as_deref(), Some("spr,no-C6"));
+        assert_eq!(s.launch_cpu.as_deref(), Some("0"));
+        let raw = toml::from_str::<Scenario>("bogus = 1")
+            .unwrap_err()
+            .message()
+            .to_string();
+        let (_, fields) = raw.split_once("expected one of ").unwrap();
+        for field in fields.split(", ") {
+            // serde lists the hyphenated aliases too; the list names their fields.
+            let field = field.trim().trim_matches('`').replace('-', "_");
+            assert!(
+                SCENARIO_KEYS.contains(&field),
+                "{field} is not in SCENARIO_KEYS"
+            );
+        }
+        let e = Scenario::parse("bogus = 1").unwrap_err().to_string();
+        assert!(!e.contains("expected one of"), "{e}");
+        assert_eq!(e.matches("launch_cpu").count(), 1, "{e}");
     }
 
     #[test]

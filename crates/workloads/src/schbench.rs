@@ -239,7 +239,18 @@ impl Schbench {
 
     pub(super) fn report(&self, index: usize, outcome: &Outcome) -> WorkloadReport {
         let stats = &outcome.workloads()[index].hists[0];
-        let text = stats.show_latencies();
+        let mut text = stats.show_latencies();
+        // With `-r` schbench has a length of its own; a --duration shorter than it ends
+        // the run first, and the table is then the wakeups so far, which is said.
+        let duration = outcome.config().duration;
+        let cut = self.runtime.filter(|&r| duration < r);
+        if let Some(r) = cut {
+            text.push_str(&format!(
+                "(not finished within --duration: the run ended at {} of schbench's -r {}; the table holds the wakeups so far)\n",
+                format_duration(duration),
+                format_duration(r)
+            ));
+        }
         let pct = stats.percentiles();
         let mut json = serde_json::Map::new();
         for (i, p) in fairsim_engine::plat::PLIST.iter().enumerate() {
@@ -257,7 +268,7 @@ impl Schbench {
         WorkloadReport {
             text,
             json: serde_json::Value::Object(json),
-            finished: true,
+            finished: cut.is_none(),
         }
     }
 }

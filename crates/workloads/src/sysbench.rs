@@ -264,6 +264,15 @@ impl SysbenchCpu {
                 }
                 text.push_str(&format!(" {:.4}", secs(*t)));
             }
+            // The threads --duration stopped have no completion time: say how many,
+            // rather than leave the list short or empty.
+            let running = (self.threads as usize).saturating_sub(times.len());
+            if !finished && running > 0 {
+                text.push_str(&format!(
+                    "\n    ({running} of {} threads still running at the end of --duration)",
+                    self.threads
+                ));
+            }
             text.push('\n');
         }
         let mut json = serde_json::json!({

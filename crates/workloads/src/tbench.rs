@@ -242,7 +242,12 @@ impl Tbench {
                 lat as f64 / 1e6
             ));
         }
-        text.push_str(&format!("{n:4}  cleanup {:3} sec\n\n", self.timelimit));
+        // The clients clean up only after the timed run, which --duration may end first.
+        if finished {
+            text.push_str(&format!("{n:4}  cleanup {:3} sec\n\n", self.timelimit));
+        } else {
+            text.push('\n');
+        }
         text.push_str(" Operation      Count    AvgLat    MaxLat\n ----------------------------------------\n");
         let mut ops = 0;
         for op in LoadOp::ALL {
@@ -261,11 +266,21 @@ impl Tbench {
         }
         let mbs = tb.throughput().map_or(0.0, |(_, m)| m);
         let max_lat = tb.max_latency();
-        text.push_str(&format!(
-            "\nThroughput {} MB/sec  {n} clients  {n} procs  max_latency={:.3} ms\n",
-            fmt_g(mbs),
-            max_lat as f64 / 1e6
-        ));
+        if finished {
+            text.push_str(&format!(
+                "\nThroughput {} MB/sec  {n} clients  {n} procs  max_latency={:.3} ms\n",
+                fmt_g(mbs),
+                max_lat as f64 / 1e6
+            ));
+        } else {
+            // dbench prints its throughput and max_latency at the end of the timed run; a
+            // run cut before it has none, and a 0 would read as a measurement.
+            text.push_str(&format!(
+                "\nThroughput: (not finished within --duration: the run ended at {} of tbench's {} s; the table holds the operations so far)\n",
+                fairsim_engine::time::format_duration(outcome.config().duration),
+                self.timelimit
+            ));
+        }
         WorkloadReport {
             text,
             json: serde_json::json!({

@@ -304,6 +304,7 @@ pub(crate) fn newidle_out<H: BalanceHost + ?Sized>(
 impl Sched {
     /// [`NewidleBalance::start`] on the engine's machine.
     pub fn newidle_start(&mut self, cpu: usize, now: u64) -> Result<NewidleBalance, i32> {
+        self.rqs[cpu].stats.newidle_calls += 1;
         NewidleBalance::start(self, cpu, now)
     }
 

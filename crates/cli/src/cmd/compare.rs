@@ -40,8 +40,8 @@ mean row with each side's spread. Columns (CSV header, and each JSON row's keys)
 better (higher or lower); mean (Amean, or Hmean when higher is better); base_mean; new_mean; \
 change_pct (positive = better, as in the table); significant (true where the table stars the \
 mean); base_stddev; new_stddev; base_samples and new_samples (the seeds that gave the metric). \
-The JSON document also names the machine, the workloads, each side's features and kernel, \
-the seeds asked for and the seeds in the table.
+The JSON document also names the machine, the workloads, each side's features, kernel and \
+own sysctl and debugfs writes, the seeds asked for and the seeds in the table.
 
 At a terminal a progress line counts the finished runs (seeds x 2 sides) and estimates the \
 time left; --progress prints it as plain lines when stderr is piped. Ctrl-C or SIGTERM stops \
@@ -271,8 +271,7 @@ fn run_one(
     job: usize,
     batch: &Batch,
 ) -> Result<Option<RunOutcome>, CliError> {
-    let Some(result) = progress::run_batch_job(spec, &mut |now, end| batch.advance(job, now, end))?
-    else {
+    let Some(result) = progress::run_batch_job(spec, batch, job)? else {
         return Ok(None);
     };
     let m = metrics_of(spec, &result, cpu);
@@ -666,21 +665,13 @@ pub(crate) fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliErro
     writeln!(
         out,
         "base: {}{}",
-        if args.base.is_empty() {
-            "(defaults)"
-        } else {
-            &args.base
-        },
+        side_label(&args.base, &args.base_sysctl, &args.base_debugfs),
         on(kernels[0])
     )?;
     writeln!(
         out,
         "new:  {}{}",
-        if named && args.new.is_empty() {
-            "(defaults)"
-        } else {
-            &args.new
-        },
+        side_label(&args.new, &args.new_sysctl, &args.new_debugfs),
         on(kernels[1])
     )?;
     // The per-level rows are keyed `dN-` (stable names for scripts and sweeps); this line
@@ -738,8 +729,16 @@ pub(crate) fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliErro
             super::run::write_file(path, "--csv", &render_csv(&rows))?;
         }
         if let Some(path) = &args.run.json {
-            let side =
-                |feats: &str, k: Kernel| serde_json::json!({"features": feats, "kernel": k.name()});
+            // A side's own tunable writes sit beside its features, so that sides that
+            // differ only in tunables stay apart in the document.
+            let side = |feats: &str, k: Kernel, sysctl: &[String], debugfs: &[String]| {
+                serde_json::json!({
+                    "features": feats,
+                    "kernel": k.name(),
+                    "sysctl": sysctl,
+                    "debugfs": debugfs,
+                })
+            };
             let mut doc = serde_json::json!({
                 "machine": spec.machine.name,
                 "cpus": spec.machine.nr_cpus(),
@@ -748,8 +747,8 @@ pub(crate) fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliErro
                     .iter()
                     .map(|w| w.canonical(spec.machine.nr_cpus()))
                     .collect::<Vec<_>>(),
-                "base": side(&args.base, kernels[0]),
-                "new": side(&args.new, kernels[1]),
+                "base": side(&args.base, kernels[0], &args.base_sysctl, &args.base_debugfs),
+                "new": side(&args.new, kernels[1], &args.new_sysctl, &args.new_debugfs),
                 "seeds": seeds,
                 "seeds_in_table": used,
                 "interrupted": interrupted,
@@ -790,6 +789,23 @@ pub(crate) fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliErro
         progress::exit_interrupted(out, &format!("table from {used} of {seeds} seeds"));
     }
     Ok(())
+}
+
+/// What a side runs, as its header line names it: its features (`(defaults)` for none),
+/// then its own tunable writes (`--base-sysctl`, `--new-debugfs`, ...), so that sides
+/// that differ only in tunables are told apart.
+fn side_label(features: &str, sysctls: &[String], debugfs: &[String]) -> String {
+    let mut label = if features.is_empty() {
+        "(defaults)".to_string()
+    } else {
+        features.to_string()
+    };
+    for (place, writes) in [("sysctl", sysctls), ("debugfs", debugfs)] {
+        if !writes.is_empty() {
+            label.push_str(&format!("; {place} {}", writes.join(" ")));
+        }
+    }
+    label
 }
 
 /// The sides' names in progress lines, by job side.

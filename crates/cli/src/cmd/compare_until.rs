@@ -101,17 +101,36 @@ pub(crate) fn parse(text: &str) -> Result<Until, CliError> {
             "--until: unknown rule '{rule_text}' in '{text}'; allowed: {RULES}"
         ))
     };
+    // A known rule with a value out of its range is told apart from an unknown rule, so
+    // the message names what to change.
+    let bad_value = |value: &str, allowed: &str| {
+        CliError::msg(format!(
+            "--until: rule '{rule_text}' in '{text}': invalid value '{value}'; allowed: {allowed}"
+        ))
+    };
     let rule = if rule_text == "significant" {
         Rule::Significant(0.05)
     } else if let Some(a) = rule_text.strip_prefix("significant<") {
         match positive(a) {
             Some(a) if a < 0.5 => Rule::Significant(a),
-            _ => return Err(bad_rule()),
+            _ => {
+                return Err(bad_value(
+                    a,
+                    "an ALPHA with 0 < ALPHA < 0.5 (significant<0.01)",
+                ))
+            }
         }
     } else if let Some(w) = rule_text.strip_prefix("ci<") {
         match w.strip_suffix('%') {
-            Some(p) => Rule::CiPercent(positive(p).ok_or_else(bad_rule)?),
-            None => Rule::CiAbsolute(positive(w).ok_or_else(bad_rule)?),
+            Some(p) => Rule::CiPercent(
+                positive(p).ok_or_else(|| bad_value(p, "a percentage above 0 (ci<5%)"))?,
+            ),
+            None => Rule::CiAbsolute(positive(w).ok_or_else(|| {
+                bad_value(
+                    w,
+                    "a number above 0, in the metric's units (ci<0.5), or a percentage (ci<5%)",
+                )
+            })?),
         }
     } else {
         return Err(bad_rule());

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use fairsim_engine::World;
+use fairsim_workloads::run::lasts_its_duration;
 use fairsim_workloads::{RunResult, RunSpec};
 
 use crate::error::CliError;
@@ -164,17 +165,27 @@ fn bar_style(template: &str) -> indicatif::ProgressStyle {
         )
 }
 
+/// What stands for an estimate while a run's end is only a cap: its workloads end by
+/// themselves, at a time nothing tells in advance, so the emulated share says nothing of
+/// what is left (a hackbench run under the 3600 s cap would read "about 44 h left").
+const NO_ESTIMATE_CAPPED: &str = "no estimate: the run ends when its workloads do";
+
 /// One progress line of a run: how far the emulation is and, at the rate so far, how
-/// much wall time is left.
-fn progress_line(now: u64, end: u64, elapsed: Duration) -> String {
+/// much wall time is left (`capped`: the end is only a cap, so no estimate).
+fn progress_line(now: u64, end: u64, elapsed: Duration, capped: bool) -> String {
     let done = now as f64 / end.max(1) as f64;
     format!(
-        "fairsim: progress: emulated {:.3}s of {:.3}s ({:.1}%) in {:.0} s of wall time; {}",
+        "fairsim: progress: emulated {:.3}s of {}{:.3}s ({:.1}%) in {:.0} s of wall time; {}",
         now as f64 / 1e9,
+        if capped { "at most " } else { "" },
         end as f64 / 1e9,
         done * 100.0,
         elapsed.as_secs_f64(),
-        left(elapsed, done)
+        if capped {
+            NO_ESTIMATE_CAPPED.to_string()
+        } else {
+            left(elapsed, done)
+        }
     )
 }
 
@@ -211,11 +222,14 @@ pub(crate) struct Executed {
 /// Runs `spec` to its end (or to the interrupt), showing progress on stderr as `mode`
 /// says, and prints the build's topology warnings first.
 pub(crate) fn execute(spec: &RunSpec, mode: Mode) -> Result<Executed, CliError> {
+    let capped = !lasts_its_duration(&spec.workloads, spec.config.duration);
     let bar = (mode == Mode::Bar).then(|| {
         let bar = indicatif::ProgressBar::new(spec.config.duration / 1_000_000);
-        bar.set_style(bar_style(
-            "{spinner} emulating [{bar:40}] {pos}/{len} ms ({elapsed}, {left})",
-        ));
+        bar.set_style(bar_style(&if capped {
+            format!("{{spinner}} emulating [{{bar:40}}] {{pos}}/{{len}} ms at most ({{elapsed}}, {NO_ESTIMATE_CAPPED})")
+        } else {
+            "{spinner} emulating [{bar:40}] {pos}/{len} ms ({elapsed}, {left})".to_string()
+        }));
         bar
     });
     let mut last = 0u64;
@@ -232,7 +246,7 @@ pub(crate) fn execute(spec: &RunSpec, mode: Mode) -> Result<Executed, CliError> 
         } else {
             let elapsed = started.elapsed();
             if elapsed >= next_line {
-                eprintln!("{}", progress_line(now, end, elapsed));
+                eprintln!("{}", progress_line(now, end, elapsed, capped));
                 next_line = elapsed + every;
             }
         }
@@ -252,7 +266,17 @@ pub(crate) fn execute(spec: &RunSpec, mode: Mode) -> Result<Executed, CliError> 
         // `--progress` always ends with where the run got to.
         eprintln!(
             "{}",
-            progress_line(world.now().0, spec.config.duration, started.elapsed())
+            // A capped run that ended by itself is done where it ended.
+            match (capped, stopped) {
+                (true, false) =>
+                    progress_line(world.now().0, world.now().0, started.elapsed(), false),
+                _ => progress_line(
+                    world.now().0,
+                    spec.config.duration,
+                    started.elapsed(),
+                    capped
+                ),
+            }
         );
     }
     Ok(Executed {
@@ -266,13 +290,18 @@ pub(crate) fn execute(spec: &RunSpec, mode: Mode) -> Result<Executed, CliError> 
 /// no place in a table of finished runs.
 pub(crate) fn run_batch_job(
     spec: &RunSpec,
-    progress: &mut dyn FnMut(u64, u64),
+    batch: &Batch,
+    job: usize,
 ) -> Result<Option<RunResult>, CliError> {
     if interrupted() {
         return Ok(None);
     }
+    if !lasts_its_duration(&spec.workloads, spec.config.duration) {
+        batch.capped.store(true, Ordering::Relaxed);
+    }
     let mut world = fairsim_workloads::prepare(spec)?;
-    if step_to_end(&mut world, spec.config.duration, progress)? {
+    let mut progress = |now, end| batch.advance(job, now, end);
+    if step_to_end(&mut world, spec.config.duration, &mut progress)? {
         return Ok(None);
     }
     Ok(Some(RunResult::from_world(spec, world)))
@@ -293,7 +322,11 @@ pub(crate) struct Batch {
     shares: Vec<AtomicU32>,
     /// The sum of `shares`, kept as they change so that no update walks them all.
     sum: AtomicU64,
-    done: AtomicUsize,
+    /// Jobs finished, shared with the bar's estimate.
+    done: Arc<AtomicUsize>,
+    /// Whether a job whose end is only a cap has started ([`lasts_its_duration`]): until
+    /// a job finishes, the emulated share then says nothing of what is left.
+    capped: Arc<AtomicBool>,
     started: Instant,
     next_line: Mutex<Duration>,
 }
@@ -301,11 +334,23 @@ pub(crate) struct Batch {
 impl Batch {
     /// Progress over `total` jobs, shown as `mode` says.
     pub(crate) fn new(what: &'static str, unit: &'static str, total: usize, mode: Mode) -> Batch {
+        let done = Arc::new(AtomicUsize::new(0));
+        let capped = Arc::new(AtomicBool::new(false));
         let bar = (mode == Mode::Bar).then(|| {
             let bar = indicatif::ProgressBar::new(total as u64 * 1000);
-            bar.set_style(bar_style(&format!(
+            let (d, c) = (Arc::clone(&done), Arc::clone(&capped));
+            let style = indicatif::ProgressStyle::with_template(&format!(
                 "{{spinner}} {what} [{{bar:30}}] {{msg}} ({{elapsed}}, {{left}})"
-            )));
+            ))
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .with_key(
+                "left",
+                move |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let e = estimate(&d, &c, s.elapsed(), f64::from(s.fraction()));
+                    let _ = w.write_str(&e);
+                },
+            );
+            bar.set_style(style);
             bar.set_message(format!("0/{total} {unit} done"));
             bar.enable_steady_tick(Duration::from_millis(250));
             bar
@@ -318,7 +363,8 @@ impl Batch {
             total,
             shares: (0..total).map(|_| AtomicU32::new(0)).collect(),
             sum: AtomicU64::new(0),
-            done: AtomicUsize::new(0),
+            done,
+            capped,
             started: Instant::now(),
             next_line: Mutex::new(mode.cadence().0),
         }
@@ -370,7 +416,7 @@ impl Batch {
                     self.total,
                     self.unit,
                     human(self.started.elapsed().as_secs_f64()),
-                    left(self.started.elapsed(), f)
+                    estimate(&self.done, &self.capped, self.started.elapsed(), f)
                 );
             }
             None => self.periodic(f),
@@ -397,7 +443,7 @@ impl Batch {
             self.unit,
             f * 100.0,
             human(elapsed.as_secs_f64()),
-            left(elapsed, f)
+            estimate(&self.done, &self.capped, elapsed, f)
         );
     }
 
@@ -407,6 +453,16 @@ impl Batch {
             bar.finish_and_clear();
         }
     }
+}
+
+/// A batch's estimate: what is left at the rate so far, except while a job whose end is
+/// only a cap runs and none has finished (its share stays near zero until it ends, and
+/// would read as days); once jobs finish, their rate carries the estimate.
+fn estimate(done: &AtomicUsize, capped: &AtomicBool, elapsed: Duration, f: f64) -> String {
+    if capped.load(Ordering::Relaxed) && done.load(Ordering::Relaxed) == 0 {
+        return "no estimate until a run finishes (runs end when their workloads do)".into();
+    }
+    left(elapsed, f)
 }
 
 #[cfg(test)]
@@ -425,6 +481,33 @@ mod tests {
             "about 30 s left".to_string()
         );
         assert_eq!(left(Duration::from_secs(10), 0.0), "no estimate yet");
+    }
+
+    /// Issue 50 row 10: a hackbench point 0.003% through its 3600 s cap after 5 s gave
+    /// "about 44 h 26 min left" for a sweep that took 107 s.
+    #[test]
+    fn a_capped_run_gives_no_estimate_from_its_cap() {
+        let b = Batch::new("sweep", "points", 2, Mode::Quiet);
+        b.capped.store(true, Ordering::Relaxed);
+        b.advance(0, 100_000_000, 3_600_000_000_000);
+        let e = estimate(&b.done, &b.capped, Duration::from_secs(5), b.fraction());
+        assert_eq!(
+            e,
+            "no estimate until a run finishes (runs end when their workloads do)"
+        );
+        b.finished(0, "point 0");
+        let e = estimate(&b.done, &b.capped, Duration::from_secs(5), b.fraction());
+        assert_eq!(e, "about 5.0 s left");
+        let line = progress_line(
+            1_000_000_000,
+            3_600_000_000_000,
+            Duration::from_secs(5),
+            true,
+        );
+        assert!(
+            line.ends_with("emulated 1.000s of at most 3600.000s (0.0%) in 5 s of wall time; no estimate: the run ends when its workloads do"),
+            "{line}"
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! them in every command, with `--ilb-sd-share` a deprecated alias; a feature that needs
 //! another is refused alike in every command.
 
-use crate::common::{fairsim, text};
+use crate::common::{fairsim, ok, text};
 
 /// A refusal: exit 2, one line on stderr, containing `needle`.
 fn bad(args: &[&str], needle: &str) {
@@ -133,6 +133,36 @@ fn a_feature_without_the_one_it_reads_is_refused_in_every_command() {
     bad(&["topology", "--features", "ILB_FAST"], needle);
     bad(
         &["run", "--features", "NO_SUCH"],
-        "allowed: the names of Linux 6.12's features file",
+        "allowed: default alone, or the names of Linux 6.12's features file",
     );
+}
+
+/// Issue 50 row 10: `--features default`, which the docs show for race, is the kernel's
+/// defaults in every command.
+#[test]
+fn default_alone_is_the_kernels_defaults_in_every_command() {
+    let plain = ok(&["run", "--smp", "2", "-w", "hackbench:g=1,l=10"]);
+    let named = ok(&[
+        "run",
+        "--smp",
+        "2",
+        "-w",
+        "hackbench:g=1,l=10",
+        "--features",
+        "default",
+    ]);
+    assert_eq!(plain, named);
+    ok(&[
+        "compare",
+        "--smp",
+        "2",
+        "-w",
+        "hackbench:g=1,l=10",
+        "--base",
+        "default",
+        "--new",
+        "NO_SIS_UTIL",
+        "--seeds",
+        "2",
+    ]);
 }

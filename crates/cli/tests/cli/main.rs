@@ -25,6 +25,7 @@ mod race_deadline;
 mod report_cli;
 mod rtapp_log_cli;
 mod run_cli;
+mod silent_inputs_cli;
 mod sweep_cli;
 mod tick_clock_cli;
 mod tool_cmdlines;

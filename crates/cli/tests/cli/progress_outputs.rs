@@ -485,11 +485,15 @@ fn bad_until_inputs_get_one_line_errors() {
         ),
         (
             vec!["--until", "loops-per-s:ci<0%"],
-            "--until: unknown rule 'ci<0%'",
+            "--until: rule 'ci<0%' in 'loops-per-s:ci<0%': invalid value '0'; allowed: a percentage above 0",
+        ),
+        (
+            vec!["--until", "loops-per-s:ci<0"],
+            "--until: rule 'ci<0' in 'loops-per-s:ci<0': invalid value '0'; allowed: a number above 0",
         ),
         (
             vec!["--until", "loops-per-s:significant<1"],
-            "--until: unknown rule 'significant<1'",
+            "--until: rule 'significant<1' in 'loops-per-s:significant<1': invalid value '1'; allowed: an ALPHA with 0 < ALPHA < 0.5",
         ),
         (vec!["--min-seeds", "3"], "--min-seeds: only with --until"),
         (

@@ -251,3 +251,56 @@ fn bad_input_is_refused_in_one_line() {
     let o = fairsim(&["report", "latency", "/nonexistent/trace.txt"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("FILE /nonexistent/trace.txt"));
 }
+
+/// Issue 50 row 1: an input that never ends is refused before it is opened (a device) or
+/// once a line's cap is read (a pipe), in bounded memory: the shell's `ulimit -v` gives
+/// the process far less than buffering the input whole would take.
+#[test]
+fn endless_inputs_are_refused_in_bounded_memory() {
+    let o = fairsim(&["report", "latency", "/dev/zero"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("FILE /dev/zero: a character device; allowed: a trace in ftrace text"),
+        "{err}"
+    );
+    for (input, want) in [
+        ("/dev/zero", "FILE - (stdin): line 1: binary data"),
+        ("/dev/urandom", "FILE - (stdin): line 1: "),
+    ] {
+        let cmd = format!(
+            "ulimit -v 300000; exec {} report latency - < {input}",
+            env!("CARGO_BIN_EXE_fairsim")
+        );
+        let o = Command::new("sh").args(["-c", &cmd]).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{input}: {err}");
+        assert!(err.contains(want), "{input}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    // A long run of text without a newline is refused at the line cap, not read whole.
+    let long = temp_file("long.txt", &"a".repeat(200_000));
+    let o = fairsim(&["report", "map", long.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "FILE {}: line 1: longer than 65536 bytes",
+            long.display()
+        )),
+        "{err}"
+    );
+    std::fs::remove_file(long).unwrap();
+}
+
+/// Issue 50 row 10: a trace without switches is refused naming the path it came from.
+#[test]
+fn a_trace_without_switches_is_refused_naming_its_path() {
+    let f = temp_file("noswitch.txt", "# only a header\n");
+    let o = fairsim(&["report", "timehist", f.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("FILE {}: no sched_switch events", f.display())),
+        "{err}"
+    );
+    std::fs::remove_file(f).unwrap();
+}

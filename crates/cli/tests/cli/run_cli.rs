@@ -469,4 +469,176 @@ fn wakeup_placement_is_summarised_in_json_and_compared() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+
+/// Issue 50 row 5: the newidle line divides its time, which runs from each call's start
+/// and so holds the calls the `rd->overloaded`/`avg_idle` gate ended, by every call, and
+/// counts the balances past the gate apart. netperf's ping-pong idles its CPUs thousands
+/// of times with nothing overloaded: many calls, no balance past the gate.
+#[test]
+fn the_newidle_line_divides_its_time_by_every_call() {
+    let json = std::env::temp_dir().join(format!("fairsim-newidle-{}.json", std::process::id()));
+    let out = ok(&[
+        "run",
+        "--smp",
+        "8",
+        "-w",
+        "netperf -t TCP_RR -l 1",
+        "--duration",
+        "50ms",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let s = &doc["scheduler"];
+    let calls = s["newidle_calls"].as_u64().unwrap();
+    let balances = s["newidle_balances"].as_u64().unwrap();
+    let ns = s["newidle_ns"].as_u64().unwrap();
+    assert!(calls > 1000 && balances < calls, "{s}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("newidle balance: "))
+        .unwrap();
+    let each = ns as f64 / calls as f64 / 1e3;
+    assert!(
+        line.contains(&format!(", calls {calls} ("))
+            && line.contains(&format!("{each:.2} us each")),
+        "{line}"
+    );
+    assert!(
+        line.ends_with(&format!(
+            "past the rd->overloaded and avg_idle gates {balances} ({:.0}/s)",
+            balances as f64 / 0.05
+        )),
+        "{line}"
+    );
+}
+
+/// Issue 50 row 10: a run given options but no workload is not told it had no arguments,
+/// and the explanation's machine and length are not claimed for it.
+#[test]
+fn options_without_a_workload_are_not_called_no_arguments() {
+    let out = ok(&["run", "--smp", "2", "--duration", "20ms"]);
+    assert!(
+        out.starts_with(
+            "No workload given: running the built-in one, schbench:m=2,t=8,c=10ms,s=10ms"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("No arguments"), "{out}");
+}
+
+/// Issue 50 row 10: a value where getopt would take the next option is refused as the
+/// missing value, and a tool level with no modelled option says so.
+#[test]
+fn tool_option_errors_name_what_is_missing() {
+    crate::common::refused(
+        &["run", "-w", "schbench -m -t 4"],
+        "schbench: -m needs a number of message threads before the next option, not '-t'",
+    );
+    crate::common::refused(
+        &["run", "-w", "perf bench -f"],
+        "perf bench: option -f (--format) is not modelled by fairsim (allowed: none of perf bench's own options)",
+    );
+}
+
+/// Issue 50 row 11: a tool whose own length --duration cuts says so, instead of printing
+/// a normal table (schbench), a throughput of 0 (tbench) or an empty list (sysbench).
+#[test]
+fn runs_cut_short_by_the_duration_say_so() {
+    let out = ok(&[
+        "run",
+        "--smp",
+        "8",
+        "-w",
+        "tbench -t 1 4",
+        "--duration",
+        "300ms",
+    ]);
+    assert!(
+        out.contains(
+            "Throughput: (not finished within --duration: the run ended at 300ms of tbench's 1 s;"
+        ),
+        "{out}"
+    );
+    assert!(
+        !out.contains("Throughput 0 MB/sec") && !out.contains("cleanup"),
+        "{out}"
+    );
+    let out = ok(&[
+        "run",
+        "--smp",
+        "8",
+        "-w",
+        "schbench -r 30",
+        "--duration",
+        "300ms",
+    ]);
+    assert!(
+        out.contains(
+            "(not finished within --duration: the run ended at 300ms of schbench's -r 30s;"
+        ),
+        "{out}"
+    );
+    let out = ok(&[
+        "run",
+        "--smp",
+        "2",
+        "-w",
+        "sysbench cpu --threads=2 --time=10 run",
+        "--duration",
+        "300ms",
+    ]);
+    assert!(
+        out.contains("Per-thread completion time (s):\n    (2 of 2 threads still running at the end of --duration)\n"),
+        "{out}"
+    );
+    // A run that ends by its own length prints the tools' normal lines.
+    let out = ok(&[
+        "run",
+        "--smp",
+        "8",
+        "-w",
+        "schbench -r 1",
+        "--duration",
+        "1s",
+    ]);
+    assert!(!out.contains("not finished"), "{out}");
+}
+
+/// Issue 50 row 12: netperf's work is system calls, which the `CPU time:` line counts as
+/// kernel overhead (`tasks 0.0%`); the line under it splits the busy time as time(1)
+/// does, and its three parts add up to the tasks' time and the overhead.
+#[test]
+fn busy_time_is_also_split_as_time_splits_it() {
+    let json = std::env::temp_dir().join(format!("fairsim-timesplit-{}.json", std::process::id()));
+    let out = ok(&[
+        "run",
+        "--smp",
+        "8",
+        "-w",
+        "netperf -t TCP_RR -l 1",
+        "--duration",
+        "50ms",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let s = &doc["scheduler"];
+    let n = |k: &str| s[k].as_u64().unwrap();
+    assert_eq!(n("user_ns"), 0, "{s}");
+    assert!(n("sys_ns") > 0, "{s}");
+    assert_eq!(
+        n("user_ns") + n("sys_ns") + n("no_task_kernel_ns"),
+        n("task_ns") + n("overhead_ns"),
+        "{s}"
+    );
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("CPU time as time(1) splits it: user 0.0%, sys "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("kernel work of no task"), "{line}");
 }

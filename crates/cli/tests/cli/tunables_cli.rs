@@ -284,3 +284,54 @@ seeds = [3]
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 50 row 4: sides that differ only in tunables are told apart in the header and
+/// in the JSON, which names each side's own writes.
+#[test]
+fn compare_names_sides_that_differ_only_in_tunables() {
+    let dir = scratch("compare-sides");
+    let out = ok(
+        &dir,
+        &[
+            "compare",
+            "--smp",
+            "2",
+            "-w",
+            "hackbench:g=1,l=20",
+            "--duration",
+            "20ms",
+            "--new",
+            "",
+            "--new-debugfs",
+            "base_slice_ns=3000000",
+            "--base-sysctl",
+            "kernel.sched_autogroup_enabled=0",
+            "--seeds",
+            "2",
+            "--json",
+            "c.json",
+        ],
+    );
+    assert!(
+        out.contains("\nbase: (defaults); sysctl kernel.sched_autogroup_enabled=0\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\nnew:  (defaults); debugfs base_slice_ns=3000000\n"),
+        "{out}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("c.json")).expect("json"))
+            .expect("JSON");
+    assert_eq!(
+        doc["new"]["debugfs"],
+        serde_json::json!(["base_slice_ns=3000000"])
+    );
+    assert_eq!(doc["new"]["sysctl"], serde_json::json!([]));
+    assert_eq!(
+        doc["base"]["sysctl"],
+        serde_json::json!(["kernel.sched_autogroup_enabled=0"])
+    );
+    assert_ne!(doc["base"], doc["new"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -172,6 +172,24 @@ fn check_invariants(m: &Machine, cpusets: &[CpuMask]) -> Result<(), TestCaseErro
                 );
                 if !sd.flags.contains(SdFlags::OVERLAP) {
                     prop_assert_eq!(total, sd.span.weight());
+                    // The groups come in the order build_sched_groups' walk meets them:
+                    // from the CPU, wrapping over the span, each at its first CPU not yet
+                    // covered; the builder takes it as a rotation of the span's first
+                    // ring without walking, which must give the walk's answer.
+                    let groups: Vec<_> = sd.groups.iter().copied().collect();
+                    let mut walk = Vec::new();
+                    let mut seen = CpuMask::new(n);
+                    for i in sd.span.iter_wrap(cpu) {
+                        if seen.test(i) {
+                            continue;
+                        }
+                        let g = groups.iter().copied().find(|&g| sds.group(g).span.test(i));
+                        prop_assert!(g.is_some(), "cpu{} of {} in no group", i, sd.name);
+                        let g = g.unwrap_or_default();
+                        seen.or_with(&sds.group(g).span);
+                        walk.push(g);
+                    }
+                    prop_assert_eq!(&walk, &groups, "{} groups out of walk order", sd.name);
                 }
                 prop_assert!(sd.groups.len() >= 2 || sd.flags.contains(SdFlags::WAKE_AFFINE));
                 prev_span = Some(sd.span.clone());

@@ -26,9 +26,19 @@ impl Body {
         self.typed.push((key, typed.to_string()));
     }
 
-    /// The body for the tool's key parser.
+    /// The body for the tool's key parser: an option the command line gave twice keeps
+    /// its last value, as the tool's own getopt loop does (the key parser refuses a key
+    /// written twice in a `NAME:key=value` body, where no tool's rule applies).
     pub(super) fn text(&self) -> String {
-        self.items.join(",")
+        let key = |item: &str| item.split('=').next().unwrap_or(item).to_string();
+        let mut kept: Vec<&str> = Vec::new();
+        for (i, item) in self.items.iter().enumerate() {
+            let later = self.items[i + 1..].iter().any(|l| key(l) == key(item));
+            if !later {
+                kept.push(item);
+            }
+        }
+        kept.join(",")
     }
 
     /// Rewrites an error of the key parser (`TOOL: KEY: ...`) to name the tool as

@@ -57,6 +57,20 @@ fn program_name(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
 
+/// The note a command line starting with `sudo` gets: the word is dropped (the run's
+/// tasks are not privileged or not, fairsim models no permission), and the user is told
+/// so rather than left to wonder whether it mattered.
+pub fn sudo_note(spec: &str) -> Option<String> {
+    let t = spec.trim();
+    if !is_command_line(t) || t.split_whitespace().next() != Some("sudo") {
+        return None;
+    }
+    Some(format!(
+        "workload '{}': sudo dropped; the command runs as it would under sudo (fairsim models no privileges)",
+        t.replace('\n', "\\n").replace('\r', "\\r")
+    ))
+}
+
 /// Parses a command line (one for which [`is_command_line`] holds).
 pub fn parse(spec: &str) -> Result<WorkloadSpec, EngineError> {
     // An error quotes what the user wrote, which may span lines (a pasted script with

@@ -44,6 +44,16 @@ impl WorkloadSpec {
                 .into())
             }
         };
+        // An empty item (`g=1,,l=10`, a trailing comma) is more likely a key lost in
+        // editing than nothing, and the items are split apart below without a trace of it.
+        if !body.trim().is_empty() && body.split(',').any(|item| item.trim().is_empty()) {
+            return Err(SpecError::Usage {
+                tool: tool.to_string(),
+                detail: format!("an empty item in '{}'", body.trim()),
+                allowed: "key=value items separated by single commas".into(),
+            }
+            .into());
+        }
         // Every tool takes cpus=LIST; the rest of the options are the tool's own.
         let (body, cpus) = affinity::split_cpus(tool, body)?;
         // ... and mem=PERMILLE, the memory intensity of its work.
@@ -100,6 +110,36 @@ impl WorkloadSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 50 row 9: a key given twice (under either of its names) and an empty item
+    /// are refused, where the last value and nothing were taken without a word; a
+    /// command line's repeated option keeps its last value, as the tool's getopt does.
+    #[test]
+    fn repeated_keys_and_empty_items_are_refused() {
+        for (spec, want) in [
+            (
+                "hackbench:g=1,l=10,g=2",
+                "hackbench: g: given twice; allowed: each key once",
+            ),
+            (
+                "hackbench:groups=1,g=2",
+                "hackbench: g: given twice; allowed: each key once",
+            ),
+            (
+                "hackbench:g=1,,l=10",
+                "hackbench: an empty item in 'g=1,,l=10'",
+            ),
+            ("hackbench:g=1,", "hackbench: an empty item in 'g=1,'"),
+        ] {
+            let e = WorkloadSpec::parse(spec).unwrap_err().to_string();
+            assert!(e.contains(want), "{spec}: {e}");
+        }
+        assert!(WorkloadSpec::parse("hackbench:").is_ok());
+        assert_eq!(
+            WorkloadSpec::parse("hackbench -g 1 -g 2 -l 10").unwrap(),
+            WorkloadSpec::parse("hackbench:g=2,l=10").unwrap()
+        );
+    }
 
     #[test]
     fn parses_the_issue_examples() {

@@ -116,28 +116,64 @@ fn render(which: Report, events: &Events) -> String {
     }
 }
 
-/// Reads the trace at `file` (`None` or `-`: stdin).
-fn read_events(file: Option<&Path>) -> Result<Events, CliError> {
+/// Reads the trace at `file` (`None` or `-`: stdin); with the events, the name errors
+/// about them give the input (`FILE PATH` or `stdin`).
+fn read_events(file: Option<&Path>) -> Result<(Events, String), CliError> {
     match file {
         None => read_stdin(),
         Some(p) if p.as_os_str() == "-" => read_stdin(),
         Some(p) => {
-            if p.is_dir() {
-                return Err(CliError::msg(format!(
-                    "FILE {}: a directory; allowed: a trace in ftrace text (fairsim run --trace-text FILE)",
-                    p.display()
-                )));
-            }
-            let f = std::fs::File::open(p)
-                .map_err(|e| CliError::msg(format!("FILE {}: {e}", p.display())))?;
-            Reader::new()
+            let what = format!("FILE {}", p.display());
+            check_kind(p).map_err(|why| CliError::msg(format!("{what}: {why}")))?;
+            let f = std::fs::File::open(p).map_err(|e| CliError::msg(format!("{what}: {e}")))?;
+            let events = Reader::new()
                 .read_all(&mut std::io::BufReader::new(f))
-                .map_err(|e| CliError::msg(format!("FILE {}: {e}", p.display())))
+                .map_err(|e| CliError::msg(format!("{what}: {e}")))?;
+            Ok((events, what))
         }
     }
 }
 
-fn read_stdin() -> Result<Events, CliError> {
+/// Refuses, before it is opened, a path that cannot hold a trace: a directory, a device
+/// (`/dev/zero` never ends) or a socket, and a regular file larger than
+/// [`parse::MAX_TRACE_BYTES`]. A FIFO is read (`<(perf script ...)` is one), through the
+/// same caps per line and per trace as stdin.
+fn check_kind(p: &Path) -> Result<(), String> {
+    const ALLOWED: &str = "allowed: a trace in ftrace text (fairsim run --trace-text FILE), or - with the trace piped in";
+    let meta = std::fs::metadata(p).map_err(|e| e.to_string())?;
+    let ft = meta.file_type();
+    if ft.is_file() {
+        if meta.len() > parse::MAX_TRACE_BYTES {
+            let max = parse::MAX_TRACE_BYTES;
+            return Err(format!(
+                "larger than {max} bytes; allowed: a trace of at most {max} bytes (cut a longer capture to a window first)"
+            ));
+        }
+        return Ok(());
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return Ok(());
+        }
+        if ft.is_char_device() {
+            return Err(format!("a character device; {ALLOWED}"));
+        }
+        if ft.is_block_device() {
+            return Err(format!("a block device; {ALLOWED}"));
+        }
+        if ft.is_socket() {
+            return Err(format!("a socket; {ALLOWED}"));
+        }
+    }
+    if ft.is_dir() {
+        return Err(format!("a directory; {ALLOWED}"));
+    }
+    Err(format!("not a regular file; {ALLOWED}"))
+}
+
+fn read_stdin() -> Result<(Events, String), CliError> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         return Err(CliError::msg(
@@ -146,9 +182,11 @@ fn read_stdin() -> Result<Events, CliError> {
     }
     let mut lock = stdin.lock();
     let input: &mut dyn BufRead = &mut lock;
-    Reader::new()
+    let what = "FILE - (stdin)".to_string();
+    let events = Reader::new()
         .read_all(input)
-        .map_err(|e| CliError::msg(format!("FILE (stdin): {e}")))
+        .map_err(|e| CliError::msg(format!("{what}: {e}")))?;
+    Ok((events, what))
 }
 
 /// Refuses a trace with no `sched_switch`, as perf does ("No sched_switch events
@@ -171,19 +209,19 @@ pub(crate) fn run(args: &ReportArgs, out: &mut dyn Write) -> Result<(), CliError
     let text = match &args.kind {
         ReportKind::Latency { file, pids, sort } => {
             let sort = latency::parse_sort(sort).map_err(CliError::msg)?;
-            let events = read_events(file.as_deref())?;
-            check_switches(&events, "FILE")?;
+            let (events, what) = read_events(file.as_deref())?;
+            check_switches(&events, &what)?;
             let opts = latency::Options { pids: *pids, sort };
             latency::render(&events, &opts)
         }
         ReportKind::Timehist { file } => {
-            let events = read_events(file.as_deref())?;
-            check_switches(&events, "FILE")?;
+            let (events, what) = read_events(file.as_deref())?;
+            check_switches(&events, &what)?;
             timehist::render(&events)
         }
         ReportKind::Map { file } => {
-            let events = read_events(file.as_deref())?;
-            check_switches(&events, "FILE")?;
+            let (events, what) = read_events(file.as_deref())?;
+            check_switches(&events, &what)?;
             map::render(&events)
         }
     };

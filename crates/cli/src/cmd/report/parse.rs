@@ -28,16 +28,31 @@
 //! instead of the fields) is not read as an empty trace.
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 
 /// The largest CPU number accepted (fairsim's and the kernel's `NR_CPUS` limit is 8192):
 /// `perf sched map` prints one column per CPU, so a corrupt number must not ask for
 /// millions.
 pub(crate) const MAX_CPU: u32 = 8191;
 
+/// The longest line read, newline included. ftrace prints each event through a
+/// `trace_seq` of one page (4096 bytes on x86, 64 KiB with arm64's largest pages), so no
+/// trace line is longer; a longer one is binary data or a file with no newlines, and is
+/// refused once this much of it is read rather than buffered whole.
+pub(crate) const MAX_LINE_BYTES: usize = 64 << 10;
+
+/// The most a trace may hold, in bytes. The events are kept for the reports (about a
+/// third of the text's size), so the input is capped as every other file fairsim reads
+/// is; a longer capture can be cut to a window before it is read (`--trace-window`, or
+/// the tracer stopped sooner).
+pub(crate) const MAX_TRACE_BYTES: u64 = 1 << 30;
+
 /// A task's state as `perf sched` reads `prev_state` (`evsel__taskstate` of perf 6.12):
 /// the letter of the lowest bit set, or `R` for none and for the preempted `R+`.
 pub(crate) type StateChar = u8;
+
+/// Why a line holding a NUL byte is refused.
+const BINARY: &str = "binary data, not ftrace text (a Perfetto trace is not read); allowed: the text of `fairsim run --trace-text FILE`, /sys/kernel/tracing/trace or `perf script`";
 
 /// How a task was woken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,9 +181,7 @@ impl Reader {
         let n = self.line_no;
         let line = line.trim_end_matches(['\r', '\n']);
         if line.contains('\0') {
-            return Err(format!(
-                "line {n}: binary data, not ftrace text (a Perfetto trace is not read); allowed: the text of `fairsim run --trace-text FILE`, /sys/kernel/tracing/trace or `perf script`"
-            ));
+            return Err(format!("line {n}: {BINARY}"));
         }
         let trimmed = line.trim_start();
         if trimmed.is_empty() {
@@ -239,16 +252,45 @@ impl Reader {
         self.events
     }
 
-    /// Reads every line of `input`.
-    pub(crate) fn read_all(mut self, input: &mut dyn BufRead) -> Result<Events, String> {
+    /// Reads every line of `input`, holding at most [`MAX_LINE_BYTES`] of a line and
+    /// [`MAX_TRACE_BYTES`] in all, so that an input that never ends (`/dev/zero`, a pipe)
+    /// or has no newlines costs bounded memory before it is refused.
+    pub(crate) fn read_all(self, input: &mut dyn BufRead) -> Result<Events, String> {
+        self.read_capped(input, MAX_LINE_BYTES, MAX_TRACE_BYTES)
+    }
+
+    /// [`Reader::read_all`] with the caps as arguments, so tests can reach them.
+    fn read_capped(
+        mut self,
+        input: &mut dyn BufRead,
+        max_line: usize,
+        max_total: u64,
+    ) -> Result<Events, String> {
         let mut buf = Vec::new();
+        let mut total = 0u64;
         loop {
             buf.clear();
             let got = input
+                .take(max_line as u64 + 1)
                 .read_until(b'\n', &mut buf)
                 .map_err(|e| format!("reading: {e}"))?;
             if got == 0 {
                 return Ok(self.finish());
+            }
+            total += got as u64;
+            if total > max_total {
+                return Err(format!(
+                    "larger than {max_total} bytes; allowed: a trace of at most {max_total} bytes (cut a longer capture to a window first)"
+                ));
+            }
+            if buf.len() > max_line && buf.last() != Some(&b'\n') {
+                let n = self.line_no + 1;
+                if buf.contains(&0) {
+                    return Err(format!("line {n}: {BINARY}"));
+                }
+                return Err(format!(
+                    "line {n}: longer than {max_line} bytes; allowed: ftrace text, whose lines are at most a page (4096 bytes on x86)"
+                ));
             }
             // A comm is bytes to the kernel; a stray non-UTF-8 byte must not lose the
             // line.
@@ -478,9 +520,18 @@ fn task_state(v: &str) -> Result<StateChar, String> {
             STATES[bit]
         });
     }
-    if !first.is_ascii_alphabetic() {
+    // sched_switch prints `R`, or the state bits as letters joined by `|` (6.12's
+    // SDTtXZPI; kernels before 4.14 also x, K, W and N), with `+` after a preempted task's
+    // state; anything else is not a kernel's and is refused rather than read by its
+    // first letter.
+    let body = v.strip_suffix('+').unwrap_or(v);
+    let letters_ok = !body.is_empty()
+        && body
+            .split('|')
+            .all(|p| p.len() == 1 && "RSDTtXZPIxKWN".contains(p));
+    if !letters_ok {
         return Err(format!(
-            "prev_state={v} is not a state; allowed: letters of RSDTtXZPI"
+            "prev_state={v} is not a state; allowed: R, or letters of SDTtXZPI (xKWN before 4.14) joined by |, then + if preempted, or a number"
         ));
     }
     Ok(first)
@@ -540,6 +591,15 @@ mod tests {
         assert_eq!(task_state("256"), Ok(b'R'));
         assert_eq!(task_state("2"), Ok(b'D'));
         assert!(task_state("?").is_err());
+        // Issue 50 row 9: letters no kernel prints are refused, not read by the first.
+        assert_eq!(task_state("D|K"), Ok(b'D'));
+        for bad in ["QQQ", "SQ", "S|", "S||D", "+", "Sleeping"] {
+            let e = task_state(bad).unwrap_err();
+            assert!(
+                e.starts_with(&format!("prev_state={bad} is not a state; allowed: R, ")),
+                "{e}"
+            );
+        }
     }
 
     #[test]
@@ -572,6 +632,41 @@ mod tests {
             .unwrap_err();
         assert!(e.contains("CPU 99999 is out of range"), "{e}");
         assert!(read("\0\0\0").unwrap_err().contains("binary data"));
+    }
+
+    /// An input that never ends, or a long run without a newline, is refused once the
+    /// cap is read, not buffered whole: `take` stops the read one byte past each cap.
+    #[test]
+    fn lines_and_inputs_past_their_caps_are_refused_while_reading() {
+        let line = "# header\n";
+        let mut zeros = std::io::BufReader::new(std::io::repeat(0));
+        let e = Reader::new()
+            .read_capped(&mut zeros, 64, 1 << 20)
+            .unwrap_err();
+        assert_eq!(e, format!("line 1: {BINARY}"));
+        let mut letters = std::io::BufReader::new(std::io::repeat(b'a'));
+        let e = Reader::new()
+            .read_capped(&mut letters, 64, 1 << 20)
+            .unwrap_err();
+        assert!(
+            e.starts_with("line 1: longer than 64 bytes; allowed: ftrace text"),
+            "{e}"
+        );
+        // A line of exactly the cap, newline included, is read.
+        let exact = format!("#{}\n", "x".repeat(62));
+        assert!(Reader::new()
+            .read_capped(&mut exact.as_bytes(), 64, 1 << 20)
+            .is_ok());
+        let mut endless = line
+            .as_bytes()
+            .chain(std::io::BufReader::new(std::io::repeat(b'\n')));
+        let e = Reader::new()
+            .read_capped(&mut endless, 64, 4096)
+            .unwrap_err();
+        assert!(
+            e.starts_with("larger than 4096 bytes; allowed: a trace of at most 4096 bytes"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -41,6 +41,21 @@ for seed 001's run (the 2016 binary ignored -m: 2 message threads x 24 workers r
 `fairsim run --help` for every option.
 ";
 
+/// The line a run without a workload but with other options prints: the built-in
+/// explanation's machine and length need not hold, so it names only the workload.
+const BUILTIN_WITH_OPTIONS: &str = "\
+No workload given: running the built-in one, schbench:m=2,t=8,c=10ms,s=10ms (seed 001's
+wakeup-latency benchmark), with the options given (3 emulated seconds unless --duration
+says otherwise); `fairsim run` alone explains it, --workload names another.
+";
+
+/// Whether `args` are `fairsim run` alone: the built-in explanation, which names the
+/// machine and the length, is true only then. clap's own defaults are the reference, so
+/// an option set to its default value counts as given only if it changes nothing.
+fn no_options(args: &RunArgs) -> bool {
+    parse_run_args(&[]).is_ok_and(|bare| format!("{bare:?}") == format!("{args:?}"))
+}
+
 /// The run specification `args` describe (for `fairsim compare`, which varies its
 /// features and seed).
 /// `kernel`, when given, replaces `--kernel` and the scenario's key (compare's
@@ -322,8 +337,10 @@ fn write_traces(args: &RunArgs, trace: &fairsim_trace::Trace) -> Result<(), CliE
 /// Runs `fairsim run`.
 pub(crate) fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let (plan, builtin) = resolve(args, &mut print_note)?;
-    if builtin {
+    if builtin && no_options(args) {
         writeln!(out, "{BUILTIN_EXPLANATION}")?;
+    } else if builtin {
+        writeln!(out, "{BUILTIN_WITH_OPTIONS}")?;
     }
     check_json_budget(&plan, args.check_determinism)?;
     super::rtapp_log::check(args.rtapp_log.as_deref(), &plan.spec)?;

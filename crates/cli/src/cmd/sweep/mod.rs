@@ -230,9 +230,7 @@ fn run_point(
 ) -> Result<Option<RunMetrics>, CliError> {
     let args = parse_run_args(&point.argv).map_err(|e| CliError::msg(clap_line(&e)))?;
     let (spec, _) = resolve_point(&args)?;
-    let Some(result) =
-        progress::run_batch_job(&spec, &mut |now, end| batch.advance(job, now, end))?
-    else {
+    let Some(result) = progress::run_batch_job(&spec, batch, job)? else {
         return Ok(None);
     };
     let metrics = metrics_of(&spec, &result, None);

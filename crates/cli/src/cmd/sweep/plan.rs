@@ -215,17 +215,21 @@ fn is_sweep_option(o: &str) -> bool {
         && o != "seed"
 }
 
+/// A plan key as run's option names it: `idle_states`, as a scenario file spells it, is
+/// `idle-states`. Only a key whose hyphenated form is an option is rewritten, so the
+/// points and their labels name each option one way whichever spelling the plan used.
+fn option_name(opts: &[(String, Kind)], key: &str) -> String {
+    let hyphen = key.replace('_', "-");
+    if hyphen != key && opts.iter().any(|(o, _)| *o == hyphen) {
+        hyphen
+    } else {
+        key.to_string()
+    }
+}
+
 /// Checks that `key` names an option a sweep can vary or fix, and returns its kind.
 fn sweep_option(opts: &[(String, Kind)], key: &str, field: &str) -> Result<Kind, CliError> {
     let Some(kind) = opts.iter().find(|(o, _)| o == key).map(|(_, k)| *k) else {
-        let hyphen = key.replace('_', "-");
-        if hyphen != key && opts.iter().any(|(o, _)| *o == hyphen) {
-            return Err(bad(
-                field,
-                "not an option of fairsim run",
-                &format!("run's option names, here `{hyphen}`"),
-            ));
-        }
         return Err(bad(
             field,
             "not an option of fairsim run",
@@ -634,6 +638,7 @@ impl Plan {
                 };
                 continue;
             }
+            let k = &option_name(&opts, k);
             let kind = sweep_option(&opts, k, &field)?;
             common.extend(option_args(k, kind, v, &field)?);
         }
@@ -655,8 +660,9 @@ impl Plan {
                 "seed" => return Err(bad("axes.seed", "not an axis", "axes.seeds")),
                 _ => {
                     let field = format!("axes.{k}");
+                    let k = &option_name(&opts, k);
                     let kind = sweep_option(&opts, k, &field)?;
-                    if run_keys.iter().any(|(r, _)| r == k) {
+                    if run_keys.iter().any(|(r, _)| option_name(&opts, r) == *k) {
                         return Err(bad(
                             &field,
                             "also set in [run]",
@@ -812,6 +818,26 @@ fast = "ILB_FAST,NO_NI_RANDOM"
         );
     }
 
+    /// Issue 50 row 8: a scenario file's spelling (`idle_states`) names the same option
+    /// as run's (`idle-states`), and the points name it one way.
+    #[test]
+    fn a_scenario_files_spelling_names_the_same_option() {
+        let plan = |key: &str| {
+            let text = format!(
+                "name = \"t\"\n[run]\ntimer_slack = \"1us\"\n[axes]\nworkloads = [\"a\"]\n{key} = [\"spr\"]\n"
+            );
+            let points = Plan::parse(&text).unwrap().points();
+            (points[0].stem.clone(), command_line(&points[0].argv))
+        };
+        assert_eq!(plan("idle_states"), plan("idle-states"));
+        let (stem, argv) = plan("idle_states");
+        assert!(
+            argv.contains("--timer-slack 1us --idle-states spr"),
+            "{argv}"
+        );
+        assert!(stem.contains("idle-states-spr"), "{stem}");
+    }
+
     #[test]
     fn a_kernels_axis_comes_before_the_features() {
         let plan = Plan::parse(
@@ -878,8 +904,8 @@ fast = "ILB_FAST,NO_NI_RANDOM"
                 "axes.seeds: invalid count",
             ),
             (
-                "name = \"t\"\n[axes]\nworkloads = [\"a\"]\ntimer_slack = [\"1us\"]",
-                "here `timer-slack`",
+                "name = \"t\"\n[run]\ntimer_slack = \"1us\"\n[axes]\nworkloads = [\"a\"]\ntimer-slack = [\"1us\"]",
+                "axes.timer-slack: also set in [run]",
             ),
         ];
         for (text, want) in cases {
