@@ -441,7 +441,10 @@ fn wakeup_placement_is_summarised_in_json_and_compared() {
     assert_eq!(outcomes, wakeups, "{p}");
     assert!(p["llc_scans"].as_u64().unwrap() > 0, "{p}");
     // Each recorded wake-to-run delay is counted on the CPU the task ran on.
-    assert!(out.contains("\nwake-to-run delay by CPU: longest "), "{out}");
+    assert!(
+        out.contains("\nwake-to-run delay by CPU: longest "),
+        "{out}"
+    );
     let per_cpu: u64 = doc["cpus"]
         .as_array()
         .unwrap()
@@ -450,7 +453,9 @@ fn wakeup_placement_is_summarised_in_json_and_compared() {
         .sum();
     assert_eq!(
         per_cpu,
-        doc["scheduler"]["wakeup_latency_ns"]["count"].as_u64().unwrap()
+        doc["scheduler"]["wakeup_latency_ns"]["count"]
+            .as_u64()
+            .unwrap()
     );
     let mut cmp = vec!["compare"];
     cmp.extend(args);
@@ -469,6 +474,7 @@ fn wakeup_placement_is_summarised_in_json_and_compared() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
 
 /// Issue 50 row 5: the newidle line divides its time, which runs from each call's start
 /// and so holds the calls the `rd->overloaded`/`avg_idle` gate ended, by every call, and
