@@ -61,7 +61,8 @@ RULE_CLAUSES = [
     "for a claim of no effect, fairsim's relative change below the posting's relative "
     "resolution",
     "resolution = one unit of the last digit the posting prints (the coarser of its before "
-    "and after); relative resolution = that unit over the posting's before",
+    "and after; the table's, where the posting's figure is computed from others); relative "
+    "resolution = that unit over the posting's before",
     "rows that are one measurement count once, by their representative row (listed under "
     "the table)",
     "not produced = a posting figure fairsim cannot compute (counted in N)",
@@ -93,6 +94,7 @@ def rule_name():
     if r not in RULES:
         raise SystemExit(f"compare.py: {RULE_ENV}={r!r}: expected one of {', '.join(RULES)}")
     return r
+
 
 SUMMARY_RE = re.compile(r"^(\d+) comparisons, (\d+) same direction, (\d+) within 2x, "
                         r"(\d+) not produced$")
@@ -395,9 +397,10 @@ def print_comparisons(title, comparisons, noise_lines, extra_heads=(), extra_cel
     old = rule_name() == "old"
     print(title)
     w = max(24, max(len(c.name) for c in comparisons))
+    # The old rule counts every row: no measurement column's letters then.
     tags = {}
-    for i, (g, rows) in enumerate(groups(comparisons).items()):
-        rep = units(rows)[0] if not old else None
+    for i, (g, rows) in enumerate(groups(comparisons).items() if not old else ()):
+        rep = units(rows)[0]
         for c in rows:
             tags[id(c)] = chr(ord("A") + i) + ("*" if c is rep else "")
     head = (f"{'figure':<{w}} | {'posting before':>14} {'after':>10} {'change':>9} | "
