@@ -40,9 +40,10 @@ POST = {
     "ilb_util": {"perf.newidle_balance": 3.35, "perf.update_sd_lb_stats": 2.30},
 }
 # The headline comparisons: (label, after kernel, figure, measurement group). A kernel's
-# two perf lines are one measurement in fairsim: the balance's time is spent in
-# update_sd_lb_stats, and the two shares differ by a near-constant 0.05-0.06 points in
-# every run, so they cannot disagree; the pair counts once, by newidle_balance's line.
+# two perf lines are one measurement in fairsim: newidle_balance spends nearly all its
+# time in update_sd_lb_stats, and the two shares differ by 0.05-0.07 points in every run,
+# whatever the share, so they cannot disagree; the pair counts once, by newidle_balance's
+# line.
 HEADLINE = [
     ("ILB_UTIL: newidle_balance % (perf)", "ilb_util", "perf.newidle_balance",
      "ILB_UTIL perf lines"),
