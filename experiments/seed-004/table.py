@@ -57,13 +57,13 @@ AUTONUMA = {
     "NUMA hint local faults": (1309, 451), "NUMA hint local percent": (30, 32),
     "NUMA pages migrated": (1335, 491), "AutoNUMA cost %": (21, 6),
 }
-# The posting's netperf-udp rows: size -> (send before, send after, recv before, recv after).
 # Page range updates are base PTE updates plus 512 per huge PMD update, of which there
 # are none: one measurement, counted once by the base PTE updates.
 AUTONUMA_GROUPS = {
     "NUMA base PTE updates": ("NUMA PTE updates", True),
     "NUMA page range updates": ("NUMA PTE updates", False),
 }
+# The posting's netperf-udp rows: size -> (send before, send after, recv before, recv after).
 NETPERF = {
     64: (349.09, 354.67, 349.09, 354.67), 128: (699.16, 702.91, 699.16, 702.91),
     256: (1316.34, 1350.07, 1316.34, 1350.07), 1024: (5063.99, 5124.38, 5063.99, 5124.38),
