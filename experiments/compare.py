@@ -287,12 +287,15 @@ class Comparison:
     def verdict(self):
         """The new rule's verdict: 'n/p', '=' (both claim no effect), 'same', 'ns' (same
         sign, fairsim's change not detectable), 'tiny' (detectable, below a tenth of the
-        posting's), '!' (differs)."""
+        posting's), '?' (the posting claims no effect, and fairsim's change is above its
+        resolution and cannot be tested: fewer than 2 seeds), '!' (differs)."""
         if not self.produced:
             return "n/p"
         state = self.fs_state()
         if self.post_inside():
-            return "=" if state == "noise" or self.fs_below_res() else "!"
+            if state == "noise" or self.fs_below_res():
+                return "="
+            return "?" if state == "untested" else "!"
         p, f = self.folds()
         if _sign(p) != _sign(f) or _sign(f) == 0:
             return "!"
@@ -445,7 +448,8 @@ def print_comparisons(title, comparisons, noise_lines, extra_heads=(), extra_cel
               "resolution); test: fairsim's paired t, p over n paired seeds (2se: unpaired; "
               "n=1: not testable); dir: same, = (both claim no effect), ns (same sign, "
               "fairsim's change not detectable), tiny (detectable, under a tenth of the "
-              "posting's in log terms), ! (differs), n/p (not produced)")
+              "posting's in log terms), ? (no effect posted, fairsim's change untestable), "
+              "! (differs), n/p (not produced)")
         print("rule: " + ";\n      ".join(RULE_CLAUSES))
         print(f"noise, {FAIRSIM_NOISE}")
     for line in noise_lines:

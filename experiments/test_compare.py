@@ -181,7 +181,8 @@ class RuleTest(unittest.TestCase):
         # Nor is a posting's claim of no effect reproduced by an untested change.
         c = Comparison("x", 50, 50, **seeded([10.0], [5.0]))
         with rule("new"):
-            self.assertEqual(c.verdict(), "!")
+            self.assertEqual(c.verdict(), "?")
+            self.assertFalse(c.same_direction())
 
     def test_claims_of_no_effect(self):
         # The posting's p50: 50 -> 50 us, resolution 1 us (2% of 50).
