@@ -60,20 +60,27 @@ def figures(doc):
 def load(out, reading):
     runs = {}
     for path in sorted(glob.glob(os.path.join(out, reading, "*.json"))):
-        kernel, name, _seed = os.path.basename(path)[:-5].split("-")
+        kernel, name, seed = os.path.basename(path)[:-5].split("-")
         with open(path) as f:
-            runs.setdefault((kernel, name), []).append(figures(json.load(f)))
+            fig = figures(json.load(f))
+        # Both kernels run seeds 1..N (`run`): the scoring rule pairs them by seed.
+        fig["seed"] = int(seed)
+        runs.setdefault((kernel, name), []).append(fig)
     return runs
 
 
 def comparisons(runs, rows):
     comps, extra = [], []
     for row in rows:
-        fb, sb = mean_se([r[row] for r in runs.get(("4.5", "mainline"), [])])
-        fa, sa = mean_se([r[row] for r in runs.get(("4.5", "patch"), [])])
+        before = runs.get(("4.5", "mainline"), [])
+        after = runs.get(("4.5", "patch"), [])
+        fb, sb = mean_se([r[row] for r in before])
+        fa, sa = mean_se([r[row] for r in after])
         label = f"{'*' if row == '99.0' else ''}{row}th" if row[0].isdigit() else row
+        # fairsim's figure is the mean over seeds of each seed's percentile: paired by seed.
+        seeds = ({r["seed"]: r[row] for r in before}, {r["seed"]: r[row] for r in after})
         comps.append(Comparison(label, POST["mainline"][row], POST["patch"][row], fb, fa,
-                                fs_se=(sb, sa)))
+                                fs_se=(sb, sa), fs_seeds=seeds))
         gb, _ = mean_se([r[row] for r in runs.get(("6.12", "mainline"), [])])
         ga, _ = mean_se([r[row] for r in runs.get(("6.12", "patch"), [])])
         extra.append(["-" if gb is None or ga is None else f"{gb:.0f} -> {ga:.0f}"])

@@ -57,7 +57,10 @@ NOISE_POSTING = [
     "so se = sd / sqrt(20)"]
 
 
-def samples(d):
+def samples(d, by_seed=False):
+    """{(machine, workload, features): [value per seed]}, or with by_seed {...: {seed:
+    value}}: the sweep runs the same seeds for every kernel, so the scoring rule pairs
+    them by seed."""
     out = {}
     if d is None or not (Path(d) / "points").is_dir():
         return out
@@ -68,7 +71,11 @@ def samples(d):
         v = next((m["value"] for m in pt["metrics"] if m["name"] == name), None)
         if v is None:
             continue
-        out.setdefault((c["machines"], c["workloads"], c["features"]), []).append(v)
+        key = (c["machines"], c["workloads"], c["features"])
+        if by_seed:
+            out.setdefault(key, {})[c["seeds"]] = v
+        else:
+            out.setdefault(key, []).append(v)
     return out
 
 
@@ -76,17 +83,19 @@ def post_se(row):
     return (row[2] - row[1]) / RANGE_TO_SD / math.sqrt(POST_RUNS)
 
 
-def comparison(machine, bench, ours):
+def comparison(machine, bench, ours, seeds):
     post = SEED[machine][bench]
     fb, sb = mean_se(ours.get((machine, bench, "k39"), []))
     fa, sa = mean_se(ours.get((machine, bench, "patches"), []))
+    pairs = (seeds.get((machine, bench, "k39"), {}), seeds.get((machine, bench, "patches"), {}))
     return Comparison(f"{machine} {bench} AVG", post["k39"][0], post["patches"][0], fb, fa,
                       post_se=(post_se(post["k39"]), post_se(post["patches"])),
-                      fs_se=(sb, sa))
+                      fs_se=(sb, sa), fs_seeds=pairs)
 
 
 def main():
     ours = samples(sys.argv[1])
+    seeds = samples(sys.argv[1], by_seed=True)
     ref = samples(sys.argv[2]) if len(sys.argv) > 2 else {}
     n = max((len(v) for v in ours.values()), default=0)
     if not n:
@@ -104,7 +113,7 @@ def main():
             cols = {k: ours.get((machine, bench, k), []) for k in KERNELS}
             if not all(cols.values()):
                 continue
-            c = comparison(machine, bench, ours)
+            c = comparison(machine, bench, ours, seeds)
             for i, stat in enumerate(["AVG", "MIN", "MAX"]):
                 pick = [lambda v: sum(v) / len(v), min, max][i]
                 seed_cols = "".join(f"{kernels[k][i]:>13.2f}" for k in KERNELS)
@@ -120,7 +129,7 @@ def main():
     if len(sys.argv) > 3:
         where_threads_ran(Path(sys.argv[3]))
     print()
-    comps = [comparison("tc2", b, ours) for b in SEED["tc2"]]
+    comps = [comparison("tc2", b, ours, seeds) for b in SEED["tc2"]]
     extra = []
     for b in SEED["tc2"]:
         rb = mean_se(ref.get(("tc2", b, "k39"), []))[0]

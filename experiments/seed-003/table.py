@@ -65,8 +65,10 @@ def welch_t(a, b):
 
 
 def sweep(d, coord, axis):
-    """time-s and the load-tracking shares per side ('before'/'after') of a sweep."""
-    samples, shares = {}, {}
+    """time-s and the load-tracking shares per side ('before'/'after') of a sweep, and
+    time-s per side by seed (the sweep runs the same seeds on both sides: the scoring rule
+    pairs them)."""
+    samples, shares, by_seed = {}, {}, {}
     for p in sorted((Path(d) / "points").glob("*.json")) if Path(d).is_dir() else []:
         pt = json.loads(p.read_text())
         c = dict(pt["coordinates"])
@@ -75,9 +77,10 @@ def sweep(d, coord, axis):
         if "time-s" not in m or side is None:
             continue
         samples.setdefault(side, []).append(m["time-s"])
+        by_seed.setdefault(side, {})[c.get("seeds")] = m["time-s"]
         for k in ("perf-util_est-%", "perf-update_load_avg-%"):
             shares.setdefault((side, k), []).append(m.get(k, float("nan")))
-    return samples, shares
+    return samples, shares, by_seed
 
 
 def fs_figure(xs, q):
@@ -96,8 +99,9 @@ def post_se(side, q):
 
 
 def overhead(out):
-    era, era_sh = sweep(out / "overhead", "features", {"before": "before", "after": "after"})
-    ref, ref_sh = sweep(out / "overhead-612", "util-est", {"off": "before", "legacy-nofastup": "after"})
+    era, era_sh, era_seeds = sweep(out / "overhead", "features",
+                                   {"before": "before", "after": "after"})
+    ref, ref_sh, _ = sweep(out / "overhead-612", "util-est", {"off": "before", "legacy-nofastup": "after"})
     if not era.get("before") or not era.get("after"):
         sys.exit(f"table.py: {out}/overhead: no before/after points")
     print("Seed 003: perf bench sched messaging --pipe --thread --group 8 --loop 5000,")
@@ -133,7 +137,7 @@ def overhead(out):
             pelt = statistics.fmean(sh[(k, "perf-update_load_avg-%")])
             print(f"  {label} {k:<7} util_est {ue:.4f}%   update_load_avg {pelt:.3f}%")
     print()
-    return era, ref
+    return era, ref, era_seeds
 
 
 def freq_at(transitions, policy, t_ns):
@@ -195,15 +199,18 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__.split("\n\n")[1])
     out = Path(sys.argv[1])
-    era, ref = overhead(out)
+    era, ref, era_seeds = overhead(out)
     rampup(out / "rampup")
     comps, extra = [], []
     for label, col, q in HEADLINE:
         fb, sb = fs_figure(era["before"], q)
         fa, sa = fs_figure(era["after"], q)
+        # The mean is paired by seed; a quantile of the seeds' distribution has no
+        # per-seed value and keeps its normal-theory se.
+        pairs = (era_seeds["before"], era_seeds["after"]) if q is None else None
         comps.append(Comparison(label, SEED_ROWS["before"][col], SEED_ROWS["after"][col],
                                 fb, fa, post_se=(post_se("before", q), post_se("after", q)),
-                                fs_se=(sb, sa)))
+                                fs_se=(sb, sa), fs_seeds=pairs))
         rb, _ = fs_figure(ref.get("before", []), q)
         ra, _ = fs_figure(ref.get("after", []), q)
         extra.append(["-" if rb is None or ra is None else
