@@ -30,8 +30,8 @@ POST = {
     "patch": {"50.0": 50, "75.0": 62, "90.0": 73, "95.0": 79, "99.0": 99,
               "99.5": 761, "99.9": 10160, "min": 0, "max": 14659},
 }
-READINGS = [("2x12x2", "2 x 12 cores x 2 threads (48 CPUs), bdx idle states: the favoured "
-             "reading, counted"),
+READINGS = [("2x12x2", "2 x 12 cores x 2 threads (48 CPUs), the idle states run gave "
+             "(bdx,no-C6 by default): the favoured reading, counted"),
             ("2x24x2", "2 x 24 cores x 2 threads (96 CPUs, the 2s24c2t preset): shown, "
              "not counted")]
 COUNTED = "2x12x2"
