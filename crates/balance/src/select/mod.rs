@@ -46,6 +46,7 @@ use fairsim_topology::{SdFlags, SdId};
 use crate::features::Feature;
 use crate::kernel::Kernel;
 use crate::sched::{wf, Sched};
+use crate::select::stats::SisOutcome;
 use crate::task::TaskId;
 
 impl Sched {
@@ -183,6 +184,14 @@ impl Sched {
             };
         }
         new_cpu
+    }
+
+    /// Counts a `select_idle_sibling` outcome and returns `cpu`, so that each return of
+    /// the function names its branch.
+    #[inline]
+    pub(crate) fn sis_done(&mut self, o: SisOutcome, cpu: usize) -> usize {
+        self.wake_stats.sis[o as usize] += 1;
+        cpu
     }
 
     /// Counts a `wake_affine` call on `this_cpu` that chose `target` (the waker's CPU:

@@ -8,10 +8,8 @@
 //! would add with a few `schedstat_inc()`s or bpftrace probes on `select_idle_sibling`'s
 //! returns: each is counted where the kernel function takes that branch, in every era
 //! whose `select_idle_sibling` fairsim runs. They are counted over the measured window
-//! ([`Sched::reset_schedstat`] clears them) and cost no modelled time.
+//! (`Sched::reset_schedstat` clears them) and cost no modelled time.
 
-use crate::sched::Sched;
-use crate::task::TaskId;
 
 /// Which test of `select_idle_sibling` gave the CPU (the order of its checks in 6.12).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,61 +139,6 @@ impl WakeStats {
     /// CPUs read by calls of `kind`.
     pub fn cpus_scanned_of(&self, kind: SelectKind) -> u64 {
         self.cpus_scanned[kind as usize]
-    }
-}
-
-impl Sched {
-    /// Counts a `select_idle_sibling` outcome and returns `cpu`, so that each return of
-    /// the function names its branch.
-    #[inline]
-    pub(crate) fn sis_done(&mut self, o: SisOutcome, cpu: usize) -> usize {
-        self.wake_stats.sis[o as usize] += 1;
-        cpu
-    }
-}
-
-impl Sched {
-    /// The era's `select_idle_sibling` of Linux 3.9 or 4.5 (LEGACY_SIS, SIS_FIRST_IDLE
-    /// included) for `p` around `target`, its outcome counted.
-    ///
-    /// Those functions only read the machine, and their checks come in one order: an
-    /// idle `target`, an idle cache-affine previous CPU (`task_cpu(p)`), then a search of
-    /// the LLC that returns an idle CPU (of a wholly idle group, or with SIS_FIRST_IDLE
-    /// the first idle one), else `target`. So the CPU returned names the check that
-    /// returned it, and the function's body stays the era's own.
-    pub(crate) fn select_idle_sibling_legacy_counted(&mut self, p: TaskId, target: usize) -> usize {
-        let prev = self.tasks[p].cpu;
-        let v3_9 = self.fair.features.kernel() == crate::kernel::Kernel::V3_9;
-        let chosen = if v3_9 {
-            self.select_idle_sibling_v3_9(p, target)
-        } else {
-            self.select_idle_sibling_v4_5(p, target)
-        };
-        let idle = |s: &Sched, cpu: usize| {
-            if v3_9 {
-                s.idle_cpu_v3_9(cpu)
-            } else {
-                s.idle_cpu_v4_5(cpu)
-            }
-        };
-        let o = if chosen == target && idle(self, target) {
-            SisOutcome::Target
-        } else if chosen == prev && prev != target && idle(self, prev) {
-            SisOutcome::Prev
-        } else if chosen != target && idle(self, chosen) {
-            if self
-                .fair
-                .features
-                .has(crate::features::Feature::SIS_FIRST_IDLE)
-            {
-                SisOutcome::IdleCpu
-            } else {
-                SisOutcome::IdleCore
-            }
-        } else {
-            SisOutcome::NoneIdle
-        };
-        self.sis_done(o, chosen)
     }
 }
 

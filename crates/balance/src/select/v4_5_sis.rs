@@ -117,6 +117,7 @@ use fairsim_topology::{GroupId, SdId};
 use crate::features::Feature;
 use crate::lb::view::LbRead;
 use crate::sched::Sched;
+use crate::select::stats::SisOutcome;
 use crate::task::TaskId;
 
 impl Sched {
@@ -248,5 +249,50 @@ impl Sched {
             list.rotate_left(pos);
         }
         list
+    }
+}
+
+impl Sched {
+    /// The era's `select_idle_sibling` of Linux 3.9 or 4.5 (LEGACY_SIS, SIS_FIRST_IDLE
+    /// included) for `p` around `target`, its outcome counted.
+    ///
+    /// Those functions only read the machine, and their checks come in one order: an
+    /// idle `target`, an idle cache-affine previous CPU (`task_cpu(p)`), then a search of
+    /// the LLC that returns an idle CPU (of a wholly idle group, or with SIS_FIRST_IDLE
+    /// the first idle one), else `target`. So the CPU returned names the check that
+    /// returned it, and the function's body stays the era's own.
+    pub(crate) fn select_idle_sibling_legacy_counted(&mut self, p: TaskId, target: usize) -> usize {
+        let prev = self.tasks[p].cpu;
+        let v3_9 = self.fair.features.kernel() == crate::kernel::Kernel::V3_9;
+        let chosen = if v3_9 {
+            self.select_idle_sibling_v3_9(p, target)
+        } else {
+            self.select_idle_sibling_v4_5(p, target)
+        };
+        let idle = |s: &Sched, cpu: usize| {
+            if v3_9 {
+                s.idle_cpu_v3_9(cpu)
+            } else {
+                s.idle_cpu_v4_5(cpu)
+            }
+        };
+        let o = if chosen == target && idle(self, target) {
+            SisOutcome::Target
+        } else if chosen == prev && prev != target && idle(self, prev) {
+            SisOutcome::Prev
+        } else if chosen != target && idle(self, chosen) {
+            if self
+                .fair
+                .features
+                .has(crate::features::Feature::SIS_FIRST_IDLE)
+            {
+                SisOutcome::IdleCpu
+            } else {
+                SisOutcome::IdleCore
+            }
+        } else {
+            SisOutcome::NoneIdle
+        };
+        self.sis_done(o, chosen)
     }
 }
