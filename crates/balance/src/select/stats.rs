@@ -10,7 +10,6 @@
 //! whose `select_idle_sibling` fairsim runs. They are counted over the measured window
 //! (`Sched::reset_schedstat` clears them) and cost no modelled time.
 
-
 /// Which test of `select_idle_sibling` gave the CPU (the order of its checks in 6.12).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SisOutcome {
