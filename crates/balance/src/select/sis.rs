@@ -163,6 +163,22 @@ impl Sched {
         let before = self.cpus_visited_so_far();
         let found = self.select_idle_cpu(p, sd, has_idle_core, target);
         let read = self.cpus_visited_so_far() - before;
+        // The scan stopped at its limit (`!--nr`) only where the LLC had more CPUs to read
+        // than the limit allows; otherwise it ended with the mask.
+        let more_than_limit = |nr: u64| {
+            self.topo
+                .domain(sd)
+                .span
+                .weight_and(&self.tasks[p].cpus_allowed) as u64
+                > nr
+        };
+        let limited = match limit {
+            Some(nr) if found.is_none() && !has_idle_core && nr > 0 => {
+                let nr = u64::from(nr as u32);
+                read >= nr && more_than_limit(nr)
+            }
+            _ => false,
+        };
         let st = &mut self.wake_stats;
         match limit {
             // SIS_UTIL's early return comes before either scan.
@@ -171,9 +187,7 @@ impl Sched {
                 st.scans += 1;
                 st.nr_idle_scan_sum += u64::from(nr.max(0) as u32);
                 st.nr_idle_scan_reads += 1;
-                if found.is_none() && !has_idle_core && read >= u64::from(nr.max(0) as u32) {
-                    st.scans_limited += 1;
-                }
+                st.scans_limited += u64::from(limited);
             }
             None => st.scans += 1,
         }

@@ -291,10 +291,14 @@ impl Sched {
                     .wrapping_add(1);
                 // An overloaded LLC is unlikely to have an idle CPU or core.
                 if nr == 1 {
+                    self.wake_stats.scans_skipped += 1;
                     return None;
                 }
+                self.wake_stats.nr_idle_scan_sum += u64::from(nr.wrapping_sub(1).max(0) as u32);
+                self.wake_stats.nr_idle_scan_reads += 1;
             }
         }
+        self.wake_stats.scans += 1;
 
         // The kernel walks the live mask, from which select_idle_core removes whole
         // cores; walking a snapshot and skipping the CPUs removed since is the same walk.
@@ -312,6 +316,7 @@ impl Sched {
             } else {
                 nr = nr.wrapping_sub(1);
                 if nr == 0 {
+                    self.wake_stats.scans_limited += 1;
                     return None;
                 }
                 reads += 1;
