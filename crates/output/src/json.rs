@@ -271,27 +271,9 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
     // The busy time as time(1) splits it (the summary's line under `CPU time:`), added
     // here rather than in the literal above, which is at serde_json's macro depth.
     let scheduler = &mut doc["scheduler"];
-    scheduler["user_ns"] = w
-        .metrics()
-        .tasks
-        .iter()
-        .map(|m| m.user_ns)
-        .sum::<u64>()
-        .into();
-    scheduler["sys_ns"] = w
-        .metrics()
-        .tasks
-        .iter()
-        .map(|m| m.sys_ns)
-        .sum::<u64>()
-        .into();
-    scheduler["no_task_kernel_ns"] = w
-        .metrics()
-        .cpus
-        .iter()
-        .map(|c| c.no_task_kernel_ns)
-        .sum::<u64>()
-        .into();
+    scheduler["user_ns"] = t.user_ns.into();
+    scheduler["sys_ns"] = t.sys_ns.into();
+    scheduler["no_task_kernel_ns"] = t.no_task_kernel_ns.into();
     // Only a run of an older kernel than 6.12 (`--kernel`) names it, so that 6.12's JSON
     // reads as it always has.
     let kernel = spec.config.params.features.kernel();

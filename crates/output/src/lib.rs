@@ -33,6 +33,12 @@ pub struct Totals {
     pub switches: u64,
     /// Task migrations (sum of `se.nr_migrations`).
     pub migrations: u64,
+    /// The tasks' user time, as time(1) splits busy time.
+    pub user_ns: u64,
+    /// The tasks' system time: their system calls and the kernel work done while they ran.
+    pub sys_ns: u64,
+    /// Kernel work done for no task (idle, or inside `schedule()` after a block).
+    pub no_task_kernel_ns: u64,
 }
 
 /// Sums the metrics of `r`.
@@ -47,6 +53,11 @@ pub fn totals(r: &RunResult) -> Totals {
         t.task_ns += c.task_ns;
         t.overhead_ns += c.overhead_total();
         t.switches += c.switches;
+        t.no_task_kernel_ns += c.no_task_kernel_ns;
+    }
+    for m in &w.metrics().tasks {
+        t.user_ns += m.user_ns;
+        t.sys_ns += m.sys_ns;
     }
     t.migrations = w.sched().tasks.iter().map(|x| x.se.nr_migrations).sum();
     t

@@ -173,14 +173,11 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
     ));
     // The same busy time split as time(1) splits a process's: a tool whose work is
     // system calls (netperf, tbench) shows as kernel overhead above and as sys here.
-    let user_ns: u64 = w.metrics().tasks.iter().map(|m| m.user_ns).sum();
-    let sys_ns: u64 = w.metrics().tasks.iter().map(|m| m.sys_ns).sum();
-    let no_task_ns: u64 = w.metrics().cpus.iter().map(|c| c.no_task_kernel_ns).sum();
     s.push_str(&format!(
         "CPU time as time(1) splits it: user {:.1}%, sys {:.1}% (the tasks' system calls and the kernel work done while they ran), kernel work of no task {:.2}%\n",
-        pct(user_ns, t.cpu_ns),
-        pct(sys_ns, t.cpu_ns),
-        pct(no_task_ns, t.cpu_ns),
+        pct(t.user_ns, t.cpu_ns),
+        pct(t.sys_ns, t.cpu_ns),
+        pct(t.no_task_kernel_ns, t.cpu_ns),
     ));
     let mut kinds = [0u64; Overhead::COUNT];
     for c in &w.metrics().cpus {

@@ -6,6 +6,7 @@
 
 use crate::select_support;
 
+use fairsim_balance::select::stats::SisOutcome;
 use fairsim_balance::select::v4_15_find_idlest::imbalance_pct_v4_15;
 use fairsim_balance::topology::{CpuMask, SdId};
 use fairsim_balance::{wf, Kernel, Sched, SchedParams, TaskId};
@@ -134,6 +135,13 @@ fn the_wakeup_goes_affine_then_select_idle_sibling_runs_around_the_target() {
     // walk from core 0 skips target's core and takes idle core 1's first CPU, cpu2.
     let (mut s, p) = affine_state(300, 900, 200);
     assert_eq!(s.select_task_rq_fair(p, 4, wf::TTWU, 0, 3 * MS), 2);
+    // Where it went (select/stats.rs): one wake_affine call that pulled to the waker's
+    // CPU, then 4.5's search found an idle core, read from the CPU it returned.
+    let st = &s.wake_stats;
+    assert_eq!((st.affine_calls, st.affine_pulled), (1, 1), "{st:?}");
+    assert_eq!(st.sis_count(SisOutcome::IdleCore), 1, "{st:?}");
+    assert_eq!(st.sis_calls(), 1, "{st:?}");
+    assert_eq!(st.wakeups_on_busy, 0, "{st:?}");
     // record_wakee (4.5's task_waking_fair) noted the flip on the waker.
     let waker = s.rqs[0].curr.expect("waker");
     assert_eq!(s.tasks[waker].last_wakee, Some(p));
@@ -155,6 +163,7 @@ fn wake_wide_skips_the_affine_domain() {
     s.tasks[waker].wakee_flips = 10_000;
     s.tasks[p].wakee_flips = 100;
     assert_eq!(s.select_task_rq_fair(p, 4, wf::TTWU, 0, 3 * MS), 6);
+    assert_eq!((s.wake_stats.wake_wide, s.wake_stats.affine_calls), (1, 0));
     assert!(s.wake_wide(p, 0));
     let mc = domain_spanning(&s, 0, 4);
     assert_eq!(s.sd_stats[mc].ttwu_move_affine, 0);

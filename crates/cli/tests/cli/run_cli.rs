@@ -476,13 +476,14 @@ fn wakeup_placement_is_summarised_in_json_and_compared() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Issue 50 row 5: the newidle line divides its time, which runs from each call's start
-/// and so holds the calls the `rd->overloaded`/`avg_idle` gate ended, by every call, and
-/// counts the balances past the gate apart. netperf's ping-pong idles its CPUs thousands
-/// of times with nothing overloaded: many calls, no balance past the gate.
-#[test]
-fn the_newidle_line_divides_its_time_by_every_call() {
-    let json = std::env::temp_dir().join(format!("fairsim-newidle-{}.json", std::process::id()));
+/// A short netperf TCP_RR run on 8 CPUs, whose work is system calls and whose CPUs idle
+/// thousands of times with nothing overloaded: its summary and its JSON document.
+fn netperf_run() -> (String, serde_json::Value) {
+    let json = std::env::temp_dir().join(format!(
+        "fairsim-netperf-{}-{:?}.json",
+        std::process::id(),
+        std::thread::current().id()
+    ));
     let out = ok(&[
         "run",
         "--smp",
@@ -497,6 +498,16 @@ fn the_newidle_line_divides_its_time_by_every_call() {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let _ = std::fs::remove_file(&json);
+    (out, doc)
+}
+
+/// Issue 50 row 5: the newidle line divides its time, which runs from each call's start
+/// and so holds the calls the `rd->overloaded`/`avg_idle` gate ended, by every call, and
+/// counts the balances past the gate apart. netperf's ping-pong idles its CPUs thousands
+/// of times with nothing overloaded: many calls, no balance past the gate.
+#[test]
+fn the_newidle_line_divides_its_time_by_every_call() {
+    let (out, doc) = netperf_run();
     let s = &doc["scheduler"];
     let calls = s["newidle_calls"].as_u64().unwrap();
     let balances = s["newidle_balances"].as_u64().unwrap();
@@ -618,21 +629,7 @@ fn runs_cut_short_by_the_duration_say_so() {
 /// does, and its three parts add up to the tasks' time and the overhead.
 #[test]
 fn busy_time_is_also_split_as_time_splits_it() {
-    let json = std::env::temp_dir().join(format!("fairsim-timesplit-{}.json", std::process::id()));
-    let out = ok(&[
-        "run",
-        "--smp",
-        "8",
-        "-w",
-        "netperf -t TCP_RR -l 1",
-        "--duration",
-        "50ms",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let _ = std::fs::remove_file(&json);
+    let (out, doc) = netperf_run();
     let s = &doc["scheduler"];
     let n = |k: &str| s[k].as_u64().unwrap();
     assert_eq!(n("user_ns"), 0, "{s}");
