@@ -29,6 +29,7 @@ mod legacy_lb;
 mod load_tracking_costs;
 mod measurement;
 mod memory_locality;
+mod metrics_table;
 mod net_workloads;
 mod properties;
 mod rtapp;

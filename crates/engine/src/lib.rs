@@ -27,7 +27,6 @@ pub mod noise;
 pub mod plat;
 pub mod profile;
 pub mod program;
-pub mod speed;
 pub mod tunable;
 pub mod world;
 

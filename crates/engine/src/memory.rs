@@ -30,7 +30,8 @@
 //!   With a 2-socket SLIT of 10/21 and `m` = 10%, work runs 11% longer off its node.
 //!   Only task work stretches: the kernel's own overheads come from the cost table.
 //! - **Intensity per workload.** `mem=PERMILLE` on any workload (0 to 1000, so `mem=100`
-//!   is 10%) sets `m`. The defaults:
+//!   is 10%) sets `m`. The defaults (each tool's row in the workloads crate's `tools`
+//!   table):
 //!   - 0 for the tools whose loops touch no memory beyond the CPU's caches: nanosleep
 //!     (a `nanosleep` loop), sysbench cpu (trial division over a few integers),
 //!     schbench (its workers spin on the clock), cyclictest (a timer loop) and rt-app
@@ -57,14 +58,6 @@ pub const MEM_SCALE: u64 = 1000;
 /// The default `mem=` of the data-moving tools (per mille): Linux perf's `tma_dram_bound`
 /// threshold, 0.1 (see the module documentation).
 pub const DATA_TOOL_MEM: u32 = 100;
-
-/// The default memory intensity (per mille) of a workload kind, by its tool's name.
-pub fn default_intensity(tool: &str) -> u32 {
-    match tool {
-        "nanosleep" | "sysbench-cpu" | "schbench" | "cyclictest" | "rtapp" => 0,
-        _ => DATA_TOOL_MEM,
-    }
-}
 
 /// The machine's nodes as the work-rate computation reads them.
 #[derive(Debug, Clone)]
@@ -146,19 +139,5 @@ mod tests {
         // Fully DRAM-bound work runs at the latency ratio, 10/21.
         assert_eq!(l.scale_rate(1024, 3, 0, 1000), 1024 * 10 / 21);
         assert_eq!(l.scale_rate(1024, 0, 1, 1000), 1024 * 10 / 21);
-    }
-
-    #[test]
-    fn compute_loops_touch_no_dram_and_data_tools_sit_at_the_threshold() {
-        for t in [
-            "nanosleep",
-            "sysbench-cpu",
-            "schbench",
-            "cyclictest",
-            "rtapp",
-        ] {
-            assert_eq!(default_intensity(t), 0, "{t}");
-        }
-        assert_eq!(default_intensity("hackbench"), DATA_TOOL_MEM);
     }
 }

@@ -8,13 +8,13 @@ mod cpufreq;
 mod cpuidle;
 mod json;
 mod memory;
+pub mod metrics;
 mod placement;
 mod summary;
 
 pub use cgroups::{cgroup_rows, CgroupRow};
 pub use json::{to_json, JSON_SCHEMA_VERSION};
 pub use memory::locality_totals;
-pub use placement::{placement_metric_values, PLACEMENT_METRICS};
 pub use summary::{kernel_line, summary};
 
 use fairsim_engine::metrics::CpuMetrics;

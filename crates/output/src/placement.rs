@@ -8,20 +8,8 @@ use serde_json::{json, Value};
 use fairsim_balance::select::stats::{SelectKind, SisOutcome, WakeStats};
 use fairsim_engine::world::Outcome;
 
-/// The compare and sweep metrics of wakeup placement, in the order
-/// [`placement_metric_values`] gives them: the CPUs a wakeup's idle-CPU search read, the
-/// share of `select_idle_sibling` calls that found no idle CPU, the wakeups placed on a
-/// CPU that was busy, `wake_affine`'s pulls among its calls, and SIS_UTIL's mean
-/// `nr_idle_scan` as the scans read it (0 without SIS_UTIL's limit).
-pub const PLACEMENT_METRICS: [&str; 5] = [
-    "sis-cpus-read/wakeup",
-    "sis-none-idle-%",
-    "wakeups-on-busy-%",
-    "wake-affine-pulled-%",
-    "nr_idle_scan-mean",
-];
-
-fn pct(n: u64, of: u64) -> f64 {
+/// `n` as a percentage of `of`, 0 when `of` is.
+pub(crate) fn pct(n: u64, of: u64) -> f64 {
     if of == 0 {
         0.0
     } else {
@@ -29,29 +17,13 @@ fn pct(n: u64, of: u64) -> f64 {
     }
 }
 
-fn ratio(n: u64, of: u64) -> f64 {
+/// `n` over `of`, 0 when `of` is.
+pub(crate) fn ratio(n: u64, of: u64) -> f64 {
     if of == 0 {
         0.0
     } else {
         n as f64 / of as f64
     }
-}
-
-/// The values of [`PLACEMENT_METRICS`] for the run `w`, or `None` when the window had no
-/// wakeup.
-pub fn placement_metric_values(w: &Outcome) -> Option<[f64; 5]> {
-    let s = &w.sched().wake_stats;
-    let wakeups = s.calls_of(SelectKind::Wakeup);
-    if wakeups == 0 {
-        return None;
-    }
-    Some([
-        ratio(s.cpus_scanned_of(SelectKind::Wakeup), wakeups),
-        pct(s.sis_count(SisOutcome::NoneIdle), s.sis_calls()),
-        pct(s.wakeups_on_busy, wakeups),
-        pct(s.affine_pulled, s.affine_calls),
-        ratio(s.nr_idle_scan_sum, s.nr_idle_scan_reads),
-    ])
 }
 
 /// The JSON's `"wakeup_placement"` object.

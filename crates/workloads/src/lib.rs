@@ -46,11 +46,13 @@ pub mod run;
 pub mod scenario;
 mod schbench;
 mod spec;
+pub mod speed;
 mod sysbench;
 mod tasks;
 mod tbench;
 pub mod tbench_mix;
 pub mod tbench_stats;
+pub mod tools;
 
 pub use affinity::CpuList;
 pub use cyclictest::{Affinity, Cyclictest};
@@ -72,6 +74,6 @@ pub use run::{
     prepare, run, RunResult, RunSpec,
 };
 pub use schbench::{Schbench, SchbenchVersion, SCHBENCH_2016_MESSAGE_THREADS};
-pub use spec::{Workload, WorkloadSpec, WORKLOAD_NAMES};
+pub use spec::{Workload, WorkloadSpec};
 pub use sysbench::SysbenchCpu;
 pub use tbench::{fmt_g, Tbench};

@@ -20,11 +20,11 @@ use fairsim_topology::{parse_cpusets, BuildOptions, Machine, TopologyError};
 
 use crate::run::{default_duration, RunSpec, DEFAULT_MEMORY_BUDGET};
 use crate::scenario::{tunable_writes, Scenario};
+use crate::tools::{speed_key, speed_kinds};
 use crate::WorkloadSpec;
 use fairsim_engine::cost::{CostError, CostTableName};
 use fairsim_engine::error::EngineError;
 use fairsim_engine::noise::NoiseModel;
-use fairsim_engine::speed::{speed_key, SPEED_KINDS};
 use fairsim_engine::time::{format_duration, parse_duration_with_unit, DurationError, SEC};
 use fairsim_engine::world::{Cpuidle, Launch, TimerExpiry, WorldConfig, DEFAULT_TIMER_SLACK};
 
@@ -347,7 +347,11 @@ pub fn apply_speed(
         let (kind, speeds) =
             fairsim_topology::SpeedTable::parse_option(spec, machine.nr_cpus(), field)?;
         let Some(key) = speed_key(&kind) else {
-            return Err(invalid(field, &kind, &format!("{SPEED_KINDS}; or none")));
+            return Err(invalid(
+                field,
+                &kind,
+                &format!("{}; or none", speed_kinds()),
+            ));
         };
         let same: Vec<String> = machine
             .speed

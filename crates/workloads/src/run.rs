@@ -298,7 +298,11 @@ pub fn prepare(spec: &RunSpec) -> Result<World, EngineError> {
             }
         }
     }
-    bp.workload_kinds = spec.workloads.iter().map(WorkloadSpec::name).collect();
+    bp.workload_speeds = spec
+        .workloads
+        .iter()
+        .map(|w| crate::speed::speeds_of(&spec.machine, w.name()))
+        .collect();
     bp.workload_mem = spec
         .workloads
         .iter()
@@ -356,13 +360,13 @@ fn resolve_task_groups(spec: &RunSpec) -> Result<Cgroups, EngineError> {
 
 /// Checks what a machine names for the engine to resolve: its cost table
 /// ([`CostTableName::of_machine`]) and its speed table's workload kinds
-/// ([`fairsim_engine::speed::check_speed`]); errors name the field after `source`, where the
+/// ([`crate::speed::check_speed`]); errors name the field after `source`, where the
 /// machine came from (`--machine m.toml`). `prepare` calls it, and so does the command
 /// line as soon as it has loaded a machine, so that a machine file naming a table or a
 /// kind that does not exist is refused before anything runs.
 pub fn check_machine(m: &Machine, source: &str) -> Result<(), EngineError> {
     CostTableName::of_machine(m, source)?;
-    fairsim_engine::speed::check_speed(m, source)
+    crate::speed::check_speed(m, source)
 }
 
 /// A finished run: its outcome as data and one report per workload.

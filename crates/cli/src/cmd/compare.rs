@@ -7,9 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use fairsim_engine::balance::{CpuIdleType, Features, Kernel};
-use fairsim_engine::profile::Sym;
-use fairsim_engine::world::Overhead;
+use fairsim_engine::balance::{Features, Kernel};
 use fairsim_workloads::run::RunSpec;
 use rayon::prelude::*;
 
@@ -167,98 +165,9 @@ fn side_tunables(
     Ok(t)
 }
 
-/// Named metric values of one run: (name, higher is better, value).
-pub(crate) type RunMetrics = Vec<(String, bool, f64)>;
-
-/// The workload's own metrics from its JSON report.
-pub(crate) fn workload_metrics(
-    name: &str,
-    json: &serde_json::Value,
-    out: &mut RunMetrics,
-    secs: f64,
-) {
-    let num = |k: &str| json.get(k).and_then(serde_json::Value::as_f64);
-    match name {
-        "schbench" => {
-            for p in ["50.0", "90.0", "99.0", "99.9"] {
-                if let Some(v) = num(&format!("wakeup_latency_pct{p}")) {
-                    out.push((format!("Wakeup-{p}th-us"), false, v));
-                }
-            }
-        }
-        "hackbench" => {
-            if let Some(v) = num("time_ns") {
-                out.push(("time-s".into(), false, v / 1e9));
-            }
-        }
-        "sysbench-cpu" => {
-            if let Some(v) = num("total_time_ns") {
-                out.push(("total-time-s".into(), false, v / 1e9));
-            }
-        }
-        "nanosleep" => {
-            if let Some(v) = num("loops") {
-                out.push(("loops-per-s".into(), true, v / secs));
-            }
-        }
-        "forkbench" => {
-            // mmtests' gitsource block: the suite's elapsed time and its processes' CPU
-            // time as /usr/bin/time splits it.
-            for (key, label) in [
-                ("elapsed_ns", "Elapsed-s"),
-                ("user_ns", "User-s"),
-                ("sys_ns", "System-s"),
-            ] {
-                if let Some(v) = num(key) {
-                    out.push((label.into(), false, v / 1e9));
-                }
-            }
-        }
-        "netperf" => {
-            // mmtests' netperf rows: the harmonic mean over the instances (per direction
-            // for UDP_STREAM, whose sent and received rates differ by the drops), and the
-            // machine's total.
-            for (key, label) in [
-                ("hmean", "Hmean"),
-                ("sum", "Sum"),
-                ("send_hmean", "Hmean-send"),
-                ("recv_hmean", "Hmean-recv"),
-                ("send_sum", "Sum-send"),
-                ("recv_sum", "Sum-recv"),
-            ] {
-                if let Some(v) = num(key) {
-                    let unit = if key.contains("send") || key.contains("recv") {
-                        "Mbit/s"
-                    } else {
-                        "per-s"
-                    };
-                    out.push((format!("{label}-{unit}"), true, v));
-                }
-            }
-        }
-        "tbench" => {
-            if let Some(v) = num("mb_per_s") {
-                out.push(("Throughput-MB/s".into(), true, v));
-            }
-            if let Some(v) = num("max_latency_ms") {
-                out.push(("max-latency-ms".into(), false, v));
-            }
-        }
-        "cyclictest" => {
-            // Over every thread's cycles, as mmtests reports cyclictest's latencies.
-            for (key, label) in [
-                ("latency_min_us", "Lat-min-us"),
-                ("latency_avg_us", "Lat-avg-us"),
-                ("latency_max_us", "Lat-max-us"),
-            ] {
-                if let Some(v) = num(key) {
-                    out.push((label.into(), false, v));
-                }
-            }
-        }
-        _ => {}
-    }
-}
+/// Named metric values of one run: (name, higher is better, value), from the output
+/// crate's metrics tables ([`fairsim_output::metrics`]).
+pub(crate) use fairsim_output::metrics::RunMetrics;
 
 /// One run's metrics and its wakeup-latency histogram (for `--plot`'s CDF).
 type RunOutcome = (RunMetrics, hdrhistogram::Histogram<u64>);
@@ -274,151 +183,8 @@ fn run_one(
     let Some(result) = progress::run_batch_job(spec, batch, job)? else {
         return Ok(None);
     };
-    let m = metrics_of(spec, &result, cpu);
+    let m = fairsim_output::metrics::run_metrics(spec, &result, cpu);
     Ok(Some((m, result.outcome.metrics().wakeup_latency.clone())))
-}
-
-/// The metrics compare's table shows for one finished run of `spec` (`fairsim sweep`
-/// writes the same list into its point files): the workload's own, newidle time and
-/// perf shares, runqueue-lock spinning, and per domain level the newidle balances' groups
-/// scanned, success ratio and rate, read from every CPU or from `cpu` alone.
-pub(crate) fn metrics_of(
-    spec: &RunSpec,
-    result: &fairsim_workloads::RunResult,
-    cpu: Option<usize>,
-) -> RunMetrics {
-    let w = &result.outcome;
-    let elapsed = w.window_ns().max(1);
-    let secs = elapsed as f64 / 1e9;
-    let mut m = RunMetrics::new();
-    for (ws, rep) in spec.workloads.iter().zip(&result.reports) {
-        workload_metrics(ws.name(), &rep.json, &mut m, secs);
-    }
-    let cpu_ns = elapsed as f64 * w.sched().nr_cpus() as f64;
-    let newidle: u64 = w.metrics().cpus.iter().map(|c| c.newidle_ns).sum();
-    m.push((
-        "newidle-time-%".into(),
-        false,
-        newidle as f64 / cpu_ns * 100.0,
-    ));
-    // The same time as a share of busy (non-idle) CPU time: what a cycles profile shows
-    // when idle CPUs halt, as perf's share of newidle_balance in seed 000 does.
-    let busy: u64 = w
-        .metrics()
-        .cpus
-        .iter()
-        .map(|c| c.task_ns + c.overhead_total())
-        .sum();
-    m.push((
-        "newidle-busy-%".into(),
-        false,
-        newidle as f64 / (busy.max(1)) as f64 * 100.0,
-    ));
-    // perf's lines for the balancing functions: children time as a share of busy time,
-    // as a cycles profile with halting idle CPUs reports it (seed 000's perf lines).
-    let profile = w.profile(None);
-    let busy_p = profile.busy_ns().max(1) as f64;
-    for (name, sym) in [
-        ("perf-newidle_balance-%", Sym::SchedBalanceNewidle),
-        ("perf-update_sd_lb_stats-%", Sym::UpdateSdLbStats),
-    ] {
-        let line = profile.line(sym);
-        m.push((name.into(), false, line.children_ns as f64 / busy_p * 100.0));
-    }
-    // Load tracking's own cost (seed 003's overhead question): PELT's updates, and
-    // util_est's three steps together.
-    let pelt = profile.line(Sym::UpdateLoadAvg).children_ns;
-    m.push((
-        "perf-update_load_avg-%".into(),
-        false,
-        pelt as f64 / busy_p * 100.0,
-    ));
-    let util_est: u64 = [Sym::UtilEstEnqueue, Sym::UtilEstDequeue, Sym::UtilEstUpdate]
-        .into_iter()
-        .map(|s| profile.line(s).children_ns)
-        .sum();
-    m.push((
-        "perf-util_est-%".into(),
-        false,
-        util_est as f64 / busy_p * 100.0,
-    ));
-    // Where the memory model ([`fairsim_engine::memory`]) can change a runtime: the share
-    // of task time run away from the task's home node, and the moves across nodes.
-    if let Some((task, off, moves)) = fairsim_output::locality_totals(w) {
-        m.push((
-            "off-node-%".into(),
-            false,
-            off as f64 / task.max(1) as f64 * 100.0,
-        ));
-        m.push(("node-moves/s".into(), false, moves as f64 / secs));
-    }
-    let spin = w.metrics().overhead_of(Overhead::LockSpin);
-    m.push(("rq-lock-spin-%".into(), false, spin as f64 / cpu_ns * 100.0));
-    // Where wakeups went: what a select_idle_sibling idea changes before it changes any
-    // latency (fairsim_output's placement counters).
-    if let Some(values) = fairsim_output::placement_metric_values(w) {
-        for (name, v) in fairsim_output::PLACEMENT_METRICS.iter().zip(values) {
-            m.push(((*name).into(), false, v));
-        }
-    }
-    // With task groups, each group's cpu.stat times and its share of all task time
-    // (the root's row is every task's, so it is left out).
-    let groups = fairsim_output::cgroup_rows(w);
-    let all = groups.first().map_or(0, |r| r.usage_ns);
-    for r in groups.iter().skip(1) {
-        for (name, v) in compare_until::CGROUP_METRICS
-            .iter()
-            .zip(cgroup_metric_values(r, all))
-        {
-            m.push((format!("cgroup.{}.{name}", r.path), false, v));
-        }
-    }
-    let depth = (0..w.sched().nr_cpus())
-        .map(|c| w.sched().topo.domains_of(c).count())
-        .max()
-        .unwrap_or(0);
-    let newly = CpuIdleType::NewlyIdle as usize;
-    for level in 0..depth {
-        let (mut count, mut balanced, mut scan) = (0u64, 0u64, 0u64);
-        for c in 0..w.sched().nr_cpus() {
-            if cpu.is_some_and(|x| x != c) {
-                continue;
-            }
-            if let Some(sd) = w.sched().topo.domains_of(c).nth(level) {
-                let st = &w.sched().sd_stats[sd];
-                count += st.lb_count[newly];
-                balanced += st.lb_balanced[newly];
-                scan += st.lb_sg_scan[newly];
-            }
-        }
-        if count > 0 {
-            m.push((
-                format!("d{level}-newidle-sg-scan/lb"),
-                false,
-                scan as f64 / count as f64,
-            ));
-            m.push((
-                format!("d{level}-newidle-success-%"),
-                true,
-                (count - balanced) as f64 / count as f64 * 100.0,
-            ));
-            m.push((format!("d{level}-newidle-lb/s"), false, count as f64 / secs));
-        }
-    }
-    m
-}
-
-/// One group's compare metrics, in the order of [`compare_until::CGROUP_METRICS`].
-fn cgroup_metric_values(r: &fairsim_output::CgroupRow, all: u64) -> [f64; 5] {
-    let bw =
-        r.bw.map_or((0, 0), |b| (b.nr_throttled, b.throttled_ns / 1000));
-    [
-        (r.usage_ns / 1000) as f64,
-        (r.wait_ns / 1000) as f64,
-        r.share_pct(all),
-        bw.0 as f64,
-        bw.1 as f64,
-    ]
 }
 
 /// Runs `fairsim compare`.
@@ -481,7 +247,7 @@ pub(crate) fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliErro
     if let Some(u) = &until {
         let depth = super::plots::level_names(&spec).len();
         let groups = fairsim_workloads::run::resolve_cgroups(&spec)?;
-        let names = compare_until::metric_names(
+        let names = fairsim_output::metrics::metric_names(
             spec.workloads.iter().map(|w| w.name()),
             depth,
             groups.all().filter(|g| g.cpu).map(|g| g.path.as_str()),
@@ -810,58 +576,3 @@ fn side_label(features: &str, sysctls: &[String], debugfs: &[String]) -> String 
 
 /// The sides' names in progress lines, by job side.
 const SIDES: [&str; 2] = ["base", "new"];
-
-#[cfg(test)]
-mod tests {
-    // Here rather than in compare_until.rs, which compare.rs imports: the check reads both.
-    use super::compare_until;
-
-    #[test]
-    fn the_predicted_names_are_the_workloads_own() {
-        // Every key any workload reads, so that each workload names all its metrics.
-        let keys = [
-            "wakeup_latency_pct50.0",
-            "wakeup_latency_pct90.0",
-            "wakeup_latency_pct99.0",
-            "wakeup_latency_pct99.9",
-            "time_ns",
-            "total_time_ns",
-            "loops",
-            "elapsed_ns",
-            "user_ns",
-            "sys_ns",
-            "hmean",
-            "sum",
-            "send_hmean",
-            "recv_hmean",
-            "send_sum",
-            "recv_sum",
-            "mb_per_s",
-            "max_latency_ms",
-            "latency_min_us",
-            "latency_avg_us",
-            "latency_max_us",
-        ];
-        let json: serde_json::Map<String, serde_json::Value> =
-            keys.iter().map(|k| (k.to_string(), 1.0.into())).collect();
-        let json = serde_json::Value::Object(json);
-        for w in [
-            "schbench",
-            "hackbench",
-            "sysbench-cpu",
-            "nanosleep",
-            "forkbench",
-            "netperf",
-            "tbench",
-            "cyclictest",
-        ] {
-            let mut out = Vec::new();
-            super::workload_metrics(w, &json, &mut out, 1.0);
-            let got: Vec<&str> = out.iter().map(|(n, _, _)| n.as_str()).collect();
-            assert_eq!(got, compare_until::workload_metric_names(w), "{w}");
-        }
-        let names = compare_until::metric_names(["nanosleep"].into_iter(), 2, std::iter::empty());
-        assert_eq!(names[0], "loops-per-s");
-        assert_eq!(names.last().map(String::as_str), Some("d1-newidle-lb/s"));
-    }
-}

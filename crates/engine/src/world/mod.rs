@@ -301,10 +301,15 @@ pub struct Blueprint {
     pub pipes: Vec<Pipe>,
     /// Per-workload runtime state.
     pub workloads: Vec<WorkloadRt>,
-    /// Each workload's kind (its tool's name), by which the machine's speed table
-    /// ([`crate::speed`]) gives its work a speed of its own; a workload past the end of
-    /// the list runs at capacity.
-    pub workload_kinds: Vec<&'static str>,
+    /// Each workload's speed on each CPU, from the machine's speed table, or `None` to
+    /// run at capacity (as does a workload past the end of the list). Without a speed a
+    /// CPU does `capacity_orig * freq_capacity / 1024` work units per nanosecond; a speed
+    /// replaces `capacity_orig` in that product for that workload's tasks only, so the
+    /// scheduler's `capacity_orig`, `cpu_capacity`, PELT's capacity invariance and misfit
+    /// detection keep the capacity, as the kernel's do on a machine whose cores run some
+    /// code faster than their capacity says. The workloads crate reads the table
+    /// (`fairsim_workloads::speed`), whose keys name its tools.
+    pub workload_speeds: Vec<Option<Vec<u64>>>,
     /// Each workload's memory intensity, per mille ([`crate::memory`]); a workload past
     /// the end of the list touches no DRAM.
     pub workload_mem: Vec<u32>,
@@ -357,11 +362,7 @@ impl World {
             .into());
         }
         let idle = idle_state::IdleRt::new(states, config.cpuidle.kind(), n);
-        let speeds = blueprint
-            .workload_kinds
-            .iter()
-            .map(|kind| crate::speed::speeds_of(&machine, kind))
-            .collect();
+        let speeds = blueprint.workload_speeds.clone();
         let locality = crate::memory::Locality::new(&machine);
         let mut sched = Sched::new(machine, topo, params);
         // Task groups exist before any task is forked into them, as a launcher's

@@ -28,16 +28,14 @@ mod rtapp;
 mod schbench;
 mod sysbench;
 mod tbench;
+pub(crate) mod tool_parsers;
 mod words;
 
 use fairsim_engine::error::{EngineError, SpecError};
 
-use crate::spec::{Workload, WorkloadSpec};
+use crate::spec::WorkloadSpec;
 
 use launch::{cgexec, chrt, nice_cmd, taskset, uclampset};
-
-/// The programs a command line may start with.
-pub const PROGRAMS: &str = "schbench, schbench@2016, hackbench, perf bench sched messaging, sysbench, cyclictest, netperf, rt-app, tbench";
 
 /// Whether `spec` is a command line rather than `NAME[:key=value,...]` (see the module
 /// documentation for the rule).
@@ -138,29 +136,20 @@ fn parse_words(spec: &str) -> Result<WorkloadSpec, EngineError> {
         return Err(SpecError::Usage {
             tool: format!("command line '{}'", spec.trim()),
             detail: "no program".into(),
-            allowed: PROGRAMS.into(),
+            allowed: crate::tools::programs(),
         }
         .into());
     };
-    let workload = match program_name(program) {
-        "schbench" => Workload::Schbench(schbench::parse(false, args)?),
-        "schbench@2016" => Workload::Schbench(schbench::parse(true, args)?),
-        "hackbench" => Workload::Hackbench(hackbench::parse(args)?),
-        "perf" => Workload::Hackbench(hackbench::parse_perf(args)?),
-        "sysbench" => Workload::SysbenchCpu(sysbench::parse(args)?),
-        "cyclictest" => Workload::Cyclictest(cyclictest::parse(args)?),
-        "netperf" => Workload::Netperf(netperf::parse(args)?),
-        "rt-app" | "rtapp" => Workload::Rtapp(rtapp::parse(args)?),
-        "tbench" => Workload::Tbench(tbench::parse(args)?),
-        other => {
-            return Err(SpecError::UnknownProgram {
-                got: other.to_string(),
-                line: spec.trim().to_string(),
-                allowed: format!("{PROGRAMS} (or NAME:key=value,...)"),
-            }
-            .into())
+    let name = program_name(program);
+    let Some((_, prog)) = crate::tools::by_program(name) else {
+        return Err(SpecError::UnknownProgram {
+            got: name.to_string(),
+            line: spec.trim().to_string(),
+            allowed: format!("{} (or NAME:key=value,...)", crate::tools::programs()),
         }
+        .into());
     };
+    let workload = (prog.parse)(args)?;
     Ok(WorkloadSpec {
         workload,
         cpus,

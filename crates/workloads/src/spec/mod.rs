@@ -75,9 +75,6 @@ pub enum Workload {
     Tbench(Tbench),
 }
 
-/// The workloads `--workload` accepts.
-pub const WORKLOAD_NAMES: &str = "schbench, hackbench, nanosleep, sysbench-cpu, cyclictest, forkbench, netperf, tbench, rtapp:FILE.json";
-
 impl WorkloadSpec {
     /// Checks what depends on the machine: the CPU list names only CPUs it has.
     pub fn check(&self, ncpus: usize) -> Result<(), EngineError> {
@@ -244,13 +241,6 @@ impl WorkloadSpec {
             t.cpus_allowed = Some(mask);
         }
         Ok(())
-    }
-
-    /// The memory intensity of the workload's work, per mille: `mem=` or the tool's
-    /// default ([`fairsim_engine::memory::default_intensity`]).
-    pub fn mem_intensity(&self) -> u32 {
-        self.mem
-            .unwrap_or_else(|| fairsim_engine::memory::default_intensity(self.name()))
     }
 
     /// Tasks the workload creates on a machine of `ncpus` CPUs.

@@ -5,17 +5,8 @@
 
 use fairsim_engine::error::{EngineError, SpecError};
 
-use super::{Workload, WorkloadSpec, WORKLOAD_NAMES};
+use super::WorkloadSpec;
 use crate::cmdline;
-use crate::cyclictest::Cyclictest;
-use crate::forkbench::Forkbench;
-use crate::hackbench::Hackbench;
-use crate::nanosleep::Nanosleep;
-use crate::netperf::Netperf;
-use crate::rtapp::Rtapp;
-use crate::schbench::Schbench;
-use crate::sysbench::SysbenchCpu;
-use crate::tbench::Tbench;
 use crate::{affinity, attrs};
 
 impl WorkloadSpec {
@@ -26,24 +17,14 @@ impl WorkloadSpec {
             return cmdline::parse(spec);
         }
         let (name, body) = spec.split_once(':').unwrap_or((spec, ""));
-        let tool = match name.trim() {
-            "schbench" => "schbench",
-            "hackbench" => "hackbench",
-            "nanosleep" => "nanosleep",
-            "sysbench-cpu" | "sysbench" => "sysbench-cpu",
-            "rtapp" | "rt-app" => "rtapp",
-            "cyclictest" => "cyclictest",
-            "forkbench" => "forkbench",
-            "netperf" => "netperf",
-            "tbench" => "tbench",
-            other => {
-                return Err(SpecError::UnknownWorkload {
-                    got: other.to_string(),
-                    allowed: WORKLOAD_NAMES.to_string(),
-                }
-                .into())
+        let Some(row) = crate::tools::by_name(name.trim()) else {
+            return Err(SpecError::UnknownWorkload {
+                got: name.trim().to_string(),
+                allowed: crate::tools::workload_names(),
             }
+            .into());
         };
+        let tool = row.name;
         // An empty item (`g=1,,l=10`, a trailing comma) is more likely a key lost in
         // editing than nothing, and the items are split apart below without a trace of it.
         if !body.trim().is_empty() && body.split(',').any(|item| item.trim().is_empty()) {
@@ -83,18 +64,7 @@ impl WorkloadSpec {
         // ... and cgroup=/PATH.
         let (body, cgroup) = attrs::split_cgroup(tool, &body)?;
         let body = body.as_str();
-        let workload = match tool {
-            "schbench" => Workload::Schbench(Schbench::parse(body)?),
-            "hackbench" => Workload::Hackbench(Hackbench::parse(body)?),
-            "nanosleep" => Workload::Nanosleep(Nanosleep::parse(body)?),
-            // The body is the file's path (after any cpus=LIST was taken out).
-            "rtapp" => Workload::Rtapp(Rtapp::load(body.trim())?),
-            "cyclictest" => Workload::Cyclictest(Cyclictest::parse(body)?),
-            "forkbench" => Workload::Forkbench(Forkbench::parse(body)?),
-            "netperf" => Workload::Netperf(Netperf::parse(body)?),
-            "tbench" => Workload::Tbench(Tbench::parse(body)?),
-            _ => Workload::SysbenchCpu(SysbenchCpu::parse(body)?),
-        };
+        let workload = (row.parse)(body)?;
         Ok(WorkloadSpec {
             workload,
             cpus,
@@ -110,6 +80,7 @@ impl WorkloadSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::Workload;
 
     /// Issue 50 row 9: a key given twice (under either of its names) and an empty item
     /// are refused, where the last value and nothing were taken without a word; a

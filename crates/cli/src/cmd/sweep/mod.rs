@@ -19,7 +19,7 @@ use serde_json::json;
 
 use self::output::{plan_json, point_json, point_path, read_text, summary, write_text, PlanMeta};
 use self::plan::{Plan, Point};
-use crate::cmd::compare::{metrics_of, RunMetrics};
+use crate::cmd::compare::RunMetrics;
 use crate::cmd::compare_until;
 use crate::cmd::outputs::check_dir;
 use crate::cmd::progress::{self, Batch, Mode};
@@ -201,7 +201,7 @@ fn check_points(
             // Every point must be able to report the metric: a misspelt one costs no run.
             let depth = crate::cmd::plots::level_names(&spec).len();
             let groups = fairsim_workloads::run::resolve_cgroups(&spec)?;
-            let names = compare_until::metric_names(
+            let names = fairsim_output::metrics::metric_names(
                 spec.workloads.iter().map(|w| w.name()),
                 depth,
                 groups.all().filter(|g| g.cpu).map(|g| g.path.as_str()),
@@ -233,7 +233,7 @@ fn run_point(
     let Some(result) = progress::run_batch_job(&spec, batch, job)? else {
         return Ok(None);
     };
-    let metrics = metrics_of(&spec, &result, None);
+    let metrics = fairsim_output::metrics::run_metrics(&spec, &result, None);
     let ncpus = spec.machine.nr_cpus();
     let reports = spec
         .workloads

@@ -1,47 +1,14 @@
-//! CPU speeds apart from capacity: the workload kinds a machine's speed table
-//! ([`fairsim_topology::SpeedTable`]) may name, and the rate each workload's work runs at.
-//!
-//! Without a speed table a CPU does `capacity_orig * freq_capacity / 1024` work units per
-//! nanosecond, the capacity the scheduler sees scaled by the current frequency. A speed
-//! entry for a workload's kind replaces `capacity_orig` in that product for that
-//! workload's tasks, and for them only: the scheduler's `capacity_orig`, `cpu_capacity`,
-//! PELT's capacity invariance and misfit detection keep the capacity, as the kernel's do
-//! on a machine whose cores run some code faster than their capacity says. The speed only
-//! changes how long the work takes, and so what PELT sees through time.
+//! CPU speeds apart from capacity: a machine's speed table ([`fairsim_topology::SpeedTable`])
+//! names the workload kinds of [`crate::tools`] (each tool's `speed` key and its
+//! aliases), and each workload of a run gets the per-CPU speeds of its kind's entry, else
+//! the `*` entry, else none (at capacity). The engine takes the resolved speeds as data
+//! (`Blueprint::workload_speeds`, whose documentation says what a speed changes) and
+//! names no tool.
 
+use fairsim_engine::error::EngineError;
 use fairsim_topology::Machine;
 
-use crate::error::EngineError;
-
-/// The kinds a speed table may name, with their aliases folded into the first name: the
-/// tools `--workload` takes.
-const KINDS: [(&str, &[&str]); 6] = [
-    ("schbench", &["schbench"]),
-    ("hackbench", &["hackbench"]),
-    ("nanosleep", &["nanosleep"]),
-    ("sysbench", &["sysbench", "sysbench-cpu"]),
-    ("rtapp", &["rtapp", "rt-app"]),
-    ("cyclictest", &["cyclictest"]),
-];
-
-/// The key of every workload without an entry of its own.
-pub const ANY_KIND: &str = "*";
-
-/// What a speed table key may be, for error messages.
-pub const SPEED_KINDS: &str = "schbench, hackbench, nanosleep, sysbench (sysbench-cpu), \
-     rtapp (rt-app), cyclictest, or * for every workload without its own entry";
-
-/// The key that a workload kind (a tool name or one of its aliases, or `*`) has in a
-/// speed table, or `None` when it names no workload.
-pub fn speed_key(kind: &str) -> Option<&'static str> {
-    if kind == ANY_KIND {
-        return Some(ANY_KIND);
-    }
-    KINDS
-        .iter()
-        .find(|(_, names)| names.contains(&kind))
-        .map(|(key, _)| *key)
-}
+use crate::tools::{speed_key, speed_kinds, ANY_KIND};
 
 /// Checks a machine's speed table: every key names a workload kind (or `*`), and no two
 /// keys name the same kind (`sysbench` and `sysbench-cpu`). Errors name the entry as a
@@ -55,7 +22,7 @@ pub fn check_speed(m: &Machine, source: &str) -> Result<(), EngineError> {
             return Err(EngineError::Invalid {
                 field,
                 got: kind.to_string(),
-                allowed: SPEED_KINDS.to_string(),
+                allowed: speed_kinds(),
             });
         };
         if let Some((_, other)) = seen.iter().find(|(k, _)| *k == key) {
@@ -89,14 +56,6 @@ mod tests {
 
     fn tc2() -> Machine {
         fairsim_topology::source::preset("tc2").unwrap()
-    }
-
-    #[test]
-    fn kinds_fold_their_aliases() {
-        assert_eq!(speed_key("sysbench-cpu"), Some("sysbench"));
-        assert_eq!(speed_key("rt-app"), Some("rtapp"));
-        assert_eq!(speed_key("*"), Some("*"));
-        assert_eq!(speed_key("sysbnch"), None);
     }
 
     #[test]
