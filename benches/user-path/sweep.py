@@ -7,10 +7,11 @@ bad value, odd scenario, plan and machine files, cgroup options, odd inputs to t
 reports, output paths that cannot be written, --until rules, feature lists and kernels.
 Each case declares what it expects:
 
-  ok      exit status 0 (and no panic)
-  refuse  a non-zero exit status (not a signal), stderr exactly one non-empty line once
-          stripped, naming the option or field (`names`), no 'panicked' or
-          'RUST_BACKTRACE'
+  ok       exit status 0 (and no panic)
+  refuse   a non-zero exit status (not a signal), stderr exactly one non-empty line once
+           stripped, naming the option or field (`names`), no 'panicked' or
+           'RUST_BACKTRACE'
+  bounded  (the largest inputs) either of the two, within the timeout and memory cap
 
 Findings and their severities:
 
@@ -18,7 +19,8 @@ Findings and their severities:
           space cap, or a peak RSS over 1 GiB); death by a signal
   Medium  a `refuse` case that exited 0 (silent acceptance); an `ok` case that failed;
           two runs of a deterministic case whose --json files differ
-  Low     a refusal on several lines or none; a refusal that does not name the option
+  Low     a refusal on several lines or none; a refusal that does not name the option;
+          an output path refused only after the work ran; a surprising output file
 
 Writes one JSON line per invocation to SCRATCH/results.jsonl, prints a summary table by
 category and severity with each finding's command line, and exits 1 when any High or
@@ -56,6 +58,8 @@ class Case:
     stdin: bytes | None = None      # fed through a pipe; None: /dev/null
     det: bool = False               # determinism check: run twice with --json
     max_s: float | None = None      # a refusal taking longer came after the work (Low)
+    check: object = None            # check(scratch) -> a Low finding's text, or None
+    pre: object = None              # pre(scratch), called before each run of the case
     why: str = ""                   # why the expectation is what it is, where not obvious
     findings: list = field(default_factory=list)
 
@@ -63,8 +67,14 @@ class Case:
 CASES: list[Case] = []
 
 
-def ok(cat, *argv, det=False, why="", stdin=None):
-    CASES.append(Case(cat, list(argv), "ok", det=det, why=why, stdin=stdin))
+def ok(cat, *argv, det=False, why="", stdin=None, check=None, pre=None):
+    CASES.append(Case(cat, list(argv), "ok", det=det, why=why, stdin=stdin, check=check, pre=pre))
+
+
+def bounded(cat, *argv, why=""):
+    """Either outcome is right (a run, or a refusal by the memory budget), within the
+    timeout and the memory cap."""
+    CASES.append(Case(cat, list(argv), "bounded", why=why))
 
 
 def refuse(cat, *argv, names=None, why="", stdin=None, max_s=None):
@@ -529,6 +539,33 @@ def output_cases(scratch):
         for p in (unwritable_dirs if opt in ("--plot", "--rtapp-log") else unwritable_paths)(scratch):
             wl = ["-w", "rtapp:" + os.path.join(scratch, "rt.json")] if opt == "--rtapp-log" else LONG_WL
             refuse(cat, "run", "--smp", "4", "--duration", "2s", *wl, opt, p, names=opt, max_s=late(p))
+    # An output path that is one of the run's own input files: writing it would destroy the
+    # input (as gcc -o x.c x.c or cp a a refuse). Each case gets its own copy to lose.
+    scen = 'smp = "4"\nduration = "20ms"\nworkload = ["hackbench:g=1,l=10"]\n'
+    rt = ('{"global": {"duration": 1}, "tasks": {"t": {"loop": -1, "run": 2000, '
+          '"timer": {"ref": "unique", "period": 16000}}}}')
+    for opt in ["--json", "--schedstat", "--trace-text"]:
+        v = write(scratch, f"victim-scenario{opt}.toml", scen)
+        refuse(cat, "run", v, opt, v, names=v, why="the output would overwrite the scenario it runs")
+        v = write(scratch, f"victim-rtapp{opt}.json", rt)
+        refuse(cat, "run", *SMALL, "-w", "rtapp:" + v, opt, v, names=v,
+               why="the output would overwrite the rt-app file it runs")
+        v = write(scratch, f"victim-machine{opt}.toml", '[smp]\ncores = 4\n')
+        refuse(cat, "run", "--duration", "20ms", *HB, "--machine", v, opt, v, names=v,
+               why="the output would overwrite the machine file it reads")
+    for opt in ["--json", "--csv"]:
+        v = write(scratch, f"victim-compare{opt}.toml", scen)
+        refuse(cat, "compare", v, "--new", "", "--seeds", "2", opt, v, names=v,
+               why="the output would overwrite the scenario it compares")
+    def no_dash_file(scratch):
+        if os.path.exists(os.path.join(scratch, "-")):
+            os.unlink(os.path.join(scratch, "-"))
+            return ("wrote the JSON to a file named '-' in the working directory, where "
+                    "`report` reads '-' as stdin and the convention is stdout")
+        return None
+    ok(cat, "run", *SMALL, *HB, "--json", "-", check=no_dash_file,
+       why="'-' is stdout by convention, and stdin for fairsim's own report")
+    ok(cat, "run", *SMALL, *HB, "--json", "/dev/stdout", why="stdout by its /dev name")
     ok(cat, "run", *SMALL, *HB, "--plot", os.path.join(scratch, "made", "by", "plot"),
        why="--plot makes a missing directory, as mkdir -p does")
     refuse(cat, "run", *SMALL, *HB, "--json", os.path.join(scratch, "same.json"), "--schedstat",
@@ -648,6 +685,11 @@ def scenario_cases(scratch):
     ok(cat, "run", write(scratch, "empty.toml", ""), "--smp", "4", "--duration", "20ms", *HB,
        why="an empty scenario sets nothing; the options give the run")
     refuse(cat, "run", "/dev/null", names="/dev/null")
+    os.mkfifo(os.path.join(scratch, "scenario.fifo"))
+    refuse(cat, "run", os.path.join(scratch, "scenario.fifo"), names="FIFO",
+           why="a FIFO is refused before it is opened (docs/errors.md), so nothing blocks")
+    refuse(cat, "run", "--duration", "20ms", *HB, "--machine", os.path.join(scratch, "scenario.fifo"),
+           names="FIFO")
     refuse(cat, "run", "/dev/zero", names="/dev/zero")
     refuse(cat, "run", scratch, names=scratch)
     refuse(cat, "run", "/nonexistent.toml", names="/nonexistent.toml")
@@ -911,6 +953,15 @@ def report_cases(scratch):
     for v in ["bogus", "AVG", "avg,bogus"]:
         refuse(cat, "report", "latency", "-s", v, trace, names="sort")
     refuse(cat, "report", "bogus", trace, names="bogus")
+    fifo = os.path.join(scratch, "trace.fifo")
+    os.mkfifo(fifo)
+
+    def fifo_writer(scratch):
+        with open(trace, "rb") as f:
+            data = f.read()
+        threading.Thread(target=lambda: open(fifo, "wb").write(data), daemon=True).start()
+    ok(cat, "report", "latency", fifo, pre=fifo_writer,
+       why="a FIFO with a writer, as report latency <(ssh host cat trace) gives it")
     refuse(cat, "report", "timehist", "-p", trace, names="-p")
 
 
@@ -973,6 +1024,33 @@ def schedstat_plot_cases(scratch):
     refuse(cat, "plot", names="plot", why="nothing to draw")
 
 
+def limit_cases(scratch):
+    """The largest machines and workloads the options accept: each must run, or be refused
+    by the memory budget, within the timeout and the 4 GiB cap."""
+    cat = "limits"
+    big = ["--smp", "8192", "--duration", "5ms"]
+    ok(cat, "run", *big, *HB)
+    ok(cat, "run", *big, *HB, "--json", os.path.join(scratch, "big.json"))
+    ok(cat, "run", *big, *HB, "--profile", "--report", "map")
+    ok(cat, "compare", *big, *HB, "--new", "", "--seeds", "2")
+    ok(cat, "race", "--smp", "8192", "--duration", "100ms")
+    ok(cat, "topology", "--smp", "8192")
+    ok(cat, "topology", "--smp", "8192", "--format", "debugfs")
+    ok(cat, "topology", "--smp", "1024", "--format", "dmesg")
+    bounded(cat, "topology", "--smp", "sockets=2,cores=512,threads=2", "--format", "json",
+            why="a 2048-CPU machine (CONFIG_NR_CPUS allows 8192): the JSON spans are O(CPUs^2)")
+    refuse(cat, "run", *big, "-w", "nanosleep:tasks=16777216", names="budget")
+    refuse(cat, "run", "--smp", "4", "-w", "hackbench:g=1048576,l=4294967296", names="budget")
+    refuse(cat, "pelt", "--duration", "3600s", "--pattern", "run=1ns,sleep=1ns", names="--pattern")
+    refuse(cat, "compare", *SMALL, *HB, "--new", "", "--seeds", "1000000000", names="--seeds")
+    plan = write(scratch, "plan-huge.toml", 'name = "t"\n[run]\nduration = "1ms"\n[axes]\n'
+                 'machines = [{ name = "m4", smp = "4" }]\nworkloads = ['
+                 + ", ".join(f'"hackbench:g=1,l={i}"' for i in range(1, 1001))
+                 + ']\nseeds = 10000\nhz = [100, 250, 300, 1000]\n')
+    refuse(cat, "sweep", plan, "--out", os.path.join(scratch, "sw-huge"), "--jobs", "1",
+           names="points")
+
+
 def setup_cases(scratch):
     """Runs whose outputs the later cases read; ok cases in their own right."""
     cat = "setup"
@@ -1002,6 +1080,7 @@ def build_cases(scratch, fairsim):
     feature_cases()
     report_cases(scratch)
     schedstat_plot_cases(scratch)
+    limit_cases(scratch)
 
 
 # --------------------------------------------------------------------------------------
@@ -1087,7 +1166,12 @@ def classify(case, rc, stderr, maxrss, timed_out, secs):
         f.append(("High", "memory blow-up", f"peak RSS {maxrss // 1024} MiB"))
     if f:
         return f
-    if case.expect == "ok":
+    if case.expect == "bounded" and rc != 0:
+        lines = stderr.strip().splitlines()
+        if len(lines) != 1:
+            f.append(("Low", "multi-line refusal" if lines else "empty refusal",
+                      f"exit {rc}: " + first_lines(stderr)))
+    elif case.expect == "ok":
         if rc != 0:
             f.append(("Medium", "ok case failed", f"exit {rc}: " + first_lines(stderr)))
     else:
@@ -1171,6 +1255,8 @@ def main():
                     jp = os.path.join(scratch, f"det-{i}-{r}.json")
                     argv += ["--json", jp]
                     jsons.append(jp)
+                if c.pre is not None:
+                    c.pre(scratch)
                 rc, stderr, stdout_head, secs, maxrss, timed_out = invoke(
                     fairsim, argv, scratch, c.stdin, f"{i}-{r}")
                 n_inv += 1
@@ -1180,6 +1266,12 @@ def main():
                        "command": line, "exit": rc, "seconds": round(secs, 3), "maxrss_kib": maxrss,
                        "timed_out": timed_out, "stderr": stderr[:2000], "names": c.names, "why": c.why,
                        "findings": [{"severity": s, "kind": k, "detail": d} for s, k, d in findings]}
+                if c.check is not None:
+                    text = c.check(scratch)
+                    if text:
+                        findings.append(("Low", "surprising output", text))
+                        rec["findings"].append({"severity": "Low", "kind": "surprising output",
+                                                "detail": text})
                 out.write(json.dumps(rec) + "\n")
                 for s, k, d in findings:
                     c.findings.append((s, k, d, line))
@@ -1207,23 +1299,24 @@ def report(cases, n_inv, elapsed, out_path, fairsim):
     sev_order = ["High", "Medium", "Low"]
     by_cat = defaultdict(Counter)
     n_refuse = sum(1 for c in cases if c.expect == "refuse")
-    n_ok_inv = sum(2 if c.det else 1 for c in cases if c.expect == "ok")
     for c in cases:
         by_cat[c.cat]["cases"] += 1
         by_cat[c.cat][c.expect] += 1
         for s, *_ in c.findings:
             by_cat[c.cat][s] += 1
     print(f"fairsim user-path sweep: {fairsim}")
-    print(f"{n_inv} invocations ({len(cases)} cases: {n_refuse} refuse, {len(cases) - n_refuse} ok, "
-          f"of which {sum(c.det for c in cases)} run twice for determinism) in {elapsed:.0f} s")
+    n_ok = sum(1 for c in cases if c.expect == "ok")
+    print(f"{n_inv} invocations ({len(cases)} cases: {n_refuse} refuse, {n_ok} ok "
+          f"({sum(c.det for c in cases)} of them run twice for determinism), "
+          f"{len(cases) - n_refuse - n_ok} bounded) in {elapsed:.0f} s")
     print()
-    print(f"{'category':18} {'cases':>5} {'ok':>4} {'refuse':>6} {'High':>5} {'Medium':>6} {'Low':>4}")
+    print(f"{'category':18} {'cases':>5} {'ok':>4} {'refuse':>6} {'bound':>5} {'High':>5} {'Medium':>6} {'Low':>4}")
     tot = Counter()
     for cat in sorted(by_cat):
         r = by_cat[cat]
         tot.update(r)
-        print(f"{cat:18} {r['cases']:5} {r['ok']:4} {r['refuse']:6} {r['High']:5} {r['Medium']:6} {r['Low']:4}")
-    print(f"{'total':18} {tot['cases']:5} {tot['ok']:4} {tot['refuse']:6} {tot['High']:5} {tot['Medium']:6} {tot['Low']:4}")
+        print(f"{cat:18} {r['cases']:5} {r['ok']:4} {r['refuse']:6} {r['bounded']:5} {r['High']:5} {r['Medium']:6} {r['Low']:4}")
+    print(f"{'total':18} {tot['cases']:5} {tot['ok']:4} {tot['refuse']:6} {tot['bounded']:5} {tot['High']:5} {tot['Medium']:6} {tot['Low']:4}")
     kinds = Counter((s, k) for c in cases for s, k, _, _ in c.findings)
     if kinds:
         print()
@@ -1236,7 +1329,7 @@ def report(cases, n_inv, elapsed, out_path, fairsim):
         print()
         print(f"== {sev} ({len(fs)})")
         for c, (s, k, d, line) in fs:
-            print(f"- [{c.cat}] {k}: {d}")
+            print(f"- [{c.cat}] {k} ({c.expect}): {d}")
             print(f"    {line}")
     print()
     print(f"results: {out_path}")
