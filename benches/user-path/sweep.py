@@ -1024,6 +1024,34 @@ def schedstat_plot_cases(scratch):
     refuse(cat, "plot", names="plot", why="nothing to draw")
 
 
+def orphan_cases(scratch):
+    """An option that modifies an output or a mode the command line does not ask for: the
+    project refuses these (`--trace-window` without a trace, `--rtapp-log` without an
+    rt-app workload, `--idle-states` with `--cpuidle none`, `--numa-cpus` without
+    `--numa-distance`), since a dropped option is a silent one."""
+    cat = "orphan-options"
+    run = ["run", *SMALL, *HB]
+    race = ["race", "--smp", "2", "--threads", "2", "--duration", "50ms"]
+    for argv, names in [
+            (run + ["--trace-window", "1ms..2ms"], "--trace-window"),
+            (run + ["--rtapp-log", os.path.join(scratch, "rl")], "--rtapp-log"),
+            (run + ["--cpuidle", "none", "--idle-states", "spr"], "--idle-states"),
+            (run + ["--numa-cpus", "0-1;2-3"], "--numa-cpus"),
+            (run + ["--schedstat-sg-scan"], "--schedstat-sg-scan"),
+            (run + ["--schedstat-version", "15"], "--schedstat-version"),
+            (race + ["--schedstat-sg-scan"], "--schedstat-sg-scan"),
+            (race + ["--schedstat-version", "15"], "--schedstat-version"),
+            (["topology", "--smp", "4", "--cpu", "3", "--format", "json"], "--cpu"),
+            (["topology", "--smp", "4", "--cpu", "3", "--format", "dmesg"], "--cpu"),
+            (["compare", *SMALL, *HB, "--new", "", "--seeds", "5", "--min-seeds", "3"], "--min-seeds"),
+            (["sweep", os.path.join(scratch, "plan-good.toml"), "--min-seeds", "2", "--out",
+              os.path.join(scratch, "sw-orphan")], "--min-seeds")]:
+        refuse(cat, *argv, names=names, why="the option has nothing to act on")
+    refuse(cat, "run", write(scratch, "orphan-version.toml", 'smp = "4"\nduration = "20ms"\n'
+                              'workload = ["hackbench:g=1,l=10"]\nschedstat_version = 15\n'),
+           names="schedstat_version", why="the scenario's schedstat_version without schedstat")
+
+
 def limit_cases(scratch):
     """The largest machines and workloads the options accept: each must run, or be refused
     by the memory budget, within the timeout and the 4 GiB cap."""
@@ -1081,6 +1109,7 @@ def build_cases(scratch, fairsim):
     report_cases(scratch)
     schedstat_plot_cases(scratch)
     limit_cases(scratch)
+    orphan_cases(scratch)
 
 
 # --------------------------------------------------------------------------------------
