@@ -60,6 +60,8 @@ class Case:
     max_s: float | None = None      # a refusal taking longer came after the work (Low)
     check: object = None            # check(scratch) -> a Low finding's text, or None
     pre: object = None              # pre(scratch), called before each run of the case
+    stdout: str | None = None       # where stdout goes (default: a file in SCRATCH/io)
+    after_run: bool = False         # refused after a run: its `fairsim: emulated` line is no error
     why: str = ""                   # why the expectation is what it is, where not obvious
     findings: list = field(default_factory=list)
 
@@ -77,8 +79,9 @@ def bounded(cat, *argv, why=""):
     CASES.append(Case(cat, list(argv), "bounded", why=why))
 
 
-def refuse(cat, *argv, names=None, why="", stdin=None, max_s=None):
-    CASES.append(Case(cat, list(argv), "refuse", names=names, why=why, stdin=stdin, max_s=max_s))
+def refuse(cat, *argv, names=None, why="", stdin=None, max_s=None, stdout=None):
+    CASES.append(Case(cat, list(argv), "refuse", names=names, why=why, stdin=stdin, max_s=max_s,
+                      stdout=stdout))
 
 
 # --------------------------------------------------------------------------------------
@@ -788,6 +791,11 @@ def sweep_cases(scratch):
     refuse(cat, "sweep", "merge", os.path.join(scratch, "sw-shard1"), os.path.join(scratch, "sw-shard1"),
            "--out", os.path.join(scratch, "m3"), names="shard")
     refuse(cat, "sweep", "merge", scratch, "--out", os.path.join(scratch, "m4"), names=scratch)
+    ok(cat, "sweep", os.path.join(scratch, "plan-kern.toml"), "--shard", "2/2", *out("kern-s2"))
+    refuse(cat, "sweep", "merge", os.path.join(scratch, "sw-shard1"), os.path.join(scratch, "sw-kern-s2"),
+           "--out", os.path.join(scratch, "m5"), names="plan", why="shards of two plans")
+    refuse(cat, "sweep", gp, *out("feat"), names="--out",
+           why="the directory holds another plan's points, which would mix with this plan's")
     # --until on sweep, which needs a plan: fill in the placeholders until_cases left.
     for c in CASES:
         if c.argv[:2] == ["sweep", "PLAN"]:
@@ -1052,6 +1060,22 @@ def orphan_cases(scratch):
            names="schedstat_version", why="the scenario's schedstat_version without schedstat")
 
 
+def stdout_cases(scratch):
+    """stdout that cannot be written (/dev/full: every write fails with ENOSPC): exit
+    status 4 and `writing stdout: ...` (docs/errors.md), never a silent 0."""
+    cat = "stdout-full"
+    trace = os.path.join(scratch, "trace.txt")
+    for argv in [["run", *SMALL, *HB], ["compare", *SMALL, *HB, "--new", "", "--seeds", "2"],
+                 ["report", "timehist", trace], ["report", "latency", trace], ["report", "map", trace],
+                 ["topology", "--smp", "4"], ["topology", "--list-presets"], ["features"], ["pelt"],
+                 ["schedstat", "show", os.path.join(scratch, "schedstat.txt")],
+                 ["race", "--smp", "2", "--threads", "2", "--duration", "50ms"],
+                 ["--help"], ["-V"], ["run", "--help"], ["report", "latency", "--help"], ["help", "sweep"]]:
+        refuse(cat, *argv, names="stdout", stdout="/dev/full",
+               why="stdout is /dev/full: the output is lost, so the exit status must say so")
+        CASES[-1].after_run = argv[0] == "run"
+
+
 def limit_cases(scratch):
     """The largest machines and workloads the options accept: each must run, or be refused
     by the memory budget, within the timeout and the 4 GiB cap."""
@@ -1110,6 +1134,7 @@ def build_cases(scratch, fairsim):
     schedstat_plot_cases(scratch)
     limit_cases(scratch)
     orphan_cases(scratch)
+    stdout_cases(scratch)
 
 
 # --------------------------------------------------------------------------------------
@@ -1128,11 +1153,11 @@ def feed(fd, data):
         pass
 
 
-def invoke(fairsim, argv, scratch, stdin_data, tag):
+def invoke(fairsim, argv, scratch, stdin_data, tag, stdout_to=None):
     """Runs one invocation; returns (rc, stderr text, stdout bytes, seconds, maxrss KiB, timed_out)."""
     import subprocess
 
-    out_path = os.path.join(scratch, "io", tag + ".out")
+    out_path = stdout_to or os.path.join(scratch, "io", tag + ".out")
     err_path = os.path.join(scratch, "io", tag + ".err")
     env = dict(os.environ)
     env.pop("RUST_BACKTRACE", None)
@@ -1171,9 +1196,11 @@ def invoke(fairsim, argv, scratch, stdin_data, tag):
         p.returncode = os.waitstatus_to_exitcode(status)
     with open(err_path, "rb") as f:
         stderr = f.read(1 << 20).decode("utf-8", "replace")
-    with open(out_path, "rb") as f:
-        stdout_head = f.read(4096)
-    os.unlink(out_path)
+    stdout_head = b""
+    if stdout_to is None:
+        with open(out_path, "rb") as f:
+            stdout_head = f.read(4096)
+        os.unlink(out_path)
     os.unlink(err_path)
     return p.returncode, stderr, stdout_head, secs, rusage.ru_maxrss, timed_out
 
@@ -1208,6 +1235,8 @@ def classify(case, rc, stderr, maxrss, timed_out, secs):
             f.append(("Medium", "silent acceptance", "exit 0" + (": " + first_lines(stderr) if stderr.strip() else "")))
         else:
             lines = stderr.strip().splitlines()
+            if case.after_run:
+                lines = [l for l in lines if not l.startswith("fairsim: emulated ")]
             if not lines:
                 f.append(("Low", "empty refusal", f"exit {rc}, nothing on stderr"))
             elif len(lines) > 1:
@@ -1230,12 +1259,14 @@ def first_lines(text, n=3):
     return s[:600]
 
 
-def cmdline(fairsim, argv, stdin):
+def cmdline(fairsim, argv, stdin, stdout=None):
     s = shlex.join([fairsim] + argv)
     if len(s) > 400:
         s = s[:400] + f" ... ({len(argv)} arguments)"
     if stdin is not None:
         s += f"  < pipe of {len(stdin)} bytes"
+    if stdout is not None:
+        s += f" > {stdout}"
     return s
 
 
@@ -1287,10 +1318,10 @@ def main():
                 if c.pre is not None:
                     c.pre(scratch)
                 rc, stderr, stdout_head, secs, maxrss, timed_out = invoke(
-                    fairsim, argv, scratch, c.stdin, f"{i}-{r}")
+                    fairsim, argv, scratch, c.stdin, f"{i}-{r}", c.stdout)
                 n_inv += 1
                 findings = classify(c, rc, stderr, maxrss, timed_out, secs)
-                line = cmdline(fairsim, argv, c.stdin)
+                line = cmdline(fairsim, argv, c.stdin, c.stdout)
                 rec = {"index": i, "run": r, "category": c.cat, "expect": c.expect, "argv": argv,
                        "command": line, "exit": rc, "seconds": round(secs, 3), "maxrss_kib": maxrss,
                        "timed_out": timed_out, "stderr": stderr[:2000], "names": c.names, "why": c.why,
