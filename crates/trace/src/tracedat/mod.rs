@@ -18,7 +18,7 @@
 //!    `events/header_page` and `events/header_event` of a 6.12 x86-64 kernel.
 //! 3. The ftrace events (u32 count, none) and the event systems: u32 count, then each
 //!    system's NUL-terminated name, a u32 count of its events and each event's `format`
-//!    text with a u64 size ([`format`]).
+//!    text with a u64 size (`format.rs`).
 //! 4. kallsyms and printk formats: u32 sizes of 0 (fairsim has no kernel symbols).
 //! 5. `saved_cmdlines`: a u64 size, then `pid comm` lines for every task of the trace.
 //!    The format has no place for `saved_tgids` (trace-cmd never saves it; a reader that
@@ -27,9 +27,9 @@
 //!    size and its data: `TRACECLOCK` (4), the text of 6.12's `trace_clock` file with
 //!    `[local]` selected, and `CPUCOUNT` (8); a u16 0 ends them.
 //! 7. `flyrecord\0`, then for every CPU a u64 offset and a u64 size of its data, which
-//!    starts on a page boundary: the CPU's ring-buffer pages ([`ring`]).
+//!    starts on a page boundary: the CPU's ring-buffer pages (`ring.rs`).
 //!
-//! Each record becomes one event of the format [`format`] gives it, with `common_pid`
+//! Each record becomes one event of the format `format.rs` gives it, with `common_pid`
 //! the task current on its CPU (as in the text formats) and the latency flags the ftrace
 //! text prints. The same trace always gives the same bytes.
 
