@@ -351,3 +351,26 @@ fn trace_cmd_reports_every_event_as_the_text_layouts_say() {
     assert_eq!(raw.lines().count(), t.records.len() + 1);
     assert_eq!(events_of(&raw, true), events_of(&ftrace_text(&t), false));
 }
+
+#[test]
+fn an_empty_trace_is_a_file_trace_cmd_reads() {
+    let mut t = sample();
+    t.records.clear();
+    let bytes = dat(&t);
+    let f = read_trace_dat(&bytes).unwrap();
+    assert!(f.cpu_data.iter().all(|&(_, size)| size == 0));
+    assert!(f.events.iter().all(Vec::is_empty));
+    let dir = std::env::temp_dir().join(format!("fairsim-trace-dat-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("empty.dat");
+    std::fs::write(&file, &bytes).unwrap();
+    let report = trace_cmd(&[], &file);
+    let _ = std::fs::remove_dir_all(&dir);
+    let Some(report) = report else {
+        return;
+    };
+    let mut ours = Vec::new();
+    write_report(&t, &mut ours).unwrap();
+    assert_eq!(String::from_utf8(ours).unwrap(), report);
+    assert_eq!(report, "cpus=3\n");
+}
