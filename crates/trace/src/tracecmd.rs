@@ -21,7 +21,9 @@
 //!   the set bits among the plugin's own `S D T t Z X x W` (libtraceevent 1.7; 1.8 reads
 //!   `S D T t X Z P I` from the format, so an exited thread, 16, prints `X` there and `Z`
 //!   here) joined by `|`, or `R` (the preempted bit, 0x100, has no letter there), and
-//!   `sched_wakeup`/`sched_wakeup_new` as `comm:pid [prio] CPU:%03d`.
+//!   `sched_wakeup`/`sched_wakeup_new` as `comm:pid [prio] CPU:%03d`. A trace-cmd
+//!   without the plugins (the static 3.1.5 that LISA 3.1 bundles) prints those three
+//!   with their `print fmt` too; its `-R` output is the same either way.
 //! - Raw text (`-R`): every field after the common ones as ` name=value` in the format's
 //!   order: strings as they are, a field the `print fmt` prints directly with its
 //!   conversion (so `target_cpu=003` and `state=4294967295`), others (`prev_state`) as
