@@ -32,5 +32,6 @@ mod tool_cmdlines;
 mod topology_budget;
 mod topology_cli;
 mod trace_cli;
+mod trace_dat_cli;
 mod tunables_cli;
 mod util_est_cli;

@@ -69,6 +69,7 @@ fn a_bad_output_path_is_refused_before_the_run() {
     for (cmd, flag, value) in [
         ("run", "--trace", "/nonexistent-fairsim-dir/t.pftrace"),
         ("run", "--trace-text", "/nonexistent-fairsim-dir/t.txt"),
+        ("run", "--trace-dat", "/nonexistent-fairsim-dir/t.dat"),
         ("run", "--schedstat", "/nonexistent-fairsim-dir/s"),
         ("run", "--plot", path(&under_file)),
         ("compare", "--csv", "/nonexistent-fairsim-dir/t.csv"),

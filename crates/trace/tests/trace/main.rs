@@ -8,4 +8,5 @@
 mod trace_support;
 
 mod trace_compact;
+mod trace_dat;
 mod trace_format;

@@ -263,6 +263,18 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) trace_text: Option<PathBuf>,
 
+    /// The layout of --trace-text: ftrace (/sys/kernel/tracing/trace, the default),
+    /// trace-cmd (what `trace-cmd report` prints for the same events) or trace-cmd-raw
+    /// (`trace-cmd report -R`: raw field values, which LISA's TxtTraceParser reads).
+    #[arg(long, value_name = "LAYOUT")]
+    pub(crate) trace_text_format: Option<String>,
+
+    /// Write the same events as a trace-cmd trace.dat (version 6: trace-cmd report,
+    /// KernelShark and LISA read it), with the event formats of 6.12, per-CPU ring-buffer
+    /// pages, saved_cmdlines and the local trace clock.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) trace_dat: Option<PathBuf>,
+
     /// The traced window, `START..END` with units (e.g. `1s..1.2s`, `..10ms`, `500ms..`);
     /// also the timeline of --plot (default: its first 2 ms).
     #[arg(long, value_name = "START..END")]

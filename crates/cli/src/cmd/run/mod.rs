@@ -74,6 +74,8 @@ pub(crate) fn resolve_spec(
         (args.check_determinism, "--check-determinism"),
         (args.trace.is_some(), "--trace"),
         (args.trace_text.is_some(), "--trace-text"),
+        (args.trace_text_format.is_some(), "--trace-text-format"),
+        (args.trace_dat.is_some(), "--trace-dat"),
         (!args.report.is_empty(), "--report"),
         (args.trace_window.is_some(), "--trace-window"),
         (args.rtapp_log.is_some(), "--rtapp-log"),
@@ -224,17 +226,22 @@ fn resolve_for(
         None => None,
     };
     super::report::parse_reports(&args.report)?;
+    text_layout(args)?;
     if window.is_some()
         && args.trace.is_none()
         && args.trace_text.is_none()
+        && args.trace_dat.is_none()
         && args.plot.is_none()
         && args.report.is_empty()
     {
         return Err(CliError::msg(
-            "--trace-window: nothing to trace; allowed: with --trace FILE, --trace-text FILE, --report KIND or --plot DIR",
+            "--trace-window: nothing to trace; allowed: with --trace FILE, --trace-text FILE, --trace-dat FILE, --report KIND or --plot DIR",
         ));
     }
-    let tracing = args.trace.is_some() || args.trace_text.is_some() || !args.report.is_empty();
+    let tracing = args.trace.is_some()
+        || args.trace_text.is_some()
+        || args.trace_dat.is_some()
+        || !args.report.is_empty();
     spec.config.trace = super::plots::trace_config(&spec, window, tracing, args.plot.is_some());
     Ok((
         Plan {
@@ -308,19 +315,41 @@ fn check_json_budget(plan: &Plan, twice: bool) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Writes `--trace` (Perfetto) and `--trace-text` (ftrace text) from the run's trace.
+/// `--trace-text-format`'s layout (ftrace when not given); refused without
+/// `--trace-text`, which it would not change.
+fn text_layout(args: &RunArgs) -> Result<fairsim_trace::TextLayout, CliError> {
+    let Some(text) = &args.trace_text_format else {
+        return Ok(fairsim_trace::TextLayout::Ftrace);
+    };
+    let layout = fairsim_trace::TextLayout::parse(text).map_err(CliError::msg)?;
+    if args.trace_text.is_none() {
+        return Err(CliError::msg(
+            "--trace-text-format: no text trace to lay out; allowed: with --trace-text FILE",
+        ));
+    }
+    Ok(layout)
+}
+
+/// Writes `--trace` (Perfetto), `--trace-text` (ftrace text or trace-cmd report's
+/// layouts) and `--trace-dat` (trace-cmd's trace.dat) from the run's trace.
 fn write_traces(args: &RunArgs, trace: &fairsim_trace::Trace) -> Result<(), CliError> {
     type Writer = fn(&fairsim_trace::Trace, &mut dyn Write) -> std::io::Result<()>;
-    let outputs: [(&Option<PathBuf>, &str, Writer); 2] = [
+    let text: Writer = match text_layout(args)? {
+        fairsim_trace::TextLayout::Ftrace => fairsim_trace::ftrace::write_ftrace_text,
+        fairsim_trace::TextLayout::TraceCmd => fairsim_trace::tracecmd::write_report,
+        fairsim_trace::TextLayout::TraceCmdRaw => fairsim_trace::tracecmd::write_report_raw,
+    };
+    let outputs: [(&Option<PathBuf>, &str, Writer); 3] = [
         (
             &args.trace,
             "--trace",
             fairsim_trace::perfetto::write_perfetto,
         ),
+        (&args.trace_text, "--trace-text", text),
         (
-            &args.trace_text,
-            "--trace-text",
-            fairsim_trace::ftrace::write_ftrace_text,
+            &args.trace_dat,
+            "--trace-dat",
+            fairsim_trace::tracedat::write_trace_dat,
         ),
     ];
     for (path, what, write) in outputs {
@@ -478,6 +507,7 @@ fn run_outputs(args: &RunArgs, plan: &Plan) -> super::outputs::Outputs {
     )
     .file("--trace", args.trace.as_deref())
     .file("--trace-text", args.trace_text.as_deref())
+    .file("--trace-dat", args.trace_dat.as_deref())
     .dir("--plot", args.plot.as_deref())
     .dir("--rtapp-log", args.rtapp_log.as_deref());
     o

@@ -27,7 +27,7 @@ const MAX_SEEDS: i64 = 10_000;
 
 /// Options of `fairsim run` that write per-run outputs: a sweep's point files take their
 /// place. `progress` shows one run's progress, which `fairsim sweep --progress` replaces.
-const OUTPUT_OPTIONS: [&str; 12] = [
+const OUTPUT_OPTIONS: [&str; 14] = [
     "profile",
     "json",
     "schedstat",
@@ -36,6 +36,8 @@ const OUTPUT_OPTIONS: [&str; 12] = [
     "check-determinism",
     "trace",
     "trace-text",
+    "trace-text-format",
+    "trace-dat",
     "trace-window",
     "plot",
     "rtapp-log",
