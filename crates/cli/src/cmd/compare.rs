@@ -284,11 +284,13 @@ pub(crate) fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliErro
         }
     }
     // Every output is checked before the first run, so that a typo costs no run.
-    Outputs::new()
+    let mut outputs = Outputs::new();
+    outputs
         .dir("--plot", args.run.plot.as_deref())
         .file("--json", args.run.json.as_deref())
-        .file("--csv", args.csv.as_deref())
-        .check()?;
+        .file("--csv", args.csv.as_deref());
+    super::run::add_inputs(&mut outputs, &args.run, &spec);
+    outputs.check()?;
     progress::watch_interrupts();
     let hook = progress::interrupt_after()?;
     let seeds = args.seeds as usize;

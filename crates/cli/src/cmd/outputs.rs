@@ -26,10 +26,13 @@ struct Output {
     dir: bool,
 }
 
-/// The outputs of one command, checked together.
+/// The outputs of one command, checked together, and the files it reads, which no
+/// output may overwrite.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Outputs {
     list: Vec<Output>,
+    /// What each input is (`scenario file`), and its path.
+    inputs: Vec<(String, PathBuf)>,
 }
 
 impl Outputs {
@@ -62,11 +65,28 @@ impl Outputs {
         self
     }
 
-    /// Checks every output: two options naming the same path, a file whose directory is
-    /// missing or not writable, a directory that is a file. The first problem is returned
-    /// as one line naming its option, in the order the outputs were added.
+    /// Adds a file the command reads (`what` says which: `scenario file`), which no
+    /// output may be: a `--json` naming the scenario would overwrite it after the run.
+    pub(crate) fn input(&mut self, what: &str, path: Option<&Path>) -> &mut Outputs {
+        if let Some(p) = path {
+            self.inputs.push((what.to_string(), p.to_path_buf()));
+        }
+        self
+    }
+
+    /// Checks every output: two options naming the same path, an output that is one of
+    /// the inputs, a file whose directory is missing or not writable, a directory that
+    /// is a file. The first problem is returned as one line naming its option, in the
+    /// order the outputs were added.
     pub(crate) fn check(&self) -> Result<(), CliError> {
         for (i, o) in self.list.iter().enumerate() {
+            if let Some((what, _)) = self.inputs.iter().find(|(_, p)| same_file(p, &o.path)) {
+                return Err(CliError::msg(format!(
+                    "{}: {} is the {what} this command reads; allowed: a path of its own",
+                    o.flag,
+                    o.path.display()
+                )));
+            }
             if let Some(other) = self.list[..i].iter().find(|p| p.path == o.path) {
                 return Err(CliError::msg(format!(
                     "{}: {} is also {}'s output; allowed: a path of its own",
@@ -82,6 +102,14 @@ impl Outputs {
             }
         }
         Ok(())
+    }
+}
+
+/// Whether `a` and `b` name one existing file (through links and relative paths too).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
     }
 }
 
@@ -221,6 +249,34 @@ mod tests {
         let leftovers: Vec<_> = std::fs::read_dir(&d).unwrap().collect();
         assert_eq!(leftovers.len(), 1);
         let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// Issue 50's sweep: `run S.toml --json S.toml` overwrote the scenario after the
+    /// run; an output that is an input (under another spelling too) is refused, and the
+    /// input is left as it was.
+    #[test]
+    fn an_output_on_an_input_is_refused() {
+        let dir = scratch("input");
+        let input = dir.join("s.toml");
+        std::fs::write(&input, "duration = \"1ms\"\n").unwrap();
+        let spelled = dir.join(".").join("s.toml");
+        let mut o = Outputs::new();
+        o.input("scenario file", Some(&input))
+            .file("--json", Some(&spelled));
+        let e = format!("{:?}", o.check().unwrap_err());
+        assert!(
+            e.contains("--json: ") && e.contains("is the scenario file this command reads"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&input).unwrap(),
+            "duration = \"1ms\"\n"
+        );
+        let mut o = Outputs::new();
+        o.input("scenario file", Some(&input))
+            .file("--json", Some(&dir.join("out.json")));
+        assert!(o.check().is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -272,6 +272,18 @@ pub(crate) fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> 
     for text in &feature_sets {
         sets.push(parse_features(kernel, text)?);
     }
+    if args.schedstat.is_none() {
+        for (given, name) in [
+            (args.schedstat_sg_scan, "--schedstat-sg-scan"),
+            (args.schedstat_version.is_some(), "--schedstat-version"),
+        ] {
+            if given {
+                return Err(CliError::msg(format!(
+                    "{name}: no schedstat file to write; allowed: with --schedstat FILE"
+                )));
+            }
+        }
+    }
     let version = match &args.schedstat_version {
         Some(v) => SchedstatVersion::parse(v)
             .ok_or_else(|| invalid("--schedstat-version", v, "15, 16 or 17"))?,

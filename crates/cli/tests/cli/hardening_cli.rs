@@ -254,3 +254,60 @@ fn run_shows_the_topology_warnings() {
         "{err}"
     );
 }
+
+/// Issue 50's user-path sweep: an output that is one of the command's inputs (the
+/// scenario, the machine file, an rt-app file) was overwritten after the run; it is
+/// refused before the run, naming the option, and the input is left as it was.
+#[test]
+fn an_output_on_an_input_is_refused() {
+    let dir = std::env::temp_dir().join(format!("fairsim-inout-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = dir.join("s.toml");
+    let text = "workload = [\"hackbench:g=1,l=5\"]\n";
+    std::fs::write(&scenario, text).unwrap();
+    let s = scenario.to_str().unwrap();
+    let rtapp = dir.join("p.json");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/rtapp/periodic.json"
+        ),
+        &rtapp,
+    )
+    .unwrap();
+    let r = rtapp.to_str().unwrap();
+    let w = format!("rtapp:{r}");
+    for (args, field) in [
+        (vec!["run", s, "--json", s], "--json"),
+        (vec!["run", s, "--schedstat", s], "--schedstat"),
+        (vec!["run", s, "--trace-text", s], "--trace-text"),
+        (vec!["run", "--smp", "4", "-w", &w, "--json", r], "--json"),
+        (vec!["compare", s, "--new", "", "--csv", s], "--csv"),
+    ] {
+        assert_refused(&args, field);
+        assert_refused(&args, "this command reads");
+    }
+    assert_eq!(std::fs::read_to_string(&scenario).unwrap(), text);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A schedstat layout option with no schedstat file to lay out was dropped without a
+/// word; it is refused, as `--trace-window` without a trace is.
+#[test]
+fn schedstat_options_without_a_file_are_refused() {
+    for (args, field) in [
+        (vec!["run", "--schedstat-sg-scan"], "--schedstat-sg-scan"),
+        (
+            vec!["run", "--schedstat-version", "15"],
+            "--schedstat-version",
+        ),
+        (
+            vec!["race", "--schedstat-version", "15"],
+            "--schedstat-version",
+        ),
+        (vec!["race", "--schedstat-sg-scan"], "--schedstat-sg-scan"),
+    ] {
+        assert_refused(&args, field);
+        assert_refused(&args, "no schedstat file");
+    }
+}

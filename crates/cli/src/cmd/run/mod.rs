@@ -203,6 +203,24 @@ fn resolve_for(
         .clone()
         .or_else(|| scenario.schedstat.as_ref().map(PathBuf::from))
         .map(|p| (p, version));
+    // A layout option with no file to lay out would be dropped without a word, as
+    // `--trace-window` without a trace is not.
+    if schedstat.is_none() {
+        for (given, name) in [
+            (args.schedstat_sg_scan, "--schedstat-sg-scan"),
+            (args.schedstat_version.is_some(), "--schedstat-version"),
+            (
+                scenario.schedstat_version.is_some(),
+                "scenario key schedstat_version",
+            ),
+        ] {
+            if given {
+                return Err(CliError::msg(format!(
+                    "{name}: no schedstat file to write; allowed: with --schedstat FILE (or the scenario key schedstat)"
+                )));
+            }
+        }
+    }
     let json = args
         .json
         .clone()
@@ -510,5 +528,18 @@ fn run_outputs(args: &RunArgs, plan: &Plan) -> super::outputs::Outputs {
     .file("--trace-dat", args.trace_dat.as_deref())
     .dir("--plot", args.plot.as_deref())
     .dir("--rtapp-log", args.rtapp_log.as_deref());
+    add_inputs(&mut o, args, &plan.spec);
     o
+}
+
+/// The files a run reads, which none of its outputs may overwrite: the scenario, the
+/// machine file and every rt-app file.
+pub(crate) fn add_inputs(o: &mut super::outputs::Outputs, args: &RunArgs, spec: &RunSpec) {
+    o.input("scenario file", args.scenario.as_deref())
+        .input("machine file", args.machine.machine.as_deref());
+    for w in &spec.workloads {
+        if let fairsim_workloads::Workload::Rtapp(r) = &w.workload {
+            o.input("rt-app file", Some(std::path::Path::new(&r.file)));
+        }
+    }
 }
