@@ -23,7 +23,7 @@
 //! - `workload`: what the world keeps per workload (random stream, latency histograms,
 //!   sockets, the tool's model behind `Op::Hook`); `task`: how a task starts out.
 //! - `tracing`: the tracer's hooks; `progress`: the guard against a run stuck at one
-//!   instant.
+//!   instant, with its bounds in the leaf `progress_bounds`, which `error.rs` reads.
 //! - `cpu_state`, `idle_state`, `cpufreq_state`, `lock_state`, `trace_state`: the state
 //!   that `cpu`, `idle`, `cpufreq`, `locks` and `tracing` drive, in modules that do not
 //!   name `World`, so that `World`'s fields, the metrics and the profile can hold it
@@ -46,6 +46,7 @@ mod loop_stack;
 mod net;
 mod outcome;
 mod progress;
+mod progress_bounds;
 pub mod sockets;
 mod task;
 mod trace_state;
@@ -72,9 +73,9 @@ pub use config::{Cpuidle, Launch, TimerExpiry, WorldConfig, DEFAULT_TIMER_SLACK}
 pub use cpu_state::{CpuRt, Overhead, Seg, SegKind};
 pub use cpufreq_state::{CpufreqRt, FreqChange, MAX_TIMELINE, TIMELINE_ENTRY_BYTES};
 pub use outcome::Outcome;
-pub use progress::{
-    events_per_instant_limit, guard_memory, queue_limit, EVENTS_PER_ENTITY, MIN_EVENTS, MIN_QUEUE,
-    QUEUE_PER_CPU, QUEUE_PER_TASK,
+pub use progress::{events_per_instant_limit, guard_memory, queue_limit};
+pub use progress_bounds::{
+    EVENTS_PER_ENTITY, MIN_EVENTS, MIN_QUEUE, QUEUE_PER_CPU, QUEUE_PER_TASK,
 };
 pub use trace_state::pid_of;
 pub use workload::WorkloadRt;

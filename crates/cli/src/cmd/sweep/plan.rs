@@ -11,7 +11,7 @@ use std::path::Path;
 use clap::ArgAction;
 use toml_edit::{Item, Value};
 
-use super::output::{coordinates, index_width};
+use super::point::{coordinates, index_width};
 use crate::cmd::machine_args::DEFAULT_PRESET;
 use crate::error::CliError;
 
@@ -775,7 +775,7 @@ impl Plan {
 
 #[cfg(test)]
 mod tests {
-    use super::super::output::command_line;
+    use super::super::point::command_line;
     use super::*;
 
     const PLAN: &str = r#"
