@@ -67,7 +67,7 @@ use crate::metrics::{CpuMetrics, Metrics, TaskMetrics};
 use crate::noise::Noise;
 use crate::profile::{Ctx, Site};
 use crate::program::Program;
-use crate::time::Time;
+use fairsim_des::time::Time;
 
 pub use config::{Cpuidle, Launch, TimerExpiry, WorldConfig, DEFAULT_TIMER_SLACK};
 pub use cpu_state::{CpuRt, Overhead, Seg, SegKind};
@@ -336,7 +336,7 @@ impl World {
         // The scheduler's own random state (sched_rng for NI_RANDOM) is a sub-stream of
         // the world seed, apart from the workloads' streams.
         let mut params = config.params;
-        params.seed = crate::rng::SimRng::derive(config.seed, u64::MAX).next_u64();
+        params.seed = fairsim_des::rng::SimRng::derive(config.seed, u64::MAX).next_u64();
         params.idle_scan_per_cpu = config.cost.idle_scan_per_cpu;
         let states = match (&config.idle_states, &machine.idle_states) {
             (Some(s), _) => s.clone(),
@@ -454,7 +454,7 @@ impl World {
             .collect();
         let tick = world.sched.tick_nsec;
         // A sub-stream of its own, so that other draws do not move with the launch CPU.
-        let mut launch_rng = crate::rng::SimRng::derive(world.config.seed, u64::MAX - 1);
+        let mut launch_rng = fairsim_des::rng::SimRng::derive(world.config.seed, u64::MAX - 1);
         for t in roots {
             let cpu = match world.config.launch {
                 Launch::Cpu(c) => c.min(n - 1),

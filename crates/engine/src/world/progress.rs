@@ -40,7 +40,7 @@ use super::progress_bounds::{
 };
 use crate::cost::CostTable;
 use crate::error::EngineError;
-use crate::time::Time;
+use fairsim_des::time::Time;
 
 /// Bytes one queued event takes and one entry of the reschedule list, rounded up. A
 /// queued event is a 48-byte entry of the timing wheel's pool, in a vector up to twice

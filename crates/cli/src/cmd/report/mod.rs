@@ -282,7 +282,7 @@ pub(crate) fn print_run_reports(
     }
     let events = events_of_trace(trace)?;
     let (a, b) = trace.window;
-    let fmt = fairsim_engine::time::format_duration;
+    let fmt = fairsim_des::time::format_duration;
     for &r in reports {
         writeln!(
             out,

@@ -490,7 +490,7 @@ fn kernels_axis(v: &Tv) -> Result<Axis, CliError> {
         let Tv::Str(text) = e else {
             return Err(bad(&field, "not a string", allowed));
         };
-        let k = fairsim_engine::balance::Kernel::parse(text)
+        let k = fairsim_balance::Kernel::parse(text)
             .map_err(|e| CliError::msg(e.to_string().replacen("--kernel", &field, 1)))?;
         values.push(AxisValue {
             label: k.name().to_string(),
@@ -624,7 +624,7 @@ impl Plan {
         check_name(&name, "name")?;
 
         let mut common = Vec::new();
-        let mut first_seed = fairsim_engine::rng::DEFAULT_SEED;
+        let mut first_seed = fairsim_des::rng::DEFAULT_SEED;
         let run_keys: &[(String, Tv)] = match run {
             Some(v) => as_table(v, "run", "a table of fairsim run options")?,
             None => &[],
