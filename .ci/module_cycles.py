@@ -677,6 +677,31 @@ def print_edges(comp: list, edges: dict) -> None:
             print(f"    {a} -> {b}{tag}: {first}{more}")
 
 
+def print_matching_edges(args) -> int:
+    """`--edges FROM TO`: each edge between the modules the two patterns match, with the
+    file:line of every reference (method calls named), and a count per crate."""
+    src_re, dst_re = re.compile(args.edges[0]), re.compile(args.edges[1])
+    for c in args.crates:
+        crate = Crate(c)
+        edges = crate.edges(args.depth, not args.no_tests, not args.no_methods)
+        n_edges = n_refs = 0
+        for a in sorted(edges):
+            if not src_re.fullmatch(a):
+                continue
+            for b in sorted(edges[a]):
+                if not dst_re.fullmatch(b):
+                    continue
+                refs = sorted(set(edges[a][b]), key=lambda r: (r[0], r[1], r[3]))
+                n_edges += 1
+                n_refs += len(refs)
+                print(f"  {a} -> {b}: {len(refs)} reference(s)")
+                if not args.quiet:
+                    for f, ln, t, via in refs:
+                        print(f"    {f}:{ln}" + (f" (method {via})" if via else "") + (" [test]" if t else ""))
+        print(f"{os.path.relpath(c)}: {n_edges} edge(s), {n_refs} reference(s) from {args.edges[0]} to {args.edges[1]}")
+    return 0
+
+
 def read_baseline(path: str) -> list:
     """[(crate, frozenset of modules, reason, line number)] of a baseline file."""
     out = []
@@ -724,8 +749,13 @@ def main() -> int:
     ap.add_argument("--no-baseline", action="store_true", help="report every cycle as new")
     ap.add_argument("--write-baseline", action="store_true",
                     help="rewrite the baseline file with today's cycles, keeping the reasons")
+    ap.add_argument("--edges", nargs=2, metavar=("FROM", "TO"),
+                    help="print the edges from the modules FROM matches to those TO matches "
+                         "(Python regexes on module paths, matched whole) and exit 0")
     ap.add_argument("crates", nargs="+", help="crate directories (each with a src/)")
     args = ap.parse_args()
+    if args.edges:
+        return print_matching_edges(args)
     full = args.depth == 0 and not args.no_tests and not args.no_methods
     baseline = [] if args.no_baseline or not full else read_baseline(args.baseline)
     found: dict = {}
