@@ -47,11 +47,7 @@ DEP_TABLES = ("dependencies", "dev-dependencies", "build-dependencies")
 
 def load_tree(root_file: str, test: bool) -> mc.Crate:
     """The modules and references of the crate whose root file is `root_file`."""
-    crate = mc.Crate.__new__(mc.Crate)
-    crate.src = os.path.dirname(root_file)
-    crate.mods, crate.refs, crate.calls, crate.methods = {}, [], [], {}
-    crate.load((), root_file, test)
-    return crate
+    return mc.Crate(os.path.dirname(root_file), root_file, test)
 
 
 def manifest_deps(manifest: dict) -> dict:

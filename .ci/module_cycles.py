@@ -10,9 +10,13 @@ passes; any other cycle fails.
 
 Usage: module_cycles.py [--depth N] [--no-tests] [--no-methods] [--quiet] [--all]
                         [--baseline FILE | --no-baseline] [--write-baseline] CRATE_DIR...
+       module_cycles.py --edges FROM TO CRATE_DIR...
 
 It exits 0 when every cycle of the named crates is in the baseline as it stands, 1 when
-one is not (printed with its edges), and 2 on bad arguments.
+one is not (printed with its edges), and 2 on bad arguments. `--edges FROM TO` prints,
+instead, every edge from a module FROM matches to one TO matches (regexes on module
+paths such as `lb::v3_9::balance`, matched whole) with the file:line of each reference,
+and counts them: what ARCHITECTURE.md's counts of who names whom come from.
 
 What a module is. The modules are found as rustc finds them: from `lib.rs` (or
 `main.rs`) through every `mod NAME;` declaration (`NAME.rs` or `NAME/mod.rs`, or a
@@ -40,24 +44,30 @@ What an edge is. Module A refers to module B when
   `try_from`, `getter` and `remote` keys;
 - A calls a method that an inherent `impl` in B defines: `self.foo(..)`,
   `sched.foo(..)`, `x.y.foo::<T>(..)`, or `Type::foo(..)`/`Self::foo(..)` (a path whose
-  next-to-last segment is capitalised). The receiver's type is not known to a script,
-  so the call is tied to a file by the method's name alone, under this heuristic, which
-  fits this codebase's style (`impl Sched` blocks spread over many files, each method
-  defined once):
-  * the name is defined by `fn` in the body of an `impl` or `trait` in exactly one file
-    of the crate, and every such definition is in an inherent impl (`impl T { .. }`, not
-    `impl Trait for T`, not a trait's own declaration: a call to a trait's method needs
-    the trait in scope, and that `use` is already an edge);
-  * the name is not in `STD_METHODS`, the methods of the standard library's types that
-    the crate's own impls also define (`len`, `get`, `push`, `find`, `set`, ...), where
-    `v.len()` is far more often a `Vec`'s.
-  Limits: a method defined in two files (a `new` per type, `step` on two types) makes no
-  edge from any call, so a cycle through such a method is missed; a call on a value of
-  another crate's type, or of a standard type by a name missing from `STD_METHODS`, that
-  happens to share the name of a method defined once in this crate makes a false edge
-  (each method edge prints the method's name, `(method foo)`, to tell them apart); calls
-  written inside a macro's arguments count, method calls a macro generates do not; a
-  method reached only through a closure or a function pointer makes no edge.
+  next-to-last segment is capitalised). A script does not know most receivers' types,
+  so the call is tied to a file statically only where this codebase's style allows
+  (`impl Sched` blocks spread over many files, each method defined once):
+  * where the call names the type: `self.foo()` inside an `impl T` (or `impl Trait for
+    T`) block, `Self::foo()` there, and `T::foo()`. When the crate has inherent impls of
+    a type named `T`, the call goes to the one file whose `impl T` defines `foo`, and to
+    none if no file or two do (a trait's method: the trait's `use` is already an edge);
+  * otherwise by the method's name alone: the name is defined by `fn` in the body of an
+    `impl` or `trait` in exactly one file of the crate, every such definition is in an
+    inherent impl (`impl T { .. }`, not `impl Trait for T`, not a trait's declaration),
+    the name is not in `STD_METHODS` (the standard library's types' methods that the
+    crate's impls also define: `len`, `get`, `push`, `find`, `set`, ...; `v.len()` is
+    far more often a `Vec`'s), and no fairsim crate the crate depends on (directly or
+    not, by its `Cargo.toml`) defines a method so named (the balance crate's
+    `machine.nr_cpus()` is topology's `Machine::nr_cpus`, not `Sched::nr_cpus`).
+  Limits: a call by name alone to a method defined in two files (a `new` per type,
+  `step` on two types) or also in a dependency makes no edge, so a cycle through it is
+  missed; a call on a value of another crate's type, or of a standard type by a name
+  missing from `STD_METHODS`, that happens to share the name of a method defined once in
+  this crate makes a false edge (each method edge prints the method's name, `(method
+  foo)`, to tell them apart); types are matched by their last name, so two types of one
+  name in two modules share their methods; calls written inside a macro's arguments
+  count, method calls a macro generates do not; a method reached only through a closure,
+  a function pointer or `Deref` makes no edge.
 Neither doc comments (intra-doc links) nor `mod` declarations make an edge.
 
 Re-exports are not cycles. A `pub use` (any visibility) by which a module re-exports an
@@ -220,6 +230,7 @@ class Call:
     file: str
     line: int
     test: bool
+    ty: str | None = None  # the receiver's type where the code says it (`self`, `Self::`, `T::`)
 
 
 @dataclass
@@ -234,12 +245,20 @@ class Module:
 
 
 class Crate:
-    def __init__(self, root_dir: str):
+    def __init__(self, root_dir: str, root_file: str | None = None, test: bool = False):
+        """The crate whose `src/lib.rs` (or `main.rs`) is under `root_dir`, or, with
+        `root_file`, the one rooted at that file (a test or bench target; `test` marks all
+        of its code as test code)."""
         self.src = os.path.join(root_dir, "src")
         self.mods: dict[tuple, Module] = {}
         self.refs: list[Ref] = []
         self.calls: list[Call] = []
         self.methods: dict[str, set] = {}  # method name -> {(module, block kind)}
+        self.foreign: set = set()  # method names the crate's fairsim dependencies define
+        self.typed: dict[tuple, set] = {}  # (type, method) -> {module} of inherent impls
+        if root_file is not None:
+            self.load((), root_file, test)
+            return
         root = None
         for name in ("lib.rs", "main.rs"):
             if os.path.exists(os.path.join(self.src, name)):
@@ -265,16 +284,17 @@ class Crate:
         else:
             child_dir = os.path.join(os.path.dirname(file), base[:-3])
 
-        # Each frame: (module path, is module scope, test, block kind), the kind being
-        # "mod", "impl" (an inherent impl), "trait_impl", "trait" or "block".
-        frames = [(path, True, test, "mod")]
+        # Each frame: (module path, is module scope, test, block kind, self type), the kind
+        # being "mod", "impl" (an inherent impl), "trait_impl", "trait" or "block", and the
+        # self type the name of the type an enclosing impl is for.
+        frames = [(path, True, test, "mod", None)]
         pending_test = False
         pending_path = None
-        block_kind: dict[int, str] = {}  # index of an impl's or trait's `{` -> its kind
+        block_kind: dict[int, tuple] = {}  # index of an impl's or trait's `{` -> (kind, type)
         i, n = 0, len(toks)
         while i < n:
             t, off = toks[i]
-            mod, at_mod_scope, in_test, kind = frames[-1]
+            mod, at_mod_scope, in_test, kind, self_ty = frames[-1]
             nxt = toks[i + 1][0] if i + 1 < n else ""
             prev = toks[i - 1][0] if i > 0 else ""
             if t == "#":
@@ -320,7 +340,7 @@ class Crate:
                     i += 3
                 elif after == "{":
                     self.mods[child] = Module(child, None, in_test or pending_test)
-                    frames.append((child, True, in_test or pending_test, "mod"))
+                    frames.append((child, True, in_test or pending_test, "mod", None))
                     i += 3
                 else:
                     i += 2
@@ -359,20 +379,22 @@ class Crate:
                     k += 1
                 if k < n and toks[k][0] == "{":
                     if t == "trait":
-                        block_kind[k] = "trait"
+                        block_kind[k] = ("trait", None)
                     else:
-                        header = [x for x, _ in toks[i + 1:k]]
-                        is_trait = any(w == "for" and (h + 1 == len(header) or header[h + 1] != "<")
-                                       for h, w in enumerate(header))
-                        block_kind[k] = "trait_impl" if is_trait else "impl"
+                        is_trait, ty = _impl_header([x for x, _ in toks[i + 1:k]])
+                        block_kind[k] = ("trait_impl" if is_trait else "impl", ty)
             if t == "fn" and kind in ("impl", "trait_impl", "trait") and _is_ident(nxt):
                 self.methods.setdefault(nxt, set()).add((mod, kind))
+                if kind == "impl" and self_ty:
+                    self.typed.setdefault((self_ty, nxt), set()).add(mod)
             if t == "." and prev != "." and _is_ident(nxt) and i + 2 < n and (
                 toks[i + 2][0] == "(" or (toks[i + 2][0] == "::" and i + 3 < n and toks[i + 3][0] == "<")
             ):
-                self.calls.append(Call(mod, nxt, rel, line_of(toks[i + 1][1]), in_test))
+                ty = self_ty if prev == "self" else None
+                self.calls.append(Call(mod, nxt, rel, line_of(toks[i + 1][1]), in_test, ty))
             if t == "{":
-                frames.append((mod, False, in_test or pending_test, block_kind.pop(i, "block")))
+                bk, bty = block_kind.pop(i, ("block", self_ty))
+                frames.append((mod, False, in_test or pending_test, bk, bty))
                 pending_test, pending_path = False, None
             elif t == "}":
                 if len(frames) > 1:
@@ -389,7 +411,8 @@ class Crate:
                 self.refs.append(Ref(mod, tuple(segs), rel, line_of(off), in_test))
                 if len(segs) >= 2 and segs[-2][:1].isupper() and k < n and toks[k][0] in ("(", "::"):
                     # `Type::method(...)`, `Self::method(...)`, `Type::method::<T>(...)`.
-                    self.calls.append(Call(mod, segs[-1], rel, line_of(toks[k - 1][1]), in_test))
+                    ty = self_ty if segs[-2] == "Self" else segs[-2]
+                    self.calls.append(Call(mod, segs[-1], rel, line_of(toks[k - 1][1]), in_test, ty))
                 i = k
                 continue
             i += 1
@@ -496,17 +519,27 @@ class Crate:
             mod = mod[:-1]
         return mod
 
-    def method_file(self, name: str) -> tuple | None:
-        """The file module whose inherent impl defines method `name`, when exactly one file
-        of the crate defines a method of that name (in any impl or trait) and it is not a
-        name the standard library's types also have."""
+    def method_file(self, name: str, ty: str | None = None) -> tuple | None:
+        """The file module whose inherent impl defines method `name`: of type `ty` when the
+        call says the type and the crate has inherent impls of a type so named (one file
+        must define it); otherwise when exactly one file of the crate defines a method of
+        that name (in any impl or trait) and it is not a name the standard library's types
+        or the crate's fairsim dependencies also have."""
+        if ty is not None and ty in self.inherent_types():
+            files = {self.file_module(m) for m in self.typed.get((ty, name), ())}
+            return files.pop() if len(files) == 1 else None
         defs = self.methods.get(name)
-        if not defs or name in STD_METHODS:
+        if not defs or name in STD_METHODS or name in self.foreign:
             return None
         files = {self.file_module(m) for m, _ in defs}
         if len(files) != 1 or any(k != "impl" for _, k in defs):
             return None
         return files.pop()
+
+    def inherent_types(self) -> set:
+        if not hasattr(self, "_inherent"):
+            self._inherent = {ty for ty, _ in self.typed}
+        return self._inherent
 
     def edges(self, depth: int, tests: bool, methods: bool = True) -> dict:
         """unit -> unit -> list of (file, line, test, via) references; `via` names the
@@ -515,7 +548,7 @@ class Crate:
         for c in self.calls if methods else ():
             if c.test and not tests:
                 continue
-            dst_file = self.method_file(c.name)
+            dst_file = self.method_file(c.name, c.ty)
             if dst_file is None:
                 continue
             a, b = unit(self.file_module(c.mod), depth), unit(dst_file, depth)
@@ -550,6 +583,41 @@ def _line_index(code: str):
 
 def _is_ident(t: str) -> bool:
     return bool(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", t))
+
+
+def _impl_header(header: list) -> tuple:
+    """(is a trait impl, the self type's name or None) of the tokens between `impl` and
+    its body's `{`: `<T: A> Trait<T> for crate::x::Type<T> where ...` gives (True, "Type")."""
+    h, j = list(header), 0
+    if h and h[0] == "<":
+        depth = 0
+        while j < len(h):
+            if h[j] == "<":
+                depth += 1
+            elif h[j] == ">" and not (j > 0 and h[j - 1] == "-"):
+                depth -= 1
+            j += 1
+            if depth == 0:
+                break
+    h = h[j:]
+    depth, start, is_trait = 0, 0, False
+    for idx, w in enumerate(h):
+        if w == "<":
+            depth += 1
+        elif w == ">" and not (idx > 0 and h[idx - 1] == "-"):
+            depth -= 1
+        elif depth == 0 and w == "where":
+            h = h[:idx]
+            break
+        elif depth == 0 and w == "for" and (idx + 1 == len(h) or h[idx + 1] != "<"):
+            start, is_trait = idx + 1, True
+    name = None
+    for w in h[start:]:
+        if w == "<":
+            break
+        if _is_ident(w) and w not in ("dyn", "mut", "const", "unsafe"):
+            name = w
+    return is_trait, name
 
 
 def _pub_before_paren(toks, close_idx: int) -> bool:
@@ -653,10 +721,50 @@ def tarjan(nodes, edges):
     return comps
 
 
+_CRATES: dict = {}
+
+
+def load_crate(crate_dir: str) -> Crate:
+    """The crate at `crate_dir`, with `foreign` set to the method names that the fairsim
+    crates it depends on (directly or not, found beside it by package name) define."""
+    import tomllib
+
+    def manifest(d):
+        path = os.path.join(d, "Cargo.toml")
+        if not os.path.isfile(path):
+            return {}
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+
+    def parsed(d):
+        key = os.path.abspath(d)
+        if key not in _CRATES:
+            _CRATES[key] = Crate(d)
+        return _CRATES[key]
+
+    parent = os.path.dirname(os.path.abspath(crate_dir))
+    by_name = {}
+    for d in sorted(os.listdir(parent)):
+        name = manifest(os.path.join(parent, d)).get("package", {}).get("name")
+        if name and os.path.isdir(os.path.join(parent, d, "src")):
+            by_name[name] = os.path.join(parent, d)
+    crate = parsed(crate_dir)
+    todo, seen = [crate_dir], set()
+    while todo:
+        m = manifest(todo.pop())
+        for table in ("dependencies", "dev-dependencies"):
+            for dep in m.get(table, {}):
+                if dep in by_name and dep not in seen:
+                    seen.add(dep)
+                    todo.append(by_name[dep])
+                    crate.foreign |= set(parsed(by_name[dep]).methods)
+    return crate
+
+
 def crate_cycles(crate_dir: str, depth: int, tests: bool, methods: bool):
     """(crate, nodes, edges, cycles): the strongly connected components of more than one
     module, largest first."""
-    crate = Crate(crate_dir)
+    crate = load_crate(crate_dir)
     edges = crate.edges(depth, tests, methods)
     nodes = crate.units(depth) | set(edges) | {b for d in edges.values() for b in d}
     cycles = [c for c in tarjan(nodes, edges) if len(c) > 1]
@@ -682,7 +790,7 @@ def print_matching_edges(args) -> int:
     file:line of every reference (method calls named), and a count per crate."""
     src_re, dst_re = re.compile(args.edges[0]), re.compile(args.edges[1])
     for c in args.crates:
-        crate = Crate(c)
+        crate = load_crate(c)
         edges = crate.edges(args.depth, not args.no_tests, not args.no_methods)
         n_edges = n_refs = 0
         for a in sorted(edges):
