@@ -843,6 +843,110 @@ def write_baseline(path: str, found: dict, old: list) -> None:
         f.write("\n".join(lines) + "\n")
 
 
+SELF_TEST_CRATE = {
+    "lib.rs": """
+mod a;
+mod b;
+mod c;
+mod d;
+mod e;
+pub struct Sched;
+pub struct Other;
+""",
+    "a/mod.rs": """
+mod inner;
+#[derive(thiserror::Error, Debug)]
+pub enum E {
+    #[error("at most {n}", n = crate::b::LIMIT)]
+    X,
+}
+""",
+    "a/inner.rs": """
+use crate::Sched;
+impl Sched {
+    pub fn only_in_inner(&self) -> usize { 0 }
+    pub fn len(&self) -> usize { 0 }
+}
+""",
+    "b.rs": """
+pub const LIMIT: u32 = 3;
+pub fn f() -> crate::a::E { crate::a::E::X }
+pub fn h(o: &crate::Other) { o.run(); o.twice(); o.nested_in_g(); }
+""",
+    "c.rs": """
+use crate::Sched;
+impl Sched {
+    pub fn in_c(&self) {
+        let v: Vec<u8> = vec![];
+        let _ = v.len();
+        let _ = 0..v.len();
+        self.in_d();
+    }
+}
+fn g() -> impl Iterator<Item = u8> { fn nested_in_g() {} std::iter::empty() }
+#[derive(serde::Serialize)]
+struct S { #[serde(serialize_with = "crate::e::ser")] x: u32 }
+#[cfg(test)]
+mod tests { fn t(s: &crate::Sched) { s.only_in_inner(); } }
+""",
+    "d.rs": """
+use crate::{Other, Sched};
+impl Sched { pub fn in_d(&self) { Sched::in_c(self); } }
+impl Other { pub fn twice(&self) {} pub fn run(&self) {} }
+""",
+    "e.rs": """
+use crate::Other;
+impl Other { pub fn twice(&self) {} }
+pub fn ser() {}
+""",
+}
+# (from, to, method or "" for a path) of every edge the crate above must have, and none other.
+SELF_TEST_EDGES = {
+    ("a", "b", ""),  # a path inside #[error(..)]
+    ("b", "a", ""),
+    ("c", "d", "in_d"),  # self.in_d() inside impl Sched
+    ("d", "c", "in_c"),  # Sched::in_c(self)
+    ("c", "e", ""),  # serde's serialize_with string
+    ("c", "a::inner", "only_in_inner"),  # by name, from the test module folded into c
+    # By name: o.run(); o.twice(), defined in d and e, makes none, and o.nested_in_g() none
+    # (a function in a `-> impl Trait` function's body is no method).
+    ("b", "d", "run"),
+    ("a::inner", "crate", ""),  # the `use crate::Sched`s and `crate::Other`s
+    ("b", "crate", ""),
+    ("c", "crate", ""),
+    ("d", "crate", ""),
+    ("e", "crate", ""),
+}
+
+
+def self_test() -> int:
+    """Builds SELF_TEST_CRATE in a temporary directory and checks its edges and cycles:
+    an attribute's path, a serde path string, method calls by type and by name, `v.len()`
+    making no edge, `-> impl Trait` read as no impl block, a test module's edges counted."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for rel, text in SELF_TEST_CRATE.items():
+            path = os.path.join(tmp, "selftest", "src", rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        crate = Crate(os.path.join(tmp, "selftest"))
+        edges = crate.edges(0, True)
+        got = {(a, b, via) for a, d in edges.items() for b, refs in d.items() for _, _, _, via in refs}
+        cycles = [c for c in tarjan(crate.units(0) | set(edges), edges) if len(c) > 1]
+    ok = True
+    if got != SELF_TEST_EDGES:
+        print(f"module_cycles self-test: edges {sorted(got)}, expected {sorted(SELF_TEST_EDGES)}",
+              file=sys.stderr)
+        ok = False
+    if sorted(cycles) != [["a", "b"], ["c", "d"]]:
+        print(f"module_cycles self-test: cycles {sorted(cycles)}, expected [a, b] and [c, d]", file=sys.stderr)
+        ok = False
+    print("module_cycles self-test: " + ("ok" if ok else "FAILED"))
+    return 0 if ok else 1
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--depth", type=int, default=0,
@@ -860,8 +964,14 @@ def main() -> int:
     ap.add_argument("--edges", nargs=2, metavar=("FROM", "TO"),
                     help="print the edges from the modules FROM matches to those TO matches "
                          "(Python regexes on module paths, matched whole) and exit 0")
-    ap.add_argument("crates", nargs="+", help="crate directories (each with a src/)")
+    ap.add_argument("--self-test", action="store_true",
+                    help="check the reader on a small crate built in a temporary directory")
+    ap.add_argument("crates", nargs="*", help="crate directories (each with a src/)")
     args = ap.parse_args()
+    if args.self_test:
+        return self_test()
+    if not args.crates:
+        ap.error("name at least one crate directory")
     if args.edges:
         return print_matching_edges(args)
     full = args.depth == 0 and not args.no_tests and not args.no_methods
