@@ -15,7 +15,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use fairsim::balance::Features;
-use fairsim::engine::time::MS;
+use fairsim::des::time::MS;
 use fairsim::engine::WorldConfig;
 use fairsim::topology::source::preset;
 use fairsim::topology::BuildOptions;

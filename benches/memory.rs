@@ -17,7 +17,7 @@
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use fairsim::engine::time::MS;
+use fairsim::des::time::MS;
 use fairsim::engine::world::RtState;
 use fairsim::engine::WorldConfig;
 use fairsim::topology::source::{parse_spec, SpecOptions};

@@ -18,12 +18,12 @@
 #[path = "system/common/mod.rs"]
 mod common;
 
-use fairsim_engine::balance::features::{feature_conflicts, feature_requires, Feature};
-use fairsim_engine::balance::kernel::Kernel;
-use fairsim_engine::balance::Features;
+use fairsim_balance::features::{feature_conflicts, feature_requires, Feature};
+use fairsim_balance::kernel::Kernel;
+use fairsim_balance::Features;
+use fairsim_des::time::{MS, US};
 use fairsim_engine::cost::CostTable;
 use fairsim_engine::noise::NoiseModel;
-use fairsim_engine::time::{MS, US};
 use fairsim_engine::{Cpuidle, EngineError, TimerExpiry, WorldConfig};
 use fairsim_output::{summary, to_json};
 use fairsim_topology::source::{parse_spec, preset, SpecOptions};

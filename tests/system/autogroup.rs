@@ -6,8 +6,8 @@
 
 use crate::common;
 
-use fairsim_engine::balance::group::ROOT_GROUP;
-use fairsim_engine::balance::{Kernel, TunablePlace};
+use fairsim_balance::group::ROOT_GROUP;
+use fairsim_balance::{Kernel, TunablePlace};
 use fairsim_output::{cgroup_rows, summary, to_json};
 use fairsim_topology::source::{parse_spec, SpecOptions};
 use fairsim_topology::Arch;

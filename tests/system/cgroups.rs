@@ -6,8 +6,8 @@
 
 use crate::common;
 
-use fairsim_engine::balance::group::ROOT_GROUP;
-use fairsim_engine::balance::Kernel;
+use fairsim_balance::group::ROOT_GROUP;
+use fairsim_balance::Kernel;
 use fairsim_output::{cgroup_rows, summary, to_json};
 use fairsim_workloads::run::{prepare, run, RunSpec};
 use fairsim_workloads::RunResult;
@@ -201,7 +201,7 @@ fn with_warmup_the_times_cover_the_window_only() {
         400,
         2,
     );
-    s.config.warmup = 300 * fairsim_engine::time::MS;
+    s.config.warmup = 300 * fairsim_des::time::MS;
     let r = run_ok(&s);
     let rows = cgroup_rows(&r.outcome);
     // One hog for the 100 ms window: its usage cannot exceed the window.

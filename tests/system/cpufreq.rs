@@ -4,10 +4,10 @@
 
 use crate::common;
 
-use fairsim_engine::balance::cpufreq::{CpufreqError, Governor};
-use fairsim_engine::balance::pelt::sim::{summarize, Pattern, Sample, SimParams};
-use fairsim_engine::time::MS;
+use fairsim_balance::cpufreq::{CpufreqError, Governor};
+use fairsim_des::time::MS;
 use fairsim_engine::{CostTable, EngineError, WorldConfig};
+use fairsim_pelt::sim::{summarize, Pattern, Sample, SimParams};
 use fairsim_topology::source::{parse_spec, preset, SpecOptions};
 use fairsim_topology::{Arch, BuildOptions, CpuMask, FreqDomain, Machine, Opp};
 use fairsim_workloads::run::{prepare, run, RunSpec, DEFAULT_MEMORY_BUDGET};
@@ -132,7 +132,7 @@ fn pelt_says(run_ms: u64, freq: u64, ms: u64) -> (u64, u64) {
     let pattern = Pattern::duty(run_ms * MS, (16 - run_ms) * MS).unwrap();
     let mut p = SimParams::new(pattern, ms * MS);
     p.freq_capacity = freq;
-    let samples: Vec<Sample> = fairsim_engine::balance::pelt::sim::simulate(&p).unwrap();
+    let samples: Vec<Sample> = fairsim_pelt::sim::simulate(&p).unwrap();
     summarize(&samples, ms * MS, 1024).settled_util.unwrap()
 }
 
@@ -506,7 +506,7 @@ fn a_traced_eas_run_shows_each_placement_and_each_overutilized_stretch() {
 
 #[test]
 fn the_system_util_clamp_max_caps_an_always_running_task_frequency() {
-    use fairsim_engine::balance::tunables::Place;
+    use fairsim_balance::tunables::Place;
     // One always-running task on a big CPU reaches 1.8 GHz; with the system's maximum
     // clamp at 512 (`sched_util_clamp_max`, the minimum lowered first as the kernel
     // requires) its effective clamp is 512. `sugov_effective_cpu_perf` adds the headroom

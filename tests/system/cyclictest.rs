@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use fairsim_engine::time::{MS, SEC};
+use fairsim_des::time::{MS, SEC};
 use fairsim_workloads::run::{run, RunResult};
 use fairsim_workloads::WorkloadSpec;
 use proptest::prelude::*;

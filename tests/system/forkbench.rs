@@ -4,8 +4,8 @@
 
 use crate::common;
 
+use fairsim_des::time::MS;
 use fairsim_engine::program::{Op, SysCost};
-use fairsim_engine::time::MS;
 use fairsim_engine::world::RtState;
 use fairsim_engine::Outcome;
 use fairsim_output::to_json;

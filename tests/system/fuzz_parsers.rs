@@ -14,11 +14,11 @@ use crate::common;
 
 use std::path::PathBuf;
 
-use fairsim_engine::balance::schedstat_read::parse_schedstat;
-use fairsim_engine::balance::Features;
+use fairsim_balance::schedstat_read::parse_schedstat;
+use fairsim_balance::Features;
+use fairsim_des::time::{parse_duration, parse_duration_with_unit};
 use fairsim_engine::cgroup::{check_path, Cgroups};
 use fairsim_engine::cost::CostTable;
-use fairsim_engine::time::{parse_duration, parse_duration_with_unit};
 use fairsim_engine::NoiseModel;
 use fairsim_topology::source::{load_machine_file, parse_spec, SpecOptions};
 use fairsim_topology::{build_sched_domains, Arch, BuildOptions, CpuMask};
@@ -229,7 +229,7 @@ fn cgroup_text() -> impl Strategy<Value = String> {
 
 /// Feature lists: real names, NO_ forms, repeats and strangers.
 fn feature_list() -> impl Strategy<Value = String> {
-    let names: Vec<String> = fairsim_engine::balance::features::Feature::ALL
+    let names: Vec<String> = fairsim_balance::features::Feature::ALL
         .iter()
         .map(|f| f.name().to_string())
         .collect();

@@ -16,8 +16,8 @@
 
 use crate::common;
 
-use fairsim_engine::balance::schedstat_read::{diff_schedstat, parse_schedstat, Schedstat};
-use fairsim_engine::balance::CpuIdleType;
+use fairsim_balance::schedstat_read::{diff_schedstat, parse_schedstat, Schedstat};
+use fairsim_balance::CpuIdleType;
 use fairsim_engine::Cpuidle;
 use fairsim_workloads::run;
 

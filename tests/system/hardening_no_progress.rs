@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use fairsim_engine::time::MS;
+use fairsim_des::time::MS;
 use fairsim_engine::world::events_per_instant_limit;
 use fairsim_engine::{CostTable, EngineError, NoiseModel};
 use fairsim_workloads::{prepare, run};

@@ -26,8 +26,8 @@
 
 use std::path::{Path, PathBuf};
 
+use fairsim_des::time::{parse_duration, MS, SEC};
 use fairsim_engine::noise::NoiseModel;
-use fairsim_engine::time::{parse_duration, MS, SEC};
 use fairsim_engine::world::Cpuidle;
 use fairsim_engine::{CostTable, WorldConfig};
 use fairsim_topology::source::{parse_spec, SpecOptions};

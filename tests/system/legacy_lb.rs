@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use fairsim_engine::balance::Features;
+use fairsim_balance::Features;
 use fairsim_engine::world::Launch;
 use fairsim_engine::NoiseModel;
 use fairsim_workloads::run::run;

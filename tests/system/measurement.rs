@@ -2,9 +2,9 @@
 
 use crate::common;
 
+use fairsim_des::time::MS;
 use fairsim_engine::noise::NoiseModel;
 use fairsim_engine::profile::Sym;
-use fairsim_engine::time::MS;
 use fairsim_engine::world::Overhead;
 use fairsim_output::to_json;
 use fairsim_workloads::{run, RunResult, RunSpec};

@@ -3,8 +3,8 @@
 
 use crate::common;
 
+use fairsim_des::time::MS;
 use fairsim_engine::program::{Op, Program};
-use fairsim_engine::time::MS;
 use fairsim_engine::world::Blueprint;
 use fairsim_engine::world::{TaskRt, WorkloadRt};
 use fairsim_engine::{World, WorldConfig};
@@ -29,7 +29,7 @@ fn one_task(cpu: usize, home: Option<usize>, mem: u32, prog: Program) -> World {
     bp.tasks.push(t);
     bp.workloads.push(WorkloadRt {
         tasks: (0, 1),
-        ..WorkloadRt::new(fairsim_engine::rng::SimRng::new(1), 0)
+        ..WorkloadRt::new(fairsim_des::rng::SimRng::new(1), 0)
     });
     bp.workload_mem = vec![mem];
     let config = WorldConfig {

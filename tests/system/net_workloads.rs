@@ -8,7 +8,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use fairsim_engine::time::{MS, SEC};
+use fairsim_des::time::{MS, SEC};
 use fairsim_engine::world::RtState;
 use fairsim_engine::{CostTable, WorldConfig};
 use fairsim_output::to_json;

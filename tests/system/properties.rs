@@ -127,7 +127,7 @@ proptest! {
         let elapsed = w.now().0;
         for (g, group) in tg.tgs.iter().enumerate().skip(1) {
             let b = &group.bw;
-            if b.quota == fairsim_engine::balance::group::RUNTIME_INF {
+            if b.quota == fairsim_balance::group::RUNTIME_INF {
                 continue;
             }
             // The group's usage: its tasks' and its descendants' runtime.

@@ -246,7 +246,7 @@ fn the_first_activation_after_a_long_sleep_runs_at_a_lower_frequency() {
     let freqs = |util_est: &str| -> Vec<i64> {
         let mut s = spec("rk3399", "ramp.json", text, 2_000);
         s.config.params.util_est = fairsim_pelt::UtilEstMode::parse(util_est).unwrap();
-        s.config.governor = Some(fairsim_engine::balance::cpufreq::Governor::DEFAULT);
+        s.config.governor = Some(fairsim_balance::cpufreq::Governor::DEFAULT);
         let r = run(&s, &mut |_, _| {}).unwrap();
         let a = r.reports[0].json["threads"][0]["activations"].clone();
         a.as_array()
@@ -315,7 +315,7 @@ fn passes_before_the_warm_up_ends_are_not_counted() {
         "timer": {"ref": "unique", "period": 10000}}}}"#;
     let passes = |warmup_ms: u64| -> (i64, usize) {
         let mut s = spec("smt-mc-1s4c2t", "warm.json", text, 1_000);
-        s.config.warmup = warmup_ms * fairsim_engine::time::MS;
+        s.config.warmup = warmup_ms * fairsim_des::time::MS;
         let r = run(&s, &mut |_, _| {}).unwrap();
         let th = &r.reports[0].json["threads"][0];
         let acts = th["activations"].as_array().unwrap();

@@ -10,8 +10,8 @@
 
 use crate::common;
 
+use fairsim_des::time::SEC;
 use fairsim_engine::noise::NoiseModel;
-use fairsim_engine::time::SEC;
 use fairsim_workloads::prepare;
 
 /// The soak's length from `FAIRSIM_SOAK_SECS`, else `default`.

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use fairsim_engine::balance::group::ROOT_GROUP;
+use fairsim_balance::group::ROOT_GROUP;
 use fairsim_output::{summary, to_json};
 use fairsim_trace::{write_ftrace_text, write_perfetto, TraceConfig, TraceEvent};
 use fairsim_workloads::run::{run, RunSpec};

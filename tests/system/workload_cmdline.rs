@@ -3,7 +3,7 @@
 //! own default (the source line is cited beside each), and bad input is one line naming
 //! the tool and its option.
 
-use fairsim_engine::time::{MS, SEC, US};
+use fairsim_des::time::{MS, SEC, US};
 use fairsim_workloads::{cmdline, Affinity, NetperfTest, SchbenchVersion, Workload, WorkloadSpec};
 
 fn spec(text: &str) -> WorkloadSpec {
@@ -553,7 +553,7 @@ fn nice_and_the_nice_key_set_every_tasks_nice_level() {
 
 #[test]
 fn chrt_and_the_policy_key_set_every_tasks_policy() {
-    use fairsim_engine::balance::Policy;
+    use fairsim_balance::Policy;
     same("chrt -i 0 hackbench -g 1", "hackbench:g=1,policy=idle");
     same(
         "chrt --batch 0 hackbench -g 1",

@@ -3,8 +3,8 @@
 
 use crate::common;
 
+use fairsim_des::time::{MS, US};
 use fairsim_engine::program::{Op, Program};
-use fairsim_engine::time::{MS, US};
 use fairsim_engine::world::{Blueprint, Overhead, Pipe, RtState};
 use fairsim_engine::world::{TaskRt, WorkloadRt};
 use fairsim_engine::{NoiseModel, World, WorldConfig};
@@ -158,7 +158,7 @@ fn tiny_world(machine: &str, cpu: usize, progs: Vec<Program>, pipes: Vec<Pipe>) 
         bp.tasks.push(t);
     }
     bp.pipes = pipes;
-    let mut rt = WorkloadRt::new(fairsim_engine::rng::SimRng::new(1), 0);
+    let mut rt = WorkloadRt::new(fairsim_des::rng::SimRng::new(1), 0);
     rt.tasks.1 = bp.tasks.len();
     bp.workloads.push(rt);
     let config = WorldConfig {

@@ -18,20 +18,9 @@ mod decl;
 pub use decl::{v6_12_table, Domains, Feature, FeatureDecl, DECLARATIONS};
 
 impl Feature {
-    /// The feature's declaration.
-    pub fn decl(self) -> &'static FeatureDecl {
-        &DECLARATIONS[self as usize]
-    }
-
     /// The feature's name as the debugfs file prints it.
     pub fn name(self) -> &'static str {
         self.decl().name
-    }
-
-    /// The default in Linux 6.12.117 (patch features default off, except FIND_IDLEST_NUMA
-    /// and LB_BIAS, whose 6.12 rules 6.12.117 has).
-    pub fn default_on(self) -> bool {
-        self.decl().default_6_12
     }
 
     /// What the feature does, in one line.

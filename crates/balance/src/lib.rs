@@ -31,8 +31,6 @@ pub mod tunables;
 pub mod uclamp;
 pub mod weight;
 
-pub use fairsim_pelt as pelt;
-pub use fairsim_topology as topology;
 pub use features::{
     feature_conflicts, feature_requires, Domains, Feature, FeatureDecl, FeatureError, Features,
     UnknownFeature, DECLARATIONS,

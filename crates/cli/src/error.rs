@@ -182,8 +182,8 @@ macro_rules! input_error {
 
 input_error!(
     fairsim_topology::TopologyError,
-    fairsim_engine::balance::features::FeatureError,
-    fairsim_engine::balance::schedstat_read::SchedstatError,
+    fairsim_balance::features::FeatureError,
+    fairsim_balance::schedstat_read::SchedstatError,
     fairsim_engine::cost::CostError
 );
 

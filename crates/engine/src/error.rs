@@ -63,7 +63,7 @@ pub enum EngineError {
         /// Events processed at the instant.
         events: u64,
         /// The instant.
-        at: crate::time::Time,
+        at: fairsim_des::time::Time,
         /// The most events allowed at one instant.
         limit: u64,
         /// Events queued.
@@ -79,7 +79,7 @@ pub enum EngineError {
         /// Records kept.
         records: u64,
         /// When the budget ran out.
-        at: crate::time::Time,
+        at: fairsim_des::time::Time,
     },
     /// The machine's cpufreq policies cannot start under the governor.
     #[error(transparent)]
@@ -103,9 +103,9 @@ pub enum InvariantError {
     #[error("time went backwards: {next} after {now}")]
     TimeBackwards {
         /// The event's time.
-        next: crate::time::Time,
+        next: fairsim_des::time::Time,
         /// The present.
-        now: crate::time::Time,
+        now: fairsim_des::time::Time,
     },
     /// The engine and the scheduler disagree on a CPU's current task.
     #[error("cpu{cpu}: engine runs {engine:?}, scheduler {sched:?}")]

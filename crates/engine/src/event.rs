@@ -17,7 +17,7 @@ pub type EventQueue = fairsim_des::queue::EventQueue<Event>;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::Time;
+    use fairsim_des::time::Time;
 
     #[test]
     fn pops_by_time_then_scheduling_order() {

@@ -4,7 +4,7 @@
 //! A [`world::World`] is built from a machine, its sched domains, a
 //! [`world::WorldConfig`] and a [`world::Blueprint`] (tasks, programs, pipes and each
 //! workload's runtime state), and run to its end by [`world::World::run`]. Time is
-//! integer nanoseconds ([`time::Time`]); events are one closed enum ([`event::Event`])
+//! integer nanoseconds (`fairsim_des::time::Time`); events are one closed enum ([`event::Event`])
 //! in a (time, sequence) queue; tasks execute programs of the behaviour IR
 //! ([`program::Op`]), whose tool-specific operations go through one hook
 //! ([`hook::WorkloadModel`]); kernel work is charged to the CPU doing it through the
@@ -32,14 +32,6 @@ pub mod world;
 
 pub use cost::{CostTable, CostTableName};
 pub use error::{ConfigError, EngineError, InvariantError, ScenarioError, SpecError};
-pub use fairsim_balance as balance;
-/// The world's seeded random streams, from the discrete-event core, re-exported for the
-/// same reason as [`time`].
-pub use fairsim_des::rng;
-/// Virtual time, from the discrete-event core; re-exported so that `crate::time` paths and
-/// the engine's users keep their names.
-pub use fairsim_des::time;
 pub use noise::NoiseModel;
 pub use profile::Profile;
-pub use time::{parse_duration, Time};
 pub use world::{Cpuidle, Outcome, TimerExpiry, World, WorldConfig};

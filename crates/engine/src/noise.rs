@@ -36,7 +36,7 @@
 //! uniform offset within the first tick period, because a real launch happens at an
 //! arbitrary phase of the jiffy.
 
-use crate::rng::SimRng;
+use fairsim_des::rng::SimRng;
 
 /// The default spread, in parts per thousand (see the module docs for its basis).
 pub const DEFAULT_SPREAD_PERMILLE: u32 = 100;

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use fairsim_engine::balance::CpuIdleType;
+use fairsim_balance::CpuIdleType;
 use fairsim_engine::cost::CostTable;
 use fairsim_engine::world::Overhead;
 use fairsim_workloads::run::{RunResult, RunSpec};

@@ -3,8 +3,8 @@
 
 use fairsim_balance::Kernel;
 
+use fairsim_des::time::format_duration;
 use fairsim_engine::cost::{CostTable, CostTableName};
-use fairsim_engine::time::format_duration;
 use fairsim_engine::world::Overhead;
 use fairsim_workloads::run::{RunResult, RunSpec};
 

@@ -13,11 +13,11 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use fairsim_balance::lb::{LbEnv, PrandomState, SdRuntime};
-use fairsim_balance::pelt::UtilEstMode;
 use fairsim_balance::{
     BalanceHost, CfsSignals, CpuIdleType, Features, LbRead, MoveTasks, ScanCounters, SdSchedstat,
     TaskId, BOOT_CLOCK_OFFSET,
 };
+use fairsim_pelt::UtilEstMode;
 use fairsim_topology::{Machine, SchedDomains, SdId};
 
 use super::hist::DurHist;
@@ -320,9 +320,7 @@ impl MoveTasks for CpuCtx<'_> {
         self.locked
             .as_ref()
             .and_then(|g| g.tokens.get(&p))
-            .map_or(0, |t| {
-                fairsim_balance::pelt::util_est::task_util_est(&t.avg, ue)
-            })
+            .map_or(0, |t| fairsim_pelt::util_est::task_util_est(&t.avg, ue))
     }
     fn mv_task_fits_cpu(&self, _p: TaskId, _cpu: usize) -> bool {
         true

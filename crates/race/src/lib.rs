@@ -41,8 +41,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fairsim_balance::lb::LbState;
-use fairsim_balance::pelt::UtilEstMode;
 use fairsim_balance::{Feature, SchedParams, TaskId};
+use fairsim_pelt::UtilEstMode;
 use fairsim_topology::{build_sched_domains, BuildOptions, Machine};
 
 use control::Control;

@@ -16,12 +16,12 @@ use std::sync::TryLockError;
 
 use super::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, MutexGuard};
 
-use fairsim_balance::pelt::{
+use fairsim_balance::sched::fold_idle_time;
+use fairsim_balance::TaskId;
+use fairsim_pelt::{
     update_cfs_rq_load_avg, update_load_avg_task, util_est_dequeue, util_est_enqueue,
     util_est_update, CfsRqAvg, CfsRqInputs, SchedAvg, SeInputs, UpdateFlags, UtilEstMode,
 };
-use fairsim_balance::sched::fold_idle_time;
-use fairsim_balance::TaskId;
 
 /// `se_weight` of a nice-0 token (`scale_load_down(NICE_0_LOAD)`).
 pub const TOKEN_WEIGHT: u64 = 1024;

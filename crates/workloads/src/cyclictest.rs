@@ -47,9 +47,9 @@
 
 use fairsim_topology::CpuMask;
 
+use fairsim_des::time::{format_duration, parse_duration, MS, SEC, US};
 use fairsim_engine::error::{EngineError, SpecError};
 use fairsim_engine::program::{Op, Program};
-use fairsim_engine::time::{format_duration, parse_duration, MS, SEC, US};
 use fairsim_engine::world::{pid_of, Blueprint, Outcome, WorkloadRt};
 
 use super::cyclictest_stats::{CyclicCall, CyclicRt, CyclicThread};

@@ -10,9 +10,9 @@
 
 use std::collections::BTreeSet;
 
+use fairsim_des::time::SEC;
 use fairsim_engine::hook::{HookAct, HookCx, SleepAct, WorkloadModel};
 use fairsim_engine::program::Op;
-use fairsim_engine::time::SEC;
 
 /// `USEC_PER_SEC`.
 const USEC_PER_SEC: i64 = 1_000_000;
@@ -245,7 +245,7 @@ pub fn calcdiff(t1: u64, t2: u64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fairsim_engine::time::US;
+    use fairsim_des::time::US;
 
     #[test]
     fn calcdiff_truncates_the_nanoseconds_as_c_does() {

@@ -60,9 +60,9 @@
 //! process no tick caught counts all its time as user time, as on the seed's kernels;
 //! with `cputime=precise` the exact split.
 
+use fairsim_des::time::{format_duration, MS, SEC, US};
 use fairsim_engine::error::EngineError;
 use fairsim_engine::program::{Op, Program, SysCost};
-use fairsim_engine::time::{format_duration, MS, SEC, US};
 use fairsim_engine::world::{Blueprint, Outcome, Pipe, WorkloadRt};
 
 use super::forkbench_stats::{cputime_adjust, mmtests_text, Cputime, WorkDist};
@@ -390,7 +390,7 @@ const WORK_ALLOWED: &str = "a duration or LO..HI, from 0 to 10s, LO <= HI (bare 
 fn parse_work(k: &Keys, text: &str) -> Result<(u64, u64), EngineError> {
     let allowed = WORK_ALLOWED;
     let one = |s: &str| {
-        fairsim_engine::time::parse_duration(s.trim(), US)
+        fairsim_des::time::parse_duration(s.trim(), US)
             .ok()
             .filter(|&v| v <= 10 * SEC)
             .ok_or_else(|| k.invalid("work", text, allowed))

@@ -1,7 +1,7 @@
 //! forkbench's arithmetic: the integer log-uniform draw of a command's work, the kernel's
 //! `cputime_adjust`, and the mmtests and `time` layouts of the report.
 
-use fairsim_engine::rng::SimRng;
+use fairsim_des::rng::SimRng;
 
 /// Fractional bits of the fixed-point base-2 logarithms below.
 const FRAC_BITS: u32 = 16;

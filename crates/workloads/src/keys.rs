@@ -2,8 +2,8 @@
 //! a tool allows, in one place so that every tool refuses a bad key or value with the
 //! same message shape.
 
+use fairsim_des::time::parse_duration;
 use fairsim_engine::error::{EngineError, SpecError};
-use fairsim_engine::time::parse_duration;
 
 /// Parsed `key=value` pairs of a specification, checked against the allowed keys.
 pub(crate) struct Keys {
@@ -116,8 +116,8 @@ impl Keys {
     ) -> Result<u64, EngineError> {
         let allowed = format!(
             "a duration from {} to {} (bare numbers in {})",
-            fairsim_engine::time::format_duration(lo),
-            fairsim_engine::time::format_duration(hi),
+            fairsim_des::time::format_duration(lo),
+            fairsim_des::time::format_duration(hi),
             match unit {
                 1 => "ns",
                 1_000 => "us",

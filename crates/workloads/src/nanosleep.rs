@@ -27,9 +27,9 @@
 
 use fairsim_topology::CpuMask;
 
+use fairsim_des::time::{format_duration, SEC, US};
 use fairsim_engine::error::EngineError;
 use fairsim_engine::program::{DurSpec, Op, Program};
-use fairsim_engine::time::{format_duration, SEC, US};
 use fairsim_engine::world::{Blueprint, Outcome};
 
 use super::keys::Keys;

@@ -26,9 +26,9 @@
 //! remote figures are the same machine's, and the instances run over the same interval
 //! but for their launch.
 
+use fairsim_des::time::SEC;
 use fairsim_engine::error::EngineError;
 use fairsim_engine::program::{NetSize, Op, Program, Target};
-use fairsim_engine::time::SEC;
 use fairsim_engine::world::{Blueprint, Outcome, WorkloadRt};
 
 use super::keys::Keys;
@@ -223,7 +223,7 @@ impl Netperf {
         let mut s = format!(
             "netperf:t={},l={},{},instances={},H={}",
             self.test.name(),
-            fairsim_engine::time::format_duration(self.length),
+            fairsim_des::time::format_duration(self.length),
             sizes,
             self.instances,
             self.host

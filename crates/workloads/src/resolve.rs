@@ -12,20 +12,20 @@
 use fairsim_balance::cpufreq::Governor;
 use fairsim_balance::features::FeatureError;
 use fairsim_balance::kernel::UnknownKernel;
-use fairsim_balance::pelt::UtilEstMode;
 use fairsim_balance::tunables::{Place as TunablePlace, TunableError};
 use fairsim_balance::{Feature, Features, Kernel, SchedParams, Tunables};
 use fairsim_cpuidle::IdleSpecError;
+use fairsim_pelt::UtilEstMode;
 use fairsim_topology::{parse_cpusets, BuildOptions, Machine, TopologyError};
 
 use crate::run::{default_duration, RunSpec, DEFAULT_MEMORY_BUDGET};
 use crate::scenario::{tunable_writes, Scenario};
 use crate::tools::{speed_key, speed_kinds};
 use crate::WorkloadSpec;
+use fairsim_des::time::{format_duration, parse_duration_with_unit, DurationError, SEC};
 use fairsim_engine::cost::{CostError, CostTableName};
 use fairsim_engine::error::EngineError;
 use fairsim_engine::noise::NoiseModel;
-use fairsim_engine::time::{format_duration, parse_duration_with_unit, DurationError, SEC};
 use fairsim_engine::world::{Cpuidle, Launch, TimerExpiry, WorldConfig, DEFAULT_TIMER_SLACK};
 
 /// What `--speed` takes besides its entries: dropping the machine's table.
@@ -466,7 +466,7 @@ pub fn resolve_run(
         seed: opts
             .seed
             .or(scenario.seed)
-            .unwrap_or(fairsim_engine::rng::DEFAULT_SEED),
+            .unwrap_or(fairsim_des::rng::DEFAULT_SEED),
         timer_slack,
         timer_expiry,
         cpuidle,
@@ -782,7 +782,7 @@ mod tests {
             &mut |_| {},
         )
         .unwrap();
-        assert_eq!(r.spec.config.duration, 50 * fairsim_engine::time::MS);
+        assert_eq!(r.spec.config.duration, 50 * fairsim_des::time::MS);
         assert_eq!(r.spec.config.params.hz, 1000);
         assert_eq!(r.spec.config.seed, 7);
         assert_eq!(r.spec.workloads.len(), 1);

@@ -56,8 +56,8 @@ use std::path::Path;
 use fairsim_engine::error::{EngineError, SpecError};
 use fairsim_topology::CpuMask;
 
+use fairsim_des::time::{SEC, US};
 use fairsim_engine::program::{DurSpec, Op, Program};
-use fairsim_engine::time::{SEC, US};
 use fairsim_engine::world::{Blueprint, WorkloadRt};
 
 use super::rtapp_json::{self, Json};

@@ -5,7 +5,7 @@
 //! that ended: the log reads a pass and the stats push finished passes into the log, so
 //! with the pass in `rtapp_stats` the two imported each other.
 
-use fairsim_engine::time::US;
+use fairsim_des::time::US;
 
 /// What one task has gathered during its current phase pass (rt-app's `log_data_t`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

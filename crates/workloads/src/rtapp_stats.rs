@@ -22,9 +22,9 @@ use fairsim_topology::CpuMask;
 
 use super::rtapp_log::{ActivationLog, PassEnd};
 use super::rtapp_pass::{round_us, PhaseAcc};
+use fairsim_des::time::US;
 use fairsim_engine::hook::{HookAct, HookCx, SleepAct, WorkloadModel};
 use fairsim_engine::program::Op;
-use fairsim_engine::time::US;
 
 /// Where an [`RtCall::Stamp`] reads the clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use fairsim_topology::{estimate_build_memory, partition_sched_domains, CpuMask, Machine};
 
 use crate::{Workload, WorkloadReport, WorkloadSpec};
+use fairsim_des::time::SEC;
 use fairsim_engine::cgroup::Cgroups;
 use fairsim_engine::cost::CostTableName;
 use fairsim_engine::error::{ConfigError, EngineError};
-use fairsim_engine::time::SEC;
 use fairsim_engine::world::{guard_memory, Blueprint, Outcome, World, WorldConfig};
 
 /// Default memory budget for a run's state: 4 GiB.

@@ -22,9 +22,9 @@
 //! seed's `-m 6 -t 24` therefore ran 2 x 24 workers. Later schbench versions (and
 //! fairsim's default, `version=current`) honour `-m`.
 
+use fairsim_des::time::{format_duration, SEC, US};
 use fairsim_engine::error::EngineError;
 use fairsim_engine::program::{DurSpec, Op, Program, Target};
-use fairsim_engine::time::{format_duration, SEC, US};
 use fairsim_engine::world::{Blueprint, Outcome, WorkloadRt};
 
 use super::keys::Keys;

@@ -11,9 +11,9 @@
 //! follows sysbench's "General statistics" and "Threads fairness" blocks, plus the
 //! completion time of each thread.
 
+use fairsim_des::time::{format_duration, MS, SEC};
 use fairsim_engine::error::EngineError;
 use fairsim_engine::program::{Op, Program};
-use fairsim_engine::time::{format_duration, MS, SEC};
 use fairsim_engine::world::{Blueprint, Outcome};
 
 use super::keys::Keys;

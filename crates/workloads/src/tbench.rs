@@ -23,10 +23,10 @@
 //! `t / 5` seconds, the final throughput and `max_latency`) is replayed from per-second
 //! counters ([`super::tbench_stats::TbenchRt`]).
 
+use fairsim_des::rng::SimRng;
 use fairsim_engine::error::{EngineError, SpecError};
 use fairsim_engine::hook::{HookAct, HookCx, WorkloadModel};
 use fairsim_engine::program::{NetSize, Op, Program, Target};
-use fairsim_engine::rng::SimRng;
 use fairsim_engine::world::{Blueprint, Outcome, WorkloadRt};
 
 use super::keys::Keys;
@@ -277,7 +277,7 @@ impl Tbench {
             // run cut before it has none, and a 0 would read as a measurement.
             text.push_str(&format!(
                 "\nThroughput: (not finished within --duration: the run ended at {} of tbench's {} s; the table holds the operations so far)\n",
-                fairsim_engine::time::format_duration(outcome.config().duration),
+                fairsim_des::time::format_duration(outcome.config().duration),
                 self.timelimit
             ));
         }

@@ -12,7 +12,7 @@
 //! for that; at thousands of operations per second each, it holds).
 
 use super::tbench_mix::LoadOp;
-use fairsim_engine::time::SEC;
+use fairsim_des::time::SEC;
 
 /// One load-file operation's latency counters (`struct op`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -411,23 +411,6 @@ mod tests {
         assert!(by_name("nosuchtool").is_none());
     }
 
-    /// A tool's key form gives a specification that names the same tool, with the
-    /// tool's row's memory default.
-    #[test]
-    fn each_rows_parser_builds_its_own_tool() {
-        for t in TOOLS.iter().filter(|t| t.name != "rtapp") {
-            // cyclictest and tbench have no default for a required option.
-            let text = match t.name {
-                "cyclictest" => "cyclictest:n",
-                "tbench" => "tbench:clients=2",
-                name => name,
-            };
-            let spec = crate::WorkloadSpec::parse(text).unwrap();
-            assert_eq!(spec.name(), t.name);
-            assert_eq!(spec.mem_intensity(), t.mem_intensity, "{}", t.name);
-        }
-    }
-
     /// The speed table's keys and aliases fold as the engine's table did: the tool's
     /// names map to its key, tools without a key have none, and `*` is its own key.
     #[test]

@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use fairsim_engine::time::MS;
+use fairsim_des::time::MS;
 use fairsim_engine::WorldConfig;
 use fairsim_topology::source::preset;
 use fairsim_topology::BuildOptions;

@@ -242,7 +242,7 @@ pub fn enqueue_entity(
             tasks[p].se.vruntime = tasks[p].se.vruntime.wrapping_add(cfs.min_vruntime);
         }
     }
-    let attach = crate::pelt::UpdateFlags {
+    let attach = fairsim_pelt::UpdateFlags {
         do_attach: true,
         ..TG
     };
@@ -279,7 +279,7 @@ pub fn dequeue_entity(
 ) {
     let kernel = params.features.kernel();
     update_curr(cfs, tasks, clocks, kernel);
-    let action = crate::pelt::UpdateFlags {
+    let action = fairsim_pelt::UpdateFlags {
         do_detach: tasks[p].on_rq_migrating(),
         ..TG
     };

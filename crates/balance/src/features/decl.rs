@@ -478,3 +478,18 @@ const V6_12_ARRAY: [(Feature, bool); V6_12_LEN] = {
 pub fn v6_12_table() -> &'static [(Feature, bool)] {
     &V6_12_ARRAY
 }
+
+// In this leaf rather than in `features.rs`, so that `kernel.rs`, which `features.rs`
+// reads, can read the defaults without an import cycle.
+impl Feature {
+    /// The feature's declaration.
+    pub fn decl(self) -> &'static FeatureDecl {
+        &DECLARATIONS[self as usize]
+    }
+
+    /// The default in Linux 6.12.117 (patch features default off, except FIND_IDLEST_NUMA
+    /// and LB_BIAS, whose 6.12 rules 6.12.117 has).
+    pub fn default_on(self) -> bool {
+        self.decl().default_6_12
+    }
+}

@@ -4,16 +4,18 @@
 //! 4.5's and 4.15's (`lb/v4_5`, `lb/v4_15`, on the 3.9 port's `cpu_load[]` and capacity
 //! state), which `--kernel 4.5` and `--kernel 4.15`/`4.16` select. `--kernel 6.5` runs
 //! 6.12's entry points here and Linux 6.5's `load_balance`/`newidle_balance` where they
-//! differ (`lb/v6_5`), dispatched here too. The engine and the tests call these; no
-//! balancer's functions test which one runs.
+//! differ (`lb/v6_5`), dispatched here too. The engine and the tests call these; a few
+//! of 6.12's balancer functions still test which one runs (`lb/rq_balance.rs`'s
+//! `has_cpu_load` before the `legacy_lb_scan`/`legacy_lb_act` hooks, `lb/nohz.rs`'s
+//! misfit check; ARCHITECTURE.md counts them).
 //!
 //! `sched_balance_rq`'s rescan and act half ([`BalanceAct::lb_rescan`],
 //! [`BalanceAct::sched_balance_rq_act`]) and [`NewidleBalance::start`] /
 //! [`NewidleBalance::step`] dispatch the same way through
 //! [`crate::lb::host::BalanceHost::balancer`], so that race mode's hosts (always 6.12's)
 //! share them. They are implemented here rather than in 6.12's `lb/rq_balance.rs` and
-//! `lb/newidle.rs` so that the dependencies go one way: the era modules (`lb/v6_5`, ...)
-//! build on 6.12's traits and helpers, and 6.12's modules name no era's code.
+//! `lb/newidle.rs` so that these dispatches do not make 6.12's modules import the era
+//! modules (`lb/v6_5`, ...), which build on 6.12's traits and helpers.
 
 /// The balancer a run's kernel has, defined in [`crate::lb::balancer`] (which the
 /// scheduler's state names without importing the entry points) and named here too.

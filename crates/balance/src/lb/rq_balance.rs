@@ -180,7 +180,7 @@ pub trait BalanceAct: BalanceHost {
     /// `redo:` of the run's kernel's `sched_balance_rq` (or `load_balance`): the scan with
     /// its counters folded in. An era entry point: [`crate::lb::era`] implements it for
     /// every host, choosing [`BalanceAct::lb_rescan_v6_12`] or an era's own (Linux 6.5's
-    /// in `lb/v6_5`), so that this 6.12 module names no era's code.
+    /// in `lb/v6_5`), so that this 6.12 module does not import the era modules.
     fn lb_rescan(&mut self, env: LbEnv) -> LbScan;
 
     /// `redo:` of 6.12's `sched_balance_rq`: [`BalanceScan::lb_scan_from`] with its

@@ -8,8 +8,9 @@
 mod affinity;
 pub use affinity::AffineMove;
 mod enqueue;
+mod invariant_error;
 mod invariants;
-pub use invariants::InvariantError;
+pub use invariant_error::InvariantError;
 mod switch;
 mod wakeup;
 

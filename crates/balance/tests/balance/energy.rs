@@ -6,8 +6,8 @@
 use crate::select_support;
 
 use fairsim_balance::cpufreq::{Cpufreq, Governor};
-use fairsim_balance::topology::CpuMask;
 use fairsim_balance::{BalanceScan, CpuIdleType, Kernel, Sched, SchedParams, TunablePlace};
+use fairsim_topology::CpuMask;
 use select_support::{sched, sched_with, sleeper_on, wake};
 
 const MS: u64 = 1_000_000;

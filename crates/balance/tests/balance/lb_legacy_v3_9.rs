@@ -5,8 +5,8 @@ use crate::select_support;
 
 use fairsim_balance::lb::env::{LbEnv, MigrationType};
 use fairsim_balance::lb::v3_9::find_busiest::{calculate_imbalance_arith, SdLbStatsV3_9};
-use fairsim_balance::topology::{CpuMask, SdId};
 use fairsim_balance::{BalanceAct, CpuIdleType, Features, Sched, SchedParams};
+use fairsim_topology::{CpuMask, SdId};
 use select_support::*;
 
 const MS: u64 = 1_000_000;

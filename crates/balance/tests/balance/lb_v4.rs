@@ -18,8 +18,8 @@ use fairsim_balance::lb::v4_5::find_busiest::{
     calculate_imbalance, group_classify, group_has_capacity, group_is_overloaded, GroupTypeV4_5,
     SdLbStatsV4_5, SgLbStatsV4_5,
 };
-use fairsim_balance::topology::{CpuMask, SdId};
 use fairsim_balance::{BalanceAct, CpuIdleType, Kernel, Sched, SchedParams, TaskId};
+use fairsim_topology::{CpuMask, SdId};
 use select_support::*;
 
 const MS: u64 = 1_000_000;

@@ -5,8 +5,8 @@
 
 use crate::select_support;
 
-use fairsim_balance::topology::CpuMask;
 use fairsim_balance::{wf, Features, SchedParams};
+use fairsim_topology::CpuMask;
 use proptest::prelude::*;
 use select_support::*;
 

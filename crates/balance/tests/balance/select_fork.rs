@@ -100,7 +100,7 @@ fn fork_with_a_disallowed_remote_node_stays_local() {
     run_on(&mut s, 0, MS);
     settle_idle(&mut s, MS);
     let n = s.nr_cpus();
-    let node0 = fairsim_balance::topology::CpuMask::from_cpus(n, 0..8);
+    let node0 = fairsim_topology::CpuMask::from_cpus(n, 0..8);
     for k in 0..6u64 {
         let now = 2 * MS + k * 10_000;
         let c = s.create_task("child", 0, Some(node0.clone()), 0);

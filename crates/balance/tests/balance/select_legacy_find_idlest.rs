@@ -4,8 +4,8 @@
 
 use crate::select_support;
 
-use fairsim_balance::topology::{GroupId, SdFlags, SdId};
 use fairsim_balance::{Features, Sched, SchedParams, TaskId};
+use fairsim_topology::{GroupId, SdFlags, SdId};
 use select_support::*;
 
 const MS: u64 = 1_000_000;

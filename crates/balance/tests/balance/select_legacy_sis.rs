@@ -4,8 +4,8 @@
 
 use crate::select_support;
 
-use fairsim_balance::topology::CpuMask;
 use fairsim_balance::{Feature, FeatureError, Features, LbRead, Sched, SchedParams, TaskId};
+use fairsim_topology::CpuMask;
 use select_support::*;
 
 const MS: u64 = 1_000_000;

@@ -8,8 +8,8 @@
 
 use crate::select_support;
 
-use fairsim_balance::topology::{CpuMask, SdId};
 use fairsim_balance::{wf, Kernel, Sched, SchedParams, TaskId};
+use fairsim_topology::{CpuMask, SdId};
 use select_support::*;
 
 const MS: u64 = 1_000_000;

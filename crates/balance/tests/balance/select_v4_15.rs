@@ -10,8 +10,8 @@
 use crate::select_support;
 
 use fairsim_balance::select::v4_15_sis::sis_prop_nr_v4_15;
-use fairsim_balance::topology::SdId;
 use fairsim_balance::{Feature, Kernel, Sched, SchedParams, TaskId};
+use fairsim_topology::SdId;
 use select_support::*;
 
 const MS: u64 = 1_000_000;
@@ -242,7 +242,7 @@ fn sis_avg_cpu_skips_the_scan_when_idle_time_is_short() {
 fn disallowed_cpus_count_towards_nr_but_are_not_read() {
     let (mut s, p, sd) = scan_setup(&[0]);
     // p may use only cpu3 and cpu4; nr = 4 reaches cpus 0, 1, 2 only.
-    let mut mask = fairsim_balance::topology::CpuMask::new(8);
+    let mut mask = fairsim_topology::CpuMask::new(8);
     mask.set(3);
     mask.set(4);
     s.tasks[p].cpus_allowed = mask;

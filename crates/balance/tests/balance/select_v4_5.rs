@@ -8,8 +8,8 @@ use crate::select_support;
 
 use fairsim_balance::select::stats::SisOutcome;
 use fairsim_balance::select::v4_15_find_idlest::imbalance_pct_v4_15;
-use fairsim_balance::topology::{CpuMask, SdId};
 use fairsim_balance::{wf, Kernel, Sched, SchedParams, TaskId};
+use fairsim_topology::{CpuMask, SdId};
 use select_support::*;
 
 const MS: u64 = 1_000_000;

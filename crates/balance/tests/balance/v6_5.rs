@@ -10,12 +10,12 @@ use fairsim_balance::lb::env::{LbScan, MigrationType, ScanOutcome, SdLbStats};
 use fairsim_balance::lb::era::Balancer;
 use fairsim_balance::lb::v6_5::balance::MoveTasksV6_5;
 use fairsim_balance::lb::v6_5::stats::StatsV6_5;
-use fairsim_balance::topology::source::{parse_spec, SpecOptions};
-use fairsim_balance::topology::{build_sched_domains, Arch, BuildOptions, CpuMask, SdId};
 use fairsim_balance::{
     BalanceAct, BalanceScan, CpuIdleType, Features, GroupStats, Kernel, MoveTasks, ScanCounters,
     Sched, SchedParams, SrcSelect, TaskId,
 };
+use fairsim_topology::source::{parse_spec, SpecOptions};
+use fairsim_topology::{build_sched_domains, Arch, BuildOptions, CpuMask, SdId};
 use select_support::{run_on, sleeper_on, wake};
 
 const MS: u64 = 1_000_000;

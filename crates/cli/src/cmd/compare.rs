@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use fairsim_engine::balance::{Features, Kernel};
+use fairsim_balance::{Features, Kernel};
 use fairsim_workloads::run::RunSpec;
 use rayon::prelude::*;
 
@@ -139,8 +139,8 @@ fn side_tunables(
     side: usize,
     kernel: Kernel,
     spec: &RunSpec,
-) -> Result<fairsim_engine::balance::Tunables, CliError> {
-    use fairsim_engine::balance::TunablePlace;
+) -> Result<fairsim_balance::Tunables, CliError> {
+    use fairsim_balance::TunablePlace;
     let mut t = spec.config.params.tunables;
     let (label, sysctls, debugfs) = if side == 0 {
         ("base", &args.base_sysctl, &args.base_debugfs)
@@ -457,8 +457,8 @@ pub(crate) fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), CliErro
         out,
         "noise: {}; measured window [{}, {})\n",
         spec.config.noise.describe(),
-        fairsim_engine::time::format_duration(spec.config.warmup),
-        fairsim_engine::time::format_duration(spec.config.duration)
+        fairsim_des::time::format_duration(spec.config.warmup),
+        fairsim_des::time::format_duration(spec.config.duration)
     )?;
     // Columns carry their kernels when the sides differ in it.
     let columns = if kernels[0] == kernels[1] {

@@ -4,8 +4,8 @@
 
 use std::io::Write;
 
-use fairsim_engine::balance::features::listing;
-use fairsim_engine::balance::Kernel;
+use fairsim_balance::features::listing;
+use fairsim_balance::Kernel;
 
 use crate::error::CliError;
 

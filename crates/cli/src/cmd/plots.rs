@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use fairsim_engine::balance::{Features, Kernel};
+use fairsim_balance::{Features, Kernel};
 use fairsim_engine::Outcome;
 use fairsim_plot::data::{
     Bar, CpuGroup, DomainSeries, FrequencySeries, HdrBuckets, LatencyCdf, MeanChange, MetricBars,

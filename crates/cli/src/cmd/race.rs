@@ -6,10 +6,10 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use fairsim_engine::balance::pelt::UtilEstMode;
-use fairsim_engine::balance::schedstat::SchedstatVersion;
-use fairsim_engine::balance::{Feature, Features, Kernel, SchedParams};
-use fairsim_engine::time::{parse_duration_with_unit, SEC};
+use fairsim_balance::schedstat::SchedstatVersion;
+use fairsim_balance::{Feature, Features, Kernel, SchedParams};
+use fairsim_des::time::{parse_duration_with_unit, SEC};
+use fairsim_pelt::UtilEstMode;
 use fairsim_race::control::{default_threads, host_cpus, THREADS_PER_HOST_CPU};
 use fairsim_race::report::RaceReport;
 use fairsim_race::{run_race, Placement, RaceSpec, TokenProgram};

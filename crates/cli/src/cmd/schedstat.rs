@@ -4,9 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use fairsim_engine::balance::schedstat_read::{
-    diff_schedstat, parse_schedstat, render_listing, Schedstat,
-};
+use fairsim_balance::schedstat_read::{diff_schedstat, parse_schedstat, render_listing, Schedstat};
 use fairsim_topology::source::read_bounded;
 
 use crate::error::CliError;

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use fairsim_engine::balance::{Features, Kernel};
+use fairsim_balance::{Features, Kernel};
 use fairsim_topology::render::{render_debugfs, render_dmesg, render_json, render_summary};
 use fairsim_topology::{check_build_memory, parse_cpusets, partition_sched_domains, BuildOptions};
 use fairsim_workloads::run::DEFAULT_MEMORY_BUDGET;

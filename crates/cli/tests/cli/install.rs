@@ -15,7 +15,7 @@ fn version_names_the_kernel_it_emulates() {
         format!(
             "fairsim {} (emulates the fair class of Linux {})",
             env!("CARGO_PKG_VERSION"),
-            fairsim_engine::balance::KERNEL_VERSION
+            fairsim_balance::KERNEL_VERSION
         )
     );
 }

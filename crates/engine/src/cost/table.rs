@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::time::parse_duration_with_unit;
+use fairsim_des::time::parse_duration_with_unit;
 
 /// Costs in nanoseconds of kernel work, charged to the CPU that does it. Each field says
 /// what the kernel does for it; the values, and where they come from, are in the tables of
@@ -268,7 +268,7 @@ impl CostTable {
             name: name.to_string(),
             msg: e.to_string(),
         })?;
-        if v > crate::time::SEC {
+        if v > fairsim_des::time::SEC {
             return Err(CostError::Value {
                 name: name.to_string(),
                 msg: format!("{value} is more than 1s"),

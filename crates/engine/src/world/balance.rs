@@ -8,7 +8,7 @@ use fairsim_balance::AffineMove;
 use fairsim_topology::CpuMask;
 
 use crate::event::{Event, Tid};
-use crate::time::Time;
+use fairsim_des::time::Time;
 
 use super::World;
 use crate::profile::{Ctx, Site};

@@ -14,7 +14,7 @@ use fairsim_trace::TraceEvent;
 
 use super::World;
 use crate::event::Event;
-use crate::time::Time;
+use fairsim_des::time::Time;
 
 impl World {
     /// Queues the bandwidth timers the scheduler armed since the last event.

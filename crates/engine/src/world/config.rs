@@ -7,7 +7,7 @@ use fairsim_balance::SchedParams;
 use crate::cost::{CostTable, CostTableName};
 use crate::error::{ConfigError, EngineError};
 use crate::noise::NoiseModel;
-use crate::time::US;
+use fairsim_des::time::US;
 
 /// Where in [d, d + slack] an hrtimer armed for d with a slack fires when no earlier
 /// interrupt on its CPU runs it first.
@@ -198,8 +198,8 @@ impl Default for WorldConfig {
             params: SchedParams::default(),
             cost: CostTable::default(),
             cost_table: CostTableName::default(),
-            duration: crate::time::SEC,
-            seed: crate::rng::DEFAULT_SEED,
+            duration: fairsim_des::time::SEC,
+            seed: fairsim_des::rng::DEFAULT_SEED,
             timer_slack: DEFAULT_TIMER_SLACK,
             timer_expiry: TimerExpiry::Hard,
             cpuidle: Cpuidle::Menu,

@@ -6,7 +6,7 @@ use crate::event::{Event, Tid};
 use crate::metrics::CpuMetrics;
 use crate::noise::Noise;
 use crate::profile::{Ctx, Leaf, Site};
-use crate::time::Time;
+use fairsim_des::time::Time;
 
 use super::cpu_state::Seg;
 use super::{RateMemo, RtState, World};

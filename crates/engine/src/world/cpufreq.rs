@@ -24,7 +24,7 @@
 //! is computed.
 
 use crate::event::Event;
-use crate::time::Time;
+use fairsim_des::time::Time;
 
 use super::cpufreq_state::{CpufreqRt, FreqChange, MAX_TIMELINE};
 use super::World;

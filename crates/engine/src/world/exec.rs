@@ -14,7 +14,7 @@ mod segments;
 mod sync;
 
 use crate::program::{DurSpec, Op, Target};
-use crate::time::US;
+use fairsim_des::time::US;
 
 use super::World;
 use crate::event::Tid;

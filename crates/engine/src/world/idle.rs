@@ -17,7 +17,7 @@ use fairsim_cpuidle::{IdleCtx, IdleStates, StateUsage};
 
 use crate::event::Event;
 use crate::profile::{Ctx, Site};
-use crate::time::Time;
+use fairsim_des::time::Time;
 
 use super::idle_state::CState;
 use super::World;

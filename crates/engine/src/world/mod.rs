@@ -23,7 +23,7 @@
 //! - `workload`: what the world keeps per workload (random stream, latency histograms,
 //!   sockets, the tool's model behind `Op::Hook`); `task`: how a task starts out.
 //! - `tracing`: the tracer's hooks; `progress`: the guard against a run stuck at one
-//!   instant.
+//!   instant, with its bounds in the leaf `progress_bounds`, which `error.rs` reads.
 //! - `cpu_state`, `idle_state`, `cpufreq_state`, `lock_state`, `trace_state`: the state
 //!   that `cpu`, `idle`, `cpufreq`, `locks` and `tracing` drive, in modules that do not
 //!   name `World`, so that `World`'s fields, the metrics and the profile can hold it
@@ -46,6 +46,7 @@ mod loop_stack;
 mod net;
 mod outcome;
 mod progress;
+mod progress_bounds;
 pub mod sockets;
 mod task;
 mod trace_state;
@@ -66,15 +67,15 @@ use crate::metrics::{CpuMetrics, Metrics, TaskMetrics};
 use crate::noise::Noise;
 use crate::profile::{Ctx, Site};
 use crate::program::Program;
-use crate::time::Time;
+use fairsim_des::time::Time;
 
 pub use config::{Cpuidle, Launch, TimerExpiry, WorldConfig, DEFAULT_TIMER_SLACK};
 pub use cpu_state::{CpuRt, Overhead, Seg, SegKind};
 pub use cpufreq_state::{CpufreqRt, FreqChange, MAX_TIMELINE, TIMELINE_ENTRY_BYTES};
 pub use outcome::Outcome;
-pub use progress::{
-    events_per_instant_limit, guard_memory, queue_limit, EVENTS_PER_ENTITY, MIN_EVENTS, MIN_QUEUE,
-    QUEUE_PER_CPU, QUEUE_PER_TASK,
+pub use progress::{events_per_instant_limit, guard_memory, queue_limit};
+pub use progress_bounds::{
+    EVENTS_PER_ENTITY, MIN_EVENTS, MIN_QUEUE, QUEUE_PER_CPU, QUEUE_PER_TASK,
 };
 pub use trace_state::pid_of;
 pub use workload::WorkloadRt;
@@ -340,7 +341,7 @@ impl World {
         // The scheduler's own random state (sched_rng for NI_RANDOM) is a sub-stream of
         // the world seed, apart from the workloads' streams.
         let mut params = config.params;
-        params.seed = crate::rng::SimRng::derive(config.seed, u64::MAX).next_u64();
+        params.seed = fairsim_des::rng::SimRng::derive(config.seed, u64::MAX).next_u64();
         params.idle_scan_per_cpu = config.cost.idle_scan_per_cpu;
         let states = match (&config.idle_states, &machine.idle_states) {
             (Some(s), _) => s.clone(),
@@ -454,7 +455,7 @@ impl World {
             .collect();
         let tick = world.sched.tick_nsec;
         // A sub-stream of its own, so that other draws do not move with the launch CPU.
-        let mut launch_rng = crate::rng::SimRng::derive(world.config.seed, u64::MAX - 1);
+        let mut launch_rng = fairsim_des::rng::SimRng::derive(world.config.seed, u64::MAX - 1);
         for t in roots {
             let cpu = match world.config.launch {
                 Launch::Cpu(c) => c.min(n - 1),

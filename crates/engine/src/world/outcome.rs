@@ -15,8 +15,8 @@ use crate::error::EngineError;
 use crate::event::{EventQueue, Tid};
 use crate::metrics::{CpuMetrics, Metrics, TaskMetrics};
 use crate::program::Program;
-use crate::time::Time;
 use crate::world::{CpuRt, CpufreqRt, Pipe, TaskRt, WorkloadRt, World, WorldConfig};
+use fairsim_des::time::Time;
 
 /// A finished run: the state a world ended in, read-only.
 #[derive(Debug)]

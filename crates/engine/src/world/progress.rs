@@ -35,24 +35,12 @@
 //! only by balancing) grows by at most one entry per event; [`guard_memory`] counts it and
 //! the queue's floor for the run's memory estimate.
 
+use super::progress_bounds::{
+    EVENTS_PER_ENTITY, MIN_EVENTS, MIN_QUEUE, QUEUE_PER_CPU, QUEUE_PER_TASK,
+};
 use crate::cost::CostTable;
 use crate::error::EngineError;
-use crate::time::Time;
-
-/// Events allowed at one instant for each task and each CPU of the world.
-pub const EVENTS_PER_ENTITY: u64 = 1024;
-
-/// Events always allowed at one instant, however small the world.
-pub const MIN_EVENTS: u64 = 1_000_000;
-
-/// Queued events allowed for each task of the world.
-pub const QUEUE_PER_TASK: u64 = 64;
-
-/// Queued events allowed for each CPU of the world (see the module doc).
-pub const QUEUE_PER_CPU: u64 = 4096;
-
-/// Queued events always allowed, however small the world.
-pub const MIN_QUEUE: u64 = 65_536;
+use fairsim_des::time::Time;
 
 /// Bytes one queued event takes and one entry of the reschedule list, rounded up. A
 /// queued event is a 48-byte entry of the timing wheel's pool, in a vector up to twice

@@ -4,7 +4,7 @@ use fairsim_balance::lb::LbRead;
 use fairsim_balance::{wf, WakeDecision};
 
 use crate::event::{Event, Tid};
-use crate::time::Time;
+use fairsim_des::time::Time;
 
 use super::{RtState, Timer, TimerExpiry, World};
 use crate::profile::{Ctx, Leaf, Site};

@@ -27,8 +27,8 @@
 //!   `sqrt`.
 
 use crate::SysbenchCpu;
+use fairsim_des::time::MS;
 use fairsim_engine::error::{EngineError, SpecError};
-use fairsim_engine::time::MS;
 
 use super::body::Body;
 
@@ -240,11 +240,10 @@ pub(super) fn parse(args: &[String]) -> Result<SysbenchCpu, EngineError> {
     }
     let event = event_work(prime).max(1);
     let per_thread = events / threads;
-    if time > 0 && per_thread.saturating_mul(event) > time.saturating_mul(fairsim_engine::time::SEC)
-    {
+    if time > 0 && per_thread.saturating_mul(event) > time.saturating_mul(fairsim_des::time::SEC) {
         return Err(fail(format!(
             "{time_t}={time} would stop the run before {events_t}={events} even at full speed ({per_thread} events of {} per thread): fairsim's sysbench ends on its events only; allowed: {time_t}=0, or fewer events",
-            fairsim_engine::time::format_duration(event)
+            fairsim_des::time::format_duration(event)
         )));
     }
     let mut body = Body::default();
@@ -319,6 +318,6 @@ mod tests {
         assert_eq!(prime_ops(10), 7 + divisions);
         assert_eq!(event_work(10_000), MS);
         assert!(event_work(20_000) > 2 * MS && event_work(20_000) < 3 * MS);
-        assert!(event_work(MAX_PRIME) < 10 * fairsim_engine::time::SEC);
+        assert!(event_work(MAX_PRIME) < 10 * fairsim_des::time::SEC);
     }
 }

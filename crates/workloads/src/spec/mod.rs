@@ -5,8 +5,8 @@
 
 mod parse;
 
+use fairsim_des::rng::SimRng;
 use fairsim_engine::error::{EngineError, SpecError};
-use fairsim_engine::rng::SimRng;
 use fairsim_engine::world::{Blueprint, Outcome, TaskRt, WorkloadRt};
 
 use crate::affinity::CpuList;

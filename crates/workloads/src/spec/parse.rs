@@ -82,6 +82,23 @@ mod tests {
     use super::*;
     use crate::spec::Workload;
 
+    /// A tool's key form gives a specification that names the same tool, with the
+    /// tool's row's memory default.
+    #[test]
+    fn each_rows_parser_builds_its_own_tool() {
+        for t in crate::tools::TOOLS.iter().filter(|t| t.name != "rtapp") {
+            // cyclictest and tbench have no default for a required option.
+            let text = match t.name {
+                "cyclictest" => "cyclictest:n",
+                "tbench" => "tbench:clients=2",
+                name => name,
+            };
+            let spec = crate::WorkloadSpec::parse(text).unwrap();
+            assert_eq!(spec.name(), t.name);
+            assert_eq!(spec.mem_intensity(), t.mem_intensity, "{}", t.name);
+        }
+    }
+
     /// Issue 50 row 9: a key given twice (under either of its names) and an empty item
     /// are refused, where the last value and nothing were taken without a word; a
     /// command line's repeated option keeps its last value, as the tool's getopt does.

@@ -4,8 +4,8 @@
 #![allow(dead_code)]
 
 use fairsim_balance::lb::periodic::TriggerResult;
-use fairsim_balance::topology::CpuMask;
 use fairsim_balance::{Sched, TaskId};
+use fairsim_topology::CpuMask;
 
 /// One tick on every CPU at `t`: busy CPUs tick and may reschedule; the balance softirq
 /// and nohz kicks run; idle CPUs with queued work schedule.

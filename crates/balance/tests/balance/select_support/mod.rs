@@ -3,9 +3,9 @@
 
 #![allow(dead_code)]
 
-use fairsim_balance::topology::source::preset;
-use fairsim_balance::topology::{build_sched_domains, BuildOptions, CpuMask};
 use fairsim_balance::{Sched, SchedParams, TaskId, WakeDecision};
+use fairsim_topology::source::preset;
+use fairsim_topology::{build_sched_domains, BuildOptions, CpuMask};
 
 /// A scheduler for the named preset with default parameters.
 pub(crate) fn sched(name: &str) -> Sched {

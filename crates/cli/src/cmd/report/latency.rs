@@ -15,8 +15,8 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use super::fmt_usec;
 use super::parse::{Events, Kind, WakeKind};
+use super::usec::fmt_usec;
 
 /// One of `perf sched latency --sort`'s keys (`sort_dimension__add`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,8 +11,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::fmt_usec;
 use super::parse::{Events, Kind};
+use super::usec::fmt_usec;
 
 /// `struct thread_runtime`'s map fields.
 #[derive(Debug, Clone, Default)]

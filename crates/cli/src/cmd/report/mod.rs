@@ -12,6 +12,7 @@ mod latency;
 mod map;
 pub(crate) mod parse;
 mod timehist;
+mod usec;
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -99,12 +100,6 @@ pub(crate) fn parse_reports(values: &[String]) -> Result<Vec<Report>, CliError> 
         }
     }
     Ok(out)
-}
-
-/// `timestamp__scnprintf_usec` (tools/perf/util/time-utils.c): ns as `seconds.usec`,
-/// the microseconds truncated.
-pub(crate) fn fmt_usec(ns: u64) -> String {
-    format!("{}.{:06}", ns / 1_000_000_000, (ns % 1_000_000_000) / 1_000)
 }
 
 /// The report `which` of `events` with default options.
@@ -287,7 +282,7 @@ pub(crate) fn print_run_reports(
     }
     let events = events_of_trace(trace)?;
     let (a, b) = trace.window;
-    let fmt = fairsim_engine::time::format_duration;
+    let fmt = fairsim_des::time::format_duration;
     for &r in reports {
         writeln!(
             out,

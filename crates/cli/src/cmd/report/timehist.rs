@@ -12,8 +12,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::fmt_usec;
 use super::parse::{Events, Kind, WakeKind};
+use super::usec::fmt_usec;
 
 /// `comm_width`'s starting value; it grows to the longest task name printed.
 const COMM_WIDTH: usize = 30;

@@ -7,9 +7,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use fairsim_engine::balance::schedstat::{show_schedstat_with, SchedstatVersion};
-use fairsim_engine::balance::Kernel;
-use fairsim_engine::time::SEC;
+use fairsim_balance::schedstat::{show_schedstat_with, SchedstatVersion};
+use fairsim_balance::Kernel;
+use fairsim_des::time::SEC;
 use fairsim_output::{summary, to_json};
 use fairsim_workloads::resolve::{resolve_kernel, resolve_run, Resolved, RunOptions};
 use fairsim_workloads::run::{estimate_json_memory, estimate_run_memory, RunSpec};
@@ -235,7 +235,7 @@ fn resolve_for(
                     w,
                     &format!(
                         "a window that starts before the run's end ({})",
-                        fairsim_engine::time::format_duration(duration)
+                        fairsim_des::time::format_duration(duration)
                     ),
                 ));
             }
@@ -409,8 +409,8 @@ pub(crate) fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 out,
                 &format!(
                     "stopped at {} of {} emulated; nothing written",
-                    fairsim_engine::time::format_duration(at),
-                    fairsim_engine::time::format_duration(plan.spec.config.duration)
+                    fairsim_des::time::format_duration(at),
+                    fairsim_des::time::format_duration(plan.spec.config.duration)
                 ),
             );
         }
@@ -439,7 +439,7 @@ pub(crate) fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
         let title = format!(
             "profile of {} CPUs over {}",
             result.outcome.cpus().len(),
-            fairsim_engine::time::format_duration(result.outcome.window_ns())
+            fairsim_des::time::format_duration(result.outcome.window_ns())
         );
         writeln!(out)?;
         out.write_all(result.outcome.profile(None).render(&title).as_bytes())?;
@@ -492,8 +492,8 @@ pub(crate) fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
             out,
             &format!(
                 "stopped at {} of {} emulated; the outputs above cover the run up to then",
-                fairsim_engine::time::format_duration(at),
-                fairsim_engine::time::format_duration(plan.spec.config.duration)
+                fairsim_des::time::format_duration(at),
+                fairsim_des::time::format_duration(plan.spec.config.duration)
             ),
         );
     }

@@ -7,6 +7,7 @@
 
 mod output;
 mod plan;
+mod point;
 mod until;
 
 use std::io::Write;
@@ -450,7 +451,7 @@ const PLAN_SEEDS: compare_until::SeedCap = compare_until::SeedCap {
 /// A cell's name: the values of the axes other than seeds of its first point, `index`.
 fn cell_name(meta: &PlanMeta, index: usize) -> String {
     let lens = meta.lens();
-    let coords = self::output::coordinates(index, &lens);
+    let coords = self::point::coordinates(index, &lens);
     let seeds = meta.axes.len().saturating_sub(1);
     let parts: Vec<String> = (0..seeds)
         .map(|a| format!("{}={}", meta.axes[a].0, meta.axes[a].1[coords[a]]))

@@ -11,7 +11,7 @@ use std::path::Path;
 use clap::ArgAction;
 use toml_edit::{Item, Value};
 
-use super::output::{coordinates, index_width};
+use super::point::{coordinates, index_width};
 use crate::cmd::machine_args::DEFAULT_PRESET;
 use crate::error::CliError;
 
@@ -492,7 +492,7 @@ fn kernels_axis(v: &Tv) -> Result<Axis, CliError> {
         let Tv::Str(text) = e else {
             return Err(bad(&field, "not a string", allowed));
         };
-        let k = fairsim_engine::balance::Kernel::parse(text)
+        let k = fairsim_balance::Kernel::parse(text)
             .map_err(|e| CliError::msg(e.to_string().replacen("--kernel", &field, 1)))?;
         values.push(AxisValue {
             label: k.name().to_string(),
@@ -626,7 +626,7 @@ impl Plan {
         check_name(&name, "name")?;
 
         let mut common = Vec::new();
-        let mut first_seed = fairsim_engine::rng::DEFAULT_SEED;
+        let mut first_seed = fairsim_des::rng::DEFAULT_SEED;
         let run_keys: &[(String, Tv)] = match run {
             Some(v) => as_table(v, "run", "a table of fairsim run options")?,
             None => &[],
@@ -777,7 +777,7 @@ impl Plan {
 
 #[cfg(test)]
 mod tests {
-    use super::super::output::command_line;
+    use super::super::point::command_line;
     use super::*;
 
     const PLAN: &str = r#"

@@ -4,8 +4,8 @@
 use super::Step;
 use crate::event::Tid;
 use crate::program::{DurSpec, Target};
-use crate::time::US;
 use crate::world::World;
+use fairsim_des::time::US;
 
 impl World {
     /// `Sleep`: arms the task's timer and blocks; the fired timer completes the sleep.
