@@ -45,6 +45,10 @@ pub struct CpuMetrics {
     /// ns spent in `sched_balance_newidle` (from the start of the newidle balance to the
     /// end of its last step's work), what perf attributes to newidle_balance.
     pub newidle_ns: u64,
+    /// The part of `newidle_ns` spent in calls that the `rd->overloaded`/`avg_idle` gate
+    /// ended before any domain was walked, so that the balances past it have a mean of
+    /// their own.
+    pub newidle_gated_ns: u64,
     /// Newidle balances that got past the early exits.
     pub newidle_balances: u64,
     /// Runqueue lock acquisitions that had to spin (the time is `lock_spin` overhead).
@@ -69,6 +73,7 @@ impl Default for CpuMetrics {
             switches: 0,
             migrations_in: 0,
             newidle_ns: 0,
+            newidle_gated_ns: 0,
             newidle_balances: 0,
             lock_spins: 0,
             wakeups_run: 0,

@@ -250,6 +250,7 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
             "timers_fired": w.metrics().timers_fired,
             "cpus_visited": w.metrics().cpus_visited,
             "newidle_ns": w.metrics().cpus.iter().map(|c| c.newidle_ns).sum::<u64>(),
+            "newidle_gated_ns": w.metrics().cpus.iter().map(|c| c.newidle_gated_ns).sum::<u64>(),
             "newidle_balances": w.metrics().cpus.iter().map(|c| c.newidle_balances).sum::<u64>(),
             "newidle_calls": w.sched().rqs.iter().map(|rq| rq.stats.newidle_calls).sum::<u64>(),
             "groups_visited": w.metrics().groups_visited,

@@ -199,12 +199,13 @@ pub fn summary(spec: &RunSpec, r: &RunResult) -> String {
     // as well: it is divided by every call, and the balances past the gates are counted
     // apart, as race mode's report counts them.
     let newidle_calls: u64 = w.sched().rqs.iter().map(|rq| rq.stats.newidle_calls).sum();
+    // The calls the gates stopped took a span of their own; the rest is the balances'.
+    let gated_ns: u64 = w.metrics().cpus.iter().map(|c| c.newidle_gated_ns).sum();
     s.push_str(&format!(
-        "newidle balance: {:.2}% of CPU time, calls {}; past the rd->overloaded and avg_idle gates {} ({:.0}/s)\n",
+        "newidle balance: {:.2}% of CPU time, calls {}; past the rd->overloaded and avg_idle gates {}\n",
         pct(newidle_ns, t.cpu_ns),
         count_rate_mean(newidle_calls, newidle_ns, secs),
-        newidle_n,
-        newidle_n as f64 / secs
+        count_rate_mean(newidle_n, newidle_ns.saturating_sub(gated_ns), secs),
     ));
     let spins: u64 = w.metrics().cpus.iter().map(|c| c.lock_spins).sum();
     let spin_ns = w.metrics().overhead_of(Overhead::LockSpin);

@@ -523,9 +523,17 @@ fn the_newidle_line_divides_its_time_by_every_call() {
             && line.contains(&format!("{each:.2} us each")),
         "{line}"
     );
+    // The balances past the gate get the time the gated calls did not take.
+    let gated = s["newidle_gated_ns"].as_u64().unwrap();
+    assert!(gated > 0 && gated <= ns, "{s}");
+    let past_each = if balances > 0 {
+        (ns - gated) as f64 / balances as f64 / 1e3
+    } else {
+        0.0
+    };
     assert!(
         line.ends_with(&format!(
-            "past the rd->overloaded and avg_idle gates {balances} ({:.0}/s)",
+            "past the rd->overloaded and avg_idle gates {balances} ({:.0}/s), {past_each:.2} us each",
             balances as f64 / 0.05
         )),
         "{line}"

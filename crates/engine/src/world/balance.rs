@@ -175,6 +175,9 @@ impl World {
             Err(pulled) => {
                 self.charge_sched_work(cpu, now, Ctx::Newidle);
                 self.trace_newidle_progress(cpu, t0, self.cpus[cpu].kernel_until.max(t0));
+                // finish_newidle adds the same span to newidle_ns.
+                self.metrics.cpus[cpu].newidle_gated_ns +=
+                    self.cpus[cpu].kernel_until.max(now) - now;
                 self.finish_newidle(cpu, prev, pulled, now, now);
             }
             Ok(nb) => {
