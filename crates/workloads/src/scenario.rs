@@ -134,8 +134,15 @@ impl Scenario {
     /// Parses scenario text.
     pub fn parse(text: &str) -> Result<Scenario, EngineError> {
         let scenario: Scenario = toml::from_str(text).map_err(|e| {
+            let message = without_serde_list(e.message());
+            // A value of the wrong type is reported at its span: name the key there, so
+            // the message says which of the file's keys to change.
+            let message = match e.span().and_then(|span| key_at(text, span.start)) {
+                Some((line, key)) => format!("line {line}, {key}: {message}"),
+                None => message,
+            };
             EngineError::Scenario(ScenarioError::Syntax {
-                message: without_serde_list(e.message()),
+                message,
                 allowed: SCENARIO_KEYS,
             })
         })?;
@@ -180,6 +187,31 @@ impl Scenario {
 /// serde's message without the list of fields it appends to an unknown one (`unknown
 /// field `x`, expected one of ...`): the error's own list, [`SCENARIO_KEYS`], names the
 /// tables as a user writes them and the hyphenated spellings, and one list is enough.
+/// The line number (from 1) and the dotted key (`cost.context_switch`) of the
+/// `key = value` line holding byte `at` of `text`, with the table header above it; `None`
+/// when that line assigns no key.
+fn key_at(text: &str, at: usize) -> Option<(usize, String)> {
+    let before = text.get(..at)?;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line_no = before.matches('\n').count() + 1;
+    let line = text[start..].lines().next()?;
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim().trim_matches('"');
+    if key.is_empty() || key.starts_with('[') {
+        return None;
+    }
+    let table = text[..start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('[') && l.ends_with(']'))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_string());
+    Some(match table {
+        Some(t) => (line_no, format!("{t}.{key}")),
+        None => (line_no, key.to_string()),
+    })
+}
+
 fn without_serde_list(message: &str) -> String {
     let one_line = message.replace('\n', " ");
     match one_line.find(", expected one of ") {
@@ -191,6 +223,19 @@ fn without_serde_list(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_of_the_wrong_type_names_its_key() {
+        let e = Scenario::parse("workload = [\"hackbench\"]\n[cost]\ncontext_switch = 2\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 3, cost.context_switch: invalid type"),
+            "{e}"
+        );
+        let e = Scenario::parse("seed = \"x\"\n").unwrap_err().to_string();
+        assert!(e.contains("line 1, seed: invalid type"), "{e}");
+    }
 
     #[test]
     fn parses_every_key_and_rejects_unknown_ones() {

@@ -80,6 +80,14 @@ impl Outputs {
     /// order the outputs were added.
     pub(crate) fn check(&self) -> Result<(), CliError> {
         for (i, o) in self.list.iter().enumerate() {
+            // `report` reads `-` as standard input, so `-` here would look like standard
+            // output and silently make a file of that name.
+            if o.path.as_os_str() == "-" {
+                return Err(CliError::msg(format!(
+                    "{}: - is not standard output here (a file named - would be written); allowed: a path such as ./-",
+                    o.flag
+                )));
+            }
             if let Some((what, _)) = self.inputs.iter().find(|(_, p)| same_file(p, &o.path)) {
                 return Err(CliError::msg(format!(
                     "{}: {} is the {what} this command reads; allowed: a path of its own",

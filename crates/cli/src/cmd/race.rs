@@ -294,6 +294,21 @@ pub(crate) fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> 
     check_budget(args.memory_budget, &machine, tasks, &sets)?;
     let threads = parse_threads(args.threads.as_ref(), ncpus)?;
     let runs = sets.len() * threads.len();
+    // Every output path is checked before the first race, as run's and compare's are
+    // (docs/errors.md): with several runs the schedstat files are FILE.1, FILE.2, ...
+    let mut outputs = super::outputs::Outputs::new();
+    outputs.file("--json", args.json.as_deref());
+    let numbered: Vec<PathBuf> = match &args.schedstat {
+        Some(path) if runs > 1 => (1..=runs)
+            .map(|i| PathBuf::from(format!("{}.{i}", path.display())))
+            .collect(),
+        Some(path) => vec![path.clone()],
+        None => Vec::new(),
+    };
+    for p in &numbered {
+        outputs.file("--schedstat", Some(p));
+    }
+    outputs.check()?;
     let mut reports: Vec<RaceReport> = Vec::new();
     for &features in &sets {
         for &t in &threads {
@@ -323,14 +338,9 @@ pub(crate) fn run(args: &RaceArgs, out: &mut dyn Write) -> Result<(), CliError> 
             };
             let report = run_race(&spec)?;
             write!(out, "{}", report.render())?;
-            if let Some(path) = &args.schedstat {
-                let path = if runs > 1 {
-                    PathBuf::from(format!("{}.{}", path.display(), reports.len() + 1))
-                } else {
-                    path.clone()
-                };
+            if let Some(path) = numbered.get(reports.len()) {
                 let text = report.schedstat(version, args.schedstat_sg_scan);
-                super::outputs::write_file(&path, "--schedstat", &text)?;
+                super::outputs::write_file(path, "--schedstat", &text)?;
                 writeln!(out, "schedstat: {}", path.display())?;
             }
             writeln!(out)?;

@@ -311,3 +311,24 @@ fn schedstat_options_without_a_file_are_refused() {
         assert_refused(&args, "no schedstat file");
     }
 }
+
+/// race checked its --json and --schedstat paths only after racing; they are checked
+/// before the first race, as run's and compare's are, so nothing is printed.
+#[test]
+fn race_checks_its_outputs_before_racing() {
+    for flag in ["--json", "--schedstat"] {
+        let args = ["race", "--smp", "2", flag, "/nonexistent-dir/x"];
+        assert_refused(&args, flag);
+        assert!(fairsim(&args).stdout.is_empty(), "{flag}: a race ran");
+    }
+}
+
+/// `--json -` wrote a file named `-`, where `report` reads `-` as standard input; it is
+/// refused with the way to ask for that file.
+#[test]
+fn a_dash_output_is_refused() {
+    for flag in ["--json", "--trace-text", "--schedstat"] {
+        assert_refused(&["run", "--smp", "2", "--duration", "1ms", flag, "-"], flag);
+    }
+    assert_refused(&["compare", "--new", "", "--csv", "-"], "./-");
+}

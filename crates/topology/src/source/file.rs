@@ -147,7 +147,17 @@ pub fn load_machine_file(path: &Path) -> Result<Machine, TopologyError> {
             if value.get("guest_observed").is_some() {
                 return machine_from_guest(&shown, &value);
             }
-            serde_json::from_value(value).map_err(|e| parse_err(one_line(&e.to_string())))?
+            serde_json::from_value(value).map_err(|e| {
+                // A Value has no positions; the text's own parse says where the value
+                // is, and the key before it is the field to name.
+                let key = serde_json::from_str::<MachineFile>(&text)
+                    .err()
+                    .and_then(|p| json_key_before(&text, p.line(), p.column()));
+                match key {
+                    Some(k) => parse_err(format!("{k}: {}", one_line(&e.to_string()))),
+                    None => parse_err(one_line(&e.to_string())),
+                }
+            })?
         }
         Some("toml") => toml::from_str(&text).map_err(|e| parse_err(toml_message(&text, &e)))?,
         _ => {
@@ -270,6 +280,21 @@ fn toml_message(text: &str, e: &toml::de::Error) -> String {
     }
 }
 
+/// The last object key (`"cores":`) before line `line`, column `column` (both from 1,
+/// as serde_json reports them) of `text`: the field whose value a type error is about.
+fn json_key_before(text: &str, line: usize, column: usize) -> Option<String> {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let upto = text.get(..(start + column).min(text.len()))?;
+    let colon = upto.rfind(':')?;
+    let key_end = upto[..colon].trim_end().strip_suffix('"')?;
+    let key_start = key_end.rfind('"')?;
+    Some(key_end[key_start + 1..].to_string())
+}
+
 /// Joins a possibly multi-line message into one line.
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -278,6 +303,18 @@ fn one_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A JSON machine file's type error names its key (issue 50's sweep: "expected u64"
+    /// named nothing).
+    #[test]
+    fn a_json_type_error_finds_its_key() {
+        let text = "{\"smp\": {\n  \"cores\": \"4\"}}";
+        let e = serde_json::from_str::<MachineFile>(text).unwrap_err();
+        assert_eq!(
+            json_key_before(text, e.line(), e.column()).as_deref(),
+            Some("cores")
+        );
+    }
 
     #[test]
     fn llc_names_parse() {
