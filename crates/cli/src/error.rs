@@ -4,6 +4,7 @@
 //! what is allowed, and a non-zero exit status; nothing panics.
 
 use std::fmt::Display;
+use std::io::Write;
 use std::process::ExitCode;
 
 /// Exit status for bad input (same as clap's usage errors).
@@ -195,12 +196,18 @@ pub(crate) fn report_clap(err: clap::Error) -> ExitCode {
         | ErrorKind::DisplayVersion
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             // Help goes to stdout and is not a failure, except when it stands in for a
-            // missing subcommand.
-            let _ = err.print();
+            // missing subcommand (which clap prints on stderr).
             if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                ExitCode::from(EXIT_USAGE)
-            } else {
-                ExitCode::SUCCESS
+                let _ = err.print();
+                return ExitCode::from(EXIT_USAGE);
+            }
+            // Printed by clap, so that a terminal gets its colours, but a stdout that
+            // cannot take it (a full disk) fails as every other command's output does;
+            // stdout is line-buffered, so a last line without its newline is flushed here.
+            let written = err.print().and_then(|()| std::io::stdout().flush());
+            match written {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => CliError::from(e).report(),
             }
         }
         ErrorKind::MissingRequiredArgument => {

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use fairsim_balance::{Features, Kernel};
-use fairsim_topology::render::{render_debugfs, render_dmesg, render_json, render_summary};
+use fairsim_topology::render::{render_summary, write_debugfs, write_dmesg, write_json};
 use fairsim_topology::{check_build_memory, parse_cpusets, partition_sched_domains, BuildOptions};
 use fairsim_workloads::run::DEFAULT_MEMORY_BUDGET;
 
@@ -39,9 +39,9 @@ pub(crate) struct TopologyArgs {
     #[arg(long, value_enum, default_value = "summary")]
     format: TopologyFormat,
 
-    /// CPU shown in full by `--format summary`.
-    #[arg(long, default_value_t = 0)]
-    cpu: usize,
+    /// CPU shown in full by `--format summary` (default 0).
+    #[arg(long, value_name = "N")]
+    cpu: Option<usize>,
 
     /// Scheduler features, as `fairsim run --features` takes them: the domains are built
     /// as that feature set needs them (ILB_SNAPSHOT, ILB_UTIL and ILB_FAST give every
@@ -90,11 +90,18 @@ pub(crate) fn run(args: &TopologyArgs, out: &mut dyn Write) -> Result<(), CliErr
         out.write_all(preset_listing().as_bytes())?;
         return Ok(());
     }
+    // The other formats list every CPU: a --cpu would be dropped without a word.
+    if args.cpu.is_some() && !matches!(args.format, TopologyFormat::Summary) {
+        return Err(CliError::msg(
+            "--cpu: only --format summary shows one CPU in full; allowed: --format summary, or leave --cpu out",
+        ));
+    }
+    let cpu = args.cpu.unwrap_or(0);
     let machine = args.machine.load()?;
-    if args.cpu >= machine.nr_cpus() {
+    if cpu >= machine.nr_cpus() {
         return Err(invalid(
             "--cpu",
-            args.cpu,
+            cpu,
             &format!("0 to {}", machine.nr_cpus() - 1),
         ));
     }
@@ -124,16 +131,16 @@ pub(crate) fn run(args: &TopologyArgs, out: &mut dyn Write) -> Result<(), CliErr
     // every partition's at each level.
     check_build_memory(&machine, opts, budget)?;
     let sds = partition_sched_domains(&machine, opts, &cpusets)?;
-    let text = match args.format {
-        TopologyFormat::Summary => render_summary(&machine, &sds, args.cpu),
-        TopologyFormat::Dmesg => render_dmesg(&sds),
-        TopologyFormat::Debugfs => render_debugfs(&sds),
-        TopologyFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&render_json(&sds))?;
-            s.push('\n');
-            s
+    // The dmesg listing and the JSON grow with the square of the CPU count (2.4 GB of JSON
+    // at 4096 CPUs), so every form but the summary is written as it is produced, in about
+    // the memory of one CPU's part.
+    match args.format {
+        TopologyFormat::Summary => {
+            out.write_all(render_summary(&machine, &sds, cpu).as_bytes())?;
         }
-    };
-    out.write_all(text.as_bytes())?;
+        TopologyFormat::Dmesg => write_dmesg(&sds, out)?,
+        TopologyFormat::Debugfs => write_debugfs(&sds, out)?,
+        TopologyFormat::Json => write_json(&sds, out)?,
+    }
     Ok(())
 }

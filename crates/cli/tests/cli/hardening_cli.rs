@@ -94,6 +94,43 @@ fn writing_to_a_full_device_fails_with_its_own_status() {
     assert!(err.contains("writing stdout"), "{err}");
 }
 
+/// Help and version text is output like any other: a stdout that cannot take it fails
+/// with the output's status and message (docs/errors.md), not 0.
+#[test]
+fn help_and_version_to_a_full_device_fail_with_its_own_status() {
+    for args in [
+        &["--help"][..],
+        &["-h"],
+        &["-V"],
+        &["--version"],
+        &["run", "--help"],
+        &["topology", "-h"],
+        &["report", "latency", "--help"],
+        &["help"],
+        &["help", "sweep"],
+    ] {
+        let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+            return;
+        };
+        let o = Command::new(bin())
+            .args(args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(4), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("fairsim: error: writing stdout: "),
+            "{args:?}: {err}"
+        );
+        // Printed to a stdout that takes it, the same text exits 0 with nothing on stderr.
+        let o = fairsim(args);
+        assert!(o.status.success(), "{args:?}: {:?}", o.status);
+        assert!(!o.stdout.is_empty() && o.stderr.is_empty(), "{args:?}");
+    }
+}
+
 #[test]
 fn smp_modifiers_next_to_a_complete_machine_are_refused() {
     for (args, field) in [
@@ -331,4 +368,18 @@ fn a_dash_output_is_refused() {
         assert_refused(&["run", "--smp", "2", "--duration", "1ms", flag, "-"], flag);
     }
     assert_refused(&["compare", "--new", "", "--csv", "-"], "./-");
+}
+
+/// `topology --cpu N` only changes the summary; with the other formats, which list every
+/// CPU, it was dropped without a word and is now refused.
+#[test]
+fn topology_cpu_outside_the_summary_is_refused() {
+    for format in ["json", "dmesg", "debugfs"] {
+        assert_refused(
+            &["topology", "--smp", "4", "--cpu", "3", "--format", format],
+            "--cpu",
+        );
+    }
+    let o = fairsim(&["topology", "--smp", "4", "--cpu", "3"]);
+    assert!(o.status.success());
 }

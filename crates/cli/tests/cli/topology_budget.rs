@@ -166,3 +166,33 @@ fn run_counts_its_json_results_against_the_budget() {
     );
     assert!(!std::path::Path::new("never-written.json").exists());
 }
+
+/// The dmesg listing and the JSON grow with the square of the CPU count (each CPU lists
+/// its domains' groups), and both were once built whole before a byte was written: 40 MB
+/// of JSON for 512 CPUs took 220 MB resident, 610 MB for 2048 CPUs took 3 GB. They are
+/// written as they are produced, so the shell's `ulimit -v` of 100 MB, far below what
+/// holding either listing takes (and its doubling as a String grows), is enough.
+#[test]
+#[cfg(target_os = "linux")]
+fn topology_streams_its_json_and_dmesg_in_bounded_memory() {
+    use std::process::{Command, Stdio};
+    for (smp, format) in [
+        // 512 CPUs: 40 MB of JSON, 128 groups (a socket's cores) in each CPU's MC domain.
+        ("sockets=2,cores=128,threads=2", "json"),
+        // 2048 CPUs in one package: 79 MB of dmesg, 2048 groups per CPU's MC domain.
+        ("2048", "dmesg"),
+    ] {
+        let cmd = format!(
+            "ulimit -v 100000; exec {} topology --smp {smp} --format {format} > /dev/null",
+            env!("CARGO_BIN_EXE_fairsim")
+        );
+        let o = Command::new("sh")
+            .args(["-c", &cmd])
+            .stderr(Stdio::piped())
+            .output()
+            .expect("run sh");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "--smp {smp} --format {format}: {err}");
+        assert!(err.is_empty(), "--smp {smp} --format {format}: {err}");
+    }
+}

@@ -3,6 +3,7 @@
 //! domains in natural order.
 
 use std::fmt::Write;
+use std::io;
 
 use crate::domain::SchedDomains;
 
@@ -14,7 +15,24 @@ use crate::domain::SchedDomains;
 /// later values.
 pub fn render_debugfs(sds: &SchedDomains) -> String {
     let mut out = String::new();
+    // Appending to a String cannot fail.
+    let _ = each_block(sds, |block| {
+        out.push_str(block);
+        Ok(())
+    });
+    out
+}
+
+/// Writes [`render_debugfs`]'s text to `out` as it goes, one CPU's files at a time.
+pub fn write_debugfs<W: io::Write>(sds: &SchedDomains, mut out: W) -> io::Result<()> {
+    each_block(sds, |block| out.write_all(block.as_bytes()))
+}
+
+/// Hands the listing to `emit` in order, one CPU's files at a time.
+fn each_block(sds: &SchedDomains, mut emit: impl FnMut(&str) -> io::Result<()>) -> io::Result<()> {
+    let mut out = String::new();
     for cpu in 0..sds.nr_cpus {
+        out.clear();
         for (k, id) in sds.domains_of(cpu).enumerate() {
             let sd = sds.domain(id);
             let head_flags = sds.group(sd.groups[0]).flags;
@@ -34,6 +52,7 @@ pub fn render_debugfs(sds: &SchedDomains) -> String {
                 let _ = writeln!(out, "cpu{cpu}/domain{k}/{name}: {}", value.trim_end());
             }
         }
+        emit(&out)?;
     }
-    out
+    Ok(())
 }

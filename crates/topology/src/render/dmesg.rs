@@ -1,6 +1,7 @@
 //! The `sched_verbose` dump that `cpu_attach_domain` prints through `sched_domain_debug`.
 
 use std::fmt::Write;
+use std::io;
 
 use crate::domain::SchedDomains;
 use crate::flags::SdFlags;
@@ -19,23 +20,48 @@ use crate::limits::SCHED_CAPACITY_SCALE;
 /// the whole machine prints the CPUs alone, as the ground truth's dumps hold them.
 pub fn render_dmesg(sds: &SchedDomains) -> String {
     let mut out = String::new();
+    // Appending to a String cannot fail.
+    let _ = each_block(sds, |block| {
+        out.push_str(block);
+        Ok(())
+    });
+    out
+}
+
+/// Writes [`render_dmesg`]'s text to `out` as it goes, one CPU at a time: the listing grows
+/// with the square of the CPU count (570 MB at 8192 CPUs), and what this holds
+/// beyond the hierarchy is one CPU's lines.
+pub fn write_dmesg<W: io::Write>(sds: &SchedDomains, mut out: W) -> io::Result<()> {
+    each_block(sds, |block| out.write_all(block.as_bytes()))
+}
+
+/// Hands the listing to `emit` in order, one CPU's lines (or one `root domain span:`
+/// line) at a time.
+fn each_block(sds: &SchedDomains, mut emit: impl FnMut(&str) -> io::Result<()>) -> io::Result<()> {
+    let mut block = String::new();
     if sds.root_domains.len() <= 1 {
         for cpu in 0..sds.nr_cpus {
-            render_cpu(&mut out, sds, cpu);
+            block.clear();
+            render_cpu(&mut block, sds, cpu);
+            emit(&block)?;
         }
-        return out;
+        return Ok(());
     }
     for (rd, span) in sds.root_domains.iter().enumerate() {
         for cpu in span.iter() {
-            render_cpu(&mut out, sds, cpu);
+            block.clear();
+            render_cpu(&mut block, sds, cpu);
+            emit(&block)?;
         }
+        block.clear();
         let _ = writeln!(
-            out,
+            block,
             "root domain span: {span} (max cpu_capacity = {})",
             sds.rd_max_cpu_capacity(rd)
         );
+        emit(&block)?;
     }
-    out
+    Ok(())
 }
 
 /// Mirrors `sched_domain_debug` for one CPU: its chain bottom-up with each domain's groups.

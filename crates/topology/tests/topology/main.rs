@@ -8,4 +8,5 @@ mod checks;
 mod golden;
 mod partitions;
 mod properties;
+mod render_stream;
 mod sources;
