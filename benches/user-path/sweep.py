@@ -73,10 +73,10 @@ def ok(cat, *argv, det=False, why="", stdin=None, check=None, pre=None):
     CASES.append(Case(cat, list(argv), "ok", det=det, why=why, stdin=stdin, check=check, pre=pre))
 
 
-def bounded(cat, *argv, why=""):
+def bounded(cat, *argv, why="", stdout=None):
     """Either outcome is right (a run, or a refusal by the memory budget), within the
     timeout and the memory cap."""
-    CASES.append(Case(cat, list(argv), "bounded", why=why))
+    CASES.append(Case(cat, list(argv), "bounded", why=why, stdout=stdout))
 
 
 def refuse(cat, *argv, names=None, why="", stdin=None, max_s=None, stdout=None):
@@ -560,14 +560,9 @@ def output_cases(scratch):
         v = write(scratch, f"victim-compare{opt}.toml", scen)
         refuse(cat, "compare", v, "--new", "", "--seeds", "2", opt, v, names=v,
                why="the output would overwrite the scenario it compares")
-    def no_dash_file(scratch):
-        if os.path.exists(os.path.join(scratch, "-")):
-            os.unlink(os.path.join(scratch, "-"))
-            return ("wrote the JSON to a file named '-' in the working directory, where "
-                    "`report` reads '-' as stdin and the convention is stdout")
-        return None
-    ok(cat, "run", *SMALL, *HB, "--json", "-", check=no_dash_file,
-       why="'-' is stdout by convention, and stdin for fairsim's own report")
+    refuse(cat, "run", *SMALL, *HB, "--json", "-", names="--json",
+           why="'-' would make a file named '-' where `report` reads '-' as stdin; "
+               "/dev/stdout and ./- say which is meant")
     ok(cat, "run", *SMALL, *HB, "--json", "/dev/stdout", why="stdout by its /dev name")
     ok(cat, "run", *SMALL, *HB, "--plot", os.path.join(scratch, "made", "by", "plot"),
        why="--plot makes a missing directory, as mkdir -p does")
@@ -1089,8 +1084,12 @@ def limit_cases(scratch):
     ok(cat, "topology", "--smp", "8192")
     ok(cat, "topology", "--smp", "8192", "--format", "debugfs")
     ok(cat, "topology", "--smp", "1024", "--format", "dmesg")
-    bounded(cat, "topology", "--smp", "sockets=2,cores=2048,threads=2", "--format", "json",
-            why="the largest machine --smp takes (8192 CPUs): the JSON spans are O(CPUs^2)")
+    # The JSON lists every domain's span, so its size grows with CPUs^2: 614 MB at 2048
+    # CPUs, 9.8 GB at 8192. It is streamed (peak RSS 28 MB at 2048 CPUs, 174 MB at 8192),
+    # so memory is bounded at any size; the time is that of writing the bytes, which at
+    # 8192 CPUs is past this sweep's 10 s, so the case is the 2048-CPU one.
+    bounded(cat, "topology", "--smp", "sockets=2,cores=512,threads=2", "--format", "json",
+            why="2048 CPUs: a 614 MB JSON streamed in bounded memory", stdout="/dev/null")
     refuse(cat, "run", *big, "-w", "nanosleep:tasks=16777216", names="budget")
     refuse(cat, "run", "--smp", "4", "-w", "hackbench:g=1048576,l=4294967296", names="budget")
     refuse(cat, "pelt", "--duration", "3600s", "--pattern", "run=1ns,sleep=1ns", names="--pattern")
@@ -1222,9 +1221,10 @@ def classify(case, rc, stderr, maxrss, timed_out, secs):
         f.append(("High", "memory blow-up", f"peak RSS {maxrss // 1024} MiB"))
     if f:
         return f
-    if case.expect == "bounded" and rc != 0:
+    if case.expect == "bounded":
+        # A run (exit 0) or a one-line refusal are both right.
         lines = stderr.strip().splitlines()
-        if len(lines) != 1:
+        if rc != 0 and len(lines) != 1:
             f.append(("Low", "multi-line refusal" if lines else "empty refusal",
                       f"exit {rc}: " + first_lines(stderr)))
     elif case.expect == "ok":

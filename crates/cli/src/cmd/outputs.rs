@@ -84,7 +84,7 @@ impl Outputs {
             // output and silently make a file of that name.
             if o.path.as_os_str() == "-" {
                 return Err(CliError::msg(format!(
-                    "{}: - is not standard output here (a file named - would be written); allowed: a path such as ./-",
+                    "{}: - is not standard output here (a file named - would be written); allowed: /dev/stdout for standard output, or ./- for a file named -",
                     o.flag
                 )));
             }
