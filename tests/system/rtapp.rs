@@ -275,8 +275,10 @@ fn taskgroups_are_read_as_rt_app_reads_them() {
             "tasks.t.taskgroup: an integer is not allowed; allowed: a string",
         ),
         (
-            r#"{"tasks": {"t": {"phases": {"p": {"taskgroup": "/a", "run": 10}}}}}"#.to_string(),
-            "tasks.t.phases.p.taskgroup: a per-phase scheduling change is not modelled",
+            r#"{"tasks": {"t": {"phases": {"p": {"taskgroup": "/a", "run": 10},
+                "q": {"taskgroup": "/b", "run": 10}}}}}"#
+                .to_string(),
+            "tasks.t.phases.q.taskgroup: changes the task group from /a to /b mid-run, which is not modelled",
         ),
         (
             r#"{"tasks": {"t": {"dl-runtime": 10, "run": 10}}}"#.to_string(),
