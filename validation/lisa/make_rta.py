@@ -15,11 +15,14 @@ ones, and runs each committed file through `fairsim run --topology rk3399 --dura
 
 No target is needed: `RTA.from_profile(target,
 profile, ...)` builds its JSON with `RTAConf.from_profile(profile, plat_info=
-target.plat_info, run_dir=..., lock_pages=as_root, ...)` and only then pushes the file to
-the target; this script calls `RTAConf.from_profile` itself, with the `PlatformInfo` a
-LISA target would report for fairsim's rk3399 (6 CPUs, capacities 381 and 1024, one NUMA
-node, kernel 6.12 with CONFIG_UCLAMP_TASK and CONFIG_CGROUP_SCHED, rt-app calibration
-inversely proportional to capacity), and writes `RTAConf.json`, the text `RTA` pushes.
+target.plat_info, run_dir=..., lock_pages=as_root, ...)` and only pushes the file to the
+target when the workload is deployed (`RTA._setup`, on `run()` or `with wload:`). This
+script calls `RTA.from_profile` on a stand-in target that carries only what it reads
+before that (`plat_info`, `path`, `working_directory`): the `PlatformInfo` a LISA target
+would report for fairsim's rk3399 (6 CPUs, capacities 381 and 1024, its frequency domains,
+one NUMA node, kernel 6.12 with CONFIG_UCLAMP_TASK, CONFIG_CGROUP_SCHED and CONFIG_HZ=250,
+an rt-app calibration inversely proportional to capacity). It writes `RTA.conf.json`, the
+text `_setup` would push, after checking that `RTAConf.from_profile` gives the same.
 
 Each file is one of LISA's ways to write a workload:
 - the phase API (`RTAPhase`, `PeriodicWload`, `DutyCycleSweepPhase`, `SweepPhase`, `+`,
@@ -36,7 +39,10 @@ Each file is one of LISA's ways to write a workload:
 """
 
 import os
+import posixpath
 import sys
+import tempfile
+import types
 import warnings
 
 from devlib.target import KernelConfigTristate, KernelVersion, TypedKernelConfig
@@ -49,6 +55,7 @@ from lisa.wlgen.rta import (
     PeriodicWload,
     Pulse,
     Ramp,
+    RTA,
     RTAConf,
     RTAPhase,
     RunAndSync,
@@ -95,8 +102,12 @@ PLAT_INFO = PlatformInfo(
     }
 )
 
-# The run directory RTA would use on a target (it is only written into global.logdir).
-RUN_DIR = "/root/lisa/wlgen/rta"
+# The target's working directory and the workload's run directory under it: RTA writes
+# WORKDIR/lisa/wlgen/RUN_DIR as global.logdir (fairsim ignores it). RTA names the run
+# directory after the date and a random UUID unless given one; a fixed one keeps the files
+# the same from one run of this script to the next.
+TARGET_WORKDIR = "/root"
+RUN_DIR = "rta"
 
 
 def periodic(dc, duration, period=16e-3, **kw):
@@ -256,10 +267,23 @@ def refused():
 
 
 def write(out_dir, name, profile, quiet=False, **kw):
-    conf = RTAConf.from_profile(profile, plat_info=PLAT_INFO, run_dir=RUN_DIR, **kw)
+    # RTA.from_profile itself, on a stand-in for a target: all it reads of one before
+    # the workload is deployed (_setup pushes the file) is plat_info, path and
+    # working_directory (for the run directory it writes as global.logdir).
+    target = types.SimpleNamespace(
+        plat_info=PLAT_INFO, path=posixpath, working_directory=TARGET_WORKDIR
+    )
+    with tempfile.TemporaryDirectory() as res_dir:
+        wload = RTA.from_profile(target, profile, res_dir=res_dir, run_dir=RUN_DIR, **kw)
+    text = wload.conf.json
+    # The same bytes as RTAConf.from_profile, which RTA.from_profile calls.
+    conf = RTAConf.from_profile(
+        profile, plat_info=PLAT_INFO, run_dir=wload.run_dir, lock_pages=False, **kw
+    )
+    assert text == conf.json, name
     path = os.path.join(out_dir, f"{name}.json")
     with open(path, "w") as f:
-        f.write(conf.json)
+        f.write(text)
     if not quiet:
         print(path)
 
