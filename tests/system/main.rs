@@ -33,6 +33,7 @@ mod metrics_table;
 mod net_workloads;
 mod properties;
 mod rtapp;
+mod rtapp_lisa;
 mod rtapp_log;
 mod soak;
 mod speed;

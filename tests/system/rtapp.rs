@@ -275,8 +275,10 @@ fn taskgroups_are_read_as_rt_app_reads_them() {
             "tasks.t.taskgroup: an integer is not allowed; allowed: a string",
         ),
         (
-            r#"{"tasks": {"t": {"phases": {"p": {"taskgroup": "/a", "run": 10}}}}}"#.to_string(),
-            "tasks.t.phases.p.taskgroup: a per-phase scheduling change is not modelled",
+            r#"{"tasks": {"t": {"phases": {"p": {"taskgroup": "/a", "run": 10},
+                "q": {"taskgroup": "/b", "run": 10}}}}}"#
+                .to_string(),
+            "tasks.t.phases.q.taskgroup: changes the task group from /a to /b mid-run, which is not modelled",
         ),
         (
             r#"{"tasks": {"t": {"dl-runtime": 10, "run": 10}}}"#.to_string(),
@@ -289,6 +291,71 @@ fn taskgroups_are_read_as_rt_app_reads_them() {
     ];
     for (text, want) in cases {
         let e = Rtapp::parse("f.json", &text).unwrap_err().to_string();
+        assert!(e.contains(want), "{text}\n  got: {e}\n want: {want}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+}
+
+#[test]
+fn policies_and_clamps_as_parse_sched_data_reads_them() {
+    use fairsim_balance::Policy;
+    let parse = |text: &str| Rtapp::parse("f.json", text).unwrap();
+    // SCHED_BATCH (rt-app's string_to_policy took it in 2026); -1 clamps set nothing.
+    let r = parse(
+        r#"{"tasks": {"b": {"policy": "SCHED_BATCH", "priority": 3,
+            "util_min": -1, "util_max": -1, "run": 10}}}"#,
+    );
+    assert_eq!(
+        (r.tasks[0].policy, r.tasks[0].nice, r.tasks[0].uclamp),
+        (Policy::Batch, 3, None)
+    );
+    // global.default_policy is every task's, and a phase's own settings are the thread's
+    // when they hold for every phase: one clamp given, the other at the kernel's default.
+    let r = parse(
+        r#"{"global": {"default_policy": "SCHED_IDLE"}, "tasks": {"t": {"phases": {
+            "a": {"util_max": 512, "taskgroup": "/g", "nodes_membind": [0], "run": 10},
+            "b": {"util_max": -1, "taskgroup": "", "run": 10}}}}}"#,
+    );
+    let t = &r.tasks[0];
+    assert_eq!(
+        (t.policy, t.uclamp, t.taskgroup.as_deref()),
+        (Policy::Idle, Some((0, 512)), Some("/g"))
+    );
+    assert!(
+        r.notes()
+            .iter()
+            .any(|n| n.contains("nodes_membind of 1 phase(s) ignored")),
+        "{:?}",
+        r.notes()
+    );
+    for (text, want) in [
+        (
+            r#"{"global": {"default_policy": "SCHED_RR"}, "tasks": {"t": {"run": 10}}}"#,
+            "global.default_policy: 'SCHED_RR' is not modelled",
+        ),
+        (
+            // The policy is named, not the real-time priority that comes first.
+            r#"{"tasks": {"t": {"priority": 50, "policy": "SCHED_FIFO", "run": 10}}}"#,
+            "tasks.t.policy: 'SCHED_FIFO' is not modelled",
+        ),
+        (
+            r#"{"tasks": {"t": {"phases": {"p": {"priority": 50, "policy": "SCHED_FIFO", "run": 10}}}}}"#,
+            "tasks.t.phases.p.policy: 'SCHED_FIFO' is not modelled",
+        ),
+        (
+            r#"{"tasks": {"t": {"util_min": -2, "run": 10}}}"#,
+            "tasks.t.util_min: -2 is out of range; allowed: an integer in -1..=1024",
+        ),
+        (
+            r#"{"tasks": {"t": {"phases": {"p": {"policy": "SCHED_OTHR", "run": 10}}}}}"#,
+            "tasks.t.phases.p.policy: 'SCHED_OTHR' is not a policy rt-app knows",
+        ),
+        (
+            r#"{"tasks": {"t": {"phases": {"p": {"dl-runtime": 10, "run": 10}}}}}"#,
+            "tasks.t.phases.p.dl-runtime: deadline parameters are not modelled",
+        ),
+    ] {
+        let e = Rtapp::parse("f.json", text).unwrap_err().to_string();
         assert!(e.contains(want), "{text}\n  got: {e}\n want: {want}");
         assert!(!e.contains('\n'), "{e}");
     }

@@ -298,8 +298,8 @@ fn phase_cpus_off_the_machine_or_malformed_are_refused_in_one_line() {
             "tasks.t.phases.p1.cpus: -1 is not a CPU",
         ),
         (
-            r#"{"tasks": {"t": {"phases": {"p1": {"priority": 3, "run": 10}}}}}"#,
-            "tasks.t.phases.p1.priority: a per-phase scheduling change is not modelled",
+            r#"{"tasks": {"t": {"phases": {"p1": {"priority": 3, "run": 10}, "p2": {"priority": 4, "run": 10}}}}}"#,
+            "tasks.t.phases.p2.priority: sets the priority (nice value): the nice value goes from 3 to 4 mid-run",
         ),
     ] {
         let e = Rtapp::parse("f.json", text).unwrap_err().to_string();

@@ -41,6 +41,7 @@ mod rtapp_json;
 mod rtapp_log;
 mod rtapp_pass;
 mod rtapp_report;
+mod rtapp_sched;
 mod rtapp_stats;
 pub mod run;
 pub mod scenario;

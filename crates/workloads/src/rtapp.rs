@@ -21,8 +21,11 @@
 //!   -1: forever; 0: nothing runs) repeats the phase list. Without `phases` the task
 //!   object is its one phase and its `loop` is the phase's, run once.
 //! - `delay` (us) sleeps before the first phase; `cpus` (array) sets `cpus_allowed`;
-//!   `policy` is `SCHED_OTHER` or `SCHED_IDLE` (default `global.default_policy`;
-//!   `SCHED_IDLE` on `--kernel 6.12` only) and `priority` is its nice value (`_set_thread_cfs`); `util_min` and `util_max` (0..1024) are its
+//!   `policy` is `SCHED_OTHER`, `SCHED_BATCH` or `SCHED_IDLE` (default
+//!   `global.default_policy`; rt-app's `string_to_policy` took `SCHED_BATCH` in 2026;
+//!   `SCHED_BATCH` and `SCHED_IDLE` on `--kernel 6.12` only) and `priority` is its nice
+//!   value (`_set_thread_cfs`); `util_min` and `util_max` (0..1024; -1, the default,
+//!   sets nothing) are its
 //!   utilization clamps (`_set_thread_uclamp`'s `sched_setattr`, `--kernel 6.12` only),
 //!   in effect from the thread's creation (rt-app sets them as the thread starts, before
 //!   its first phase). `taskgroup` (a path that starts with `/`; `""` for none) puts the
@@ -36,9 +39,13 @@
 //!   workload's `cpus=LIST`, or every CPU); rt-app calls `sched_setaffinity` only when
 //!   that set differs from the one it set last, and the kernel moves a thread whose CPU
 //!   left the set (`Sched::set_cpus_allowed_ptr`). Only the threads of a task with some
-//!   phase-level `cpus` carry these operations. Per-phase `policy`, `priority`,
-//!   clamps, task groups and deadline parameters change the scheduling mid-run, which
-//!   this port does not model: they are refused with one line.
+//!   phase-level `cpus` carry these operations.
+//! - A phase's own `policy`, `priority`, `util_min`, `util_max` and `taskgroup` are
+//!   applied as `thread_body` applies them at the phase's start (`rtapp_sched`): what
+//!   they leave in effect must be the same in every phase that runs, and is then the
+//!   thread's from its creation (LISA writes a task's properties into its first phase);
+//!   a phase that changes them mid-run is refused with one line naming the key, as are
+//!   deadline parameters. A phase's `nodes_membind` is ignored with a note.
 //! - `global`: `duration` (s; the run's own length unless `--duration` is given),
 //!   `cumulative_slack` and `default_policy` are used; `calibration` (fairsim's work is
 //!   already in capacity units), logging, ftrace, `lock_pages`, `pi_enabled`,
@@ -63,6 +70,7 @@ use fairsim_engine::world::{Blueprint, WorkloadRt};
 use super::rtapp_json::{self, Json};
 use super::rtapp_log::ActivationLog;
 use super::rtapp_pass::PhaseAcc;
+use super::rtapp_sched;
 use super::rtapp_stats::{Periodic, PeriodicClock, PhaseRows, RtCall, RtPoint};
 use super::tasks::{add_program, new_task};
 
@@ -113,10 +121,10 @@ pub struct RtTask {
     pub instances: u64,
     /// `delay` in us.
     pub delay: u64,
-    /// Nice value (`priority` under SCHED_OTHER).
+    /// Nice value (`priority` under SCHED_OTHER; the task's, or the one its phases set).
     pub nice: i32,
-    /// `policy`: SCHED_OTHER or SCHED_IDLE (rt-app's `string_to_policy` has no
-    /// SCHED_BATCH).
+    /// `policy`: SCHED_OTHER, SCHED_BATCH or SCHED_IDLE (the task's, or the one its
+    /// phases set).
     pub policy: fairsim_balance::Policy,
     /// `util_min` and `util_max`: the clamps rt-app sets with `sched_setattr` (each
     /// defaulting to the kernel's, 0 and 1024, when only the other is given).
@@ -146,6 +154,8 @@ pub struct Rtapp {
     /// Timer references named `absolute` somewhere (rt-app's per-resource mode).
     pub absolute: Vec<String>,
     notes: Vec<String>,
+    /// Paths of the phases' `nodes_membind` keys (ignored, in one note).
+    membind: Vec<String>,
 }
 
 /// The keys a task or phase object may hold besides events.
@@ -153,7 +163,8 @@ const TASK_KEYS: &str = "instance, delay, loop, phases, cpus, policy, priority, 
 /// The most task groups one rt-app process keeps (`max_nbr_tgs` in
 /// rt-app_taskgroups.c); `alloc_taskgroup` fails past it and rt-app exits.
 const MAX_TASKGROUPS: usize = 32;
-const PHASE_KEYS: &str = "loop, cpus";
+const PHASE_KEYS: &str =
+    "loop, cpus, policy, priority, util_min, util_max, taskgroup, nodes_membind";
 const EVENTS: &str = "run*, runtime*, sleep*, timer* (any key that starts with an event's name)";
 /// rt-app's events this port does not run.
 const OTHER_EVENTS: [&str; 16] = [
@@ -296,6 +307,7 @@ impl Rtapp {
             tasks: Vec::new(),
             absolute: Vec::new(),
             notes,
+            membind: Vec::new(),
         };
         let mut default_policy = "SCHED_OTHER".to_string();
         let mut ignored = Vec::new();
@@ -343,6 +355,13 @@ impl Rtapp {
             }
             rt.tasks.push(task);
         }
+        if let Some(first) = rt.membind.first() {
+            rt.notes.push(format!(
+                "rtapp {file}: nodes_membind of {} phase(s) ignored (memory placement is not modelled): {first}{}",
+                rt.membind.len(),
+                if rt.membind.len() > 1 { ", ..." } else { "" }
+            ));
+        }
         // rt-app itself starts no thread and waits for none, so the run would measure an
         // empty machine: refuse, as for any other input that does nothing.
         if threads == 0 {
@@ -388,9 +407,14 @@ impl Rtapp {
             repeat: -1,
             phases: Vec::new(),
         };
-        let mut policy = default_policy.to_string();
+        let mut policy = (
+            "global.default_policy".to_string(),
+            default_policy.to_string(),
+        );
+        let mut priority = None;
         let mut phases = None;
         let mut loop_given = None;
+        let mut util = (None, None);
         for (k, v) in obj {
             let p = join(&path, k);
             match k.as_str() {
@@ -399,16 +423,13 @@ impl Rtapp {
                 "loop" => loop_given = Some(c.int(&p, v, i64::from(i32::MIN), MAX_US)?),
                 "phases" => phases = Some(c.object(&p, v)?),
                 "cpus" => task.cpus = Some(cpus(c, &p, v)?),
-                "policy" => policy = c.text(&p, v)?.to_string(),
-                "priority" => task.nice = c.int(&p, v, -20, 19)? as i32,
-                "util_min" | "util_max" => {
-                    let x = c.int(&p, v, 0, 1024)? as u32;
-                    let (min, max) = task.uclamp.unwrap_or((0, 1024));
-                    task.uclamp = Some(if k == "util_min" { (x, max) } else { (min, x) });
-                }
+                "policy" => policy = (p.clone(), c.text(&p, v)?.to_string()),
+                "priority" => priority = Some((p.clone(), v)),
+                "util_min" => util.0 = clamp(c, &p, v)?,
+                "util_max" => util.1 = clamp(c, &p, v)?,
                 "taskgroup" => task.taskgroup = taskgroup(c, &p, v)?,
                 "dl-runtime" | "dl-period" | "dl-deadline" | "period" | "deadline" => {
-                    return Err(c.err(&p, "deadline parameters are not modelled; allowed: a SCHED_OTHER or SCHED_IDLE task with priority (nice), util_min, util_max and taskgroup"));
+                    return Err(c.err(&p, "deadline parameters are not modelled; allowed: a SCHED_OTHER, SCHED_BATCH or SCHED_IDLE task with priority (nice), util_min, util_max and taskgroup"));
                 }
                 "nodes_membind" => self.notes.push(format!(
                     "rtapp {}: {p} ignored (memory placement is not modelled)",
@@ -418,7 +439,19 @@ impl Rtapp {
                 _ => return Err(unknown(c, &p, TASK_KEYS)),
             }
         }
-        if let Some((min, max)) = task.uclamp.filter(|(min, max)| min > max) {
+        // The policy first: a real-time priority is refused for its policy.
+        task.policy = rtapp_sched::policy(&policy.1).map_err(|why| c.err(&policy.0, &why))?;
+        if let Some((p, v)) = priority {
+            task.nice = c.int(&p, v, -20, 19)? as i32;
+        }
+        let thread = rtapp_sched::Sched {
+            policy: task.policy,
+            nice: task.nice,
+            util_min: util.0,
+            util_max: util.1,
+            taskgroup: task.taskgroup.clone(),
+        };
+        if let Some((min, max)) = thread.uclamp().filter(|(min, max)| min > max) {
             // sched_setattr's uclamp_validate refuses it, and rt-app exits.
             return Err(c.err(
                 &join(&path, "util_min"),
@@ -427,15 +460,7 @@ impl Rtapp {
             ),
             ));
         }
-        task.policy = match policy.as_str() {
-            "SCHED_OTHER" => fairsim_balance::Policy::Normal,
-            "SCHED_IDLE" => fairsim_balance::Policy::Idle,
-            _ => {
-                return Err(c.err(&join(&path, "policy"), &format!(
-                    "'{policy}' is not modelled; allowed: SCHED_OTHER or SCHED_IDLE (fairsim emulates the fair class)"
-                )))
-            }
-        };
+        task.uclamp = thread.uclamp();
         match phases {
             Some(list) => {
                 if let Some((k, _)) = obj.iter().find(|(k, _)| event_kind(k).is_some()) {
@@ -448,19 +473,30 @@ impl Rtapp {
                     ));
                 }
                 task.repeat = loop_given.unwrap_or(-1);
+                let mut keys = Vec::new();
+                // A phase runs when the task loops at all and no phase before it loops
+                // for ever.
+                let mut runs = task.repeat != 0;
                 for (pname, pv) in list {
                     let pp = join(&join(&path, "phases"), pname);
                     let pobj = c.object(&pp, pv)?;
-                    task.phases
-                        .push(self.parse_phase(c, &pp, pname, pobj, true)?);
+                    let (phase, sched) = self.parse_phase(c, &pp, pname, pobj, true)?;
+                    keys.push((sched, runs));
+                    runs &= phase.repeat > 0;
+                    task.phases.push(phase);
                 }
+                let s = rtapp_sched::fold(&thread, &keys).map_err(|r| c.err(&r.path, &r.what))?;
+                task.policy = s.policy;
+                task.nice = s.nice;
+                task.uclamp = s.uclamp();
+                task.taskgroup = s.taskgroup;
             }
             None => {
                 // The task object is its own phase: its `loop` counts the phase's passes
                 // and the phase list runs once (forever without `loop`).
                 task.repeat = if loop_given.is_some() { 1 } else { -1 };
                 task.phases
-                    .push(self.parse_phase(c, &path, "", obj, false)?);
+                    .push(self.parse_phase(c, &path, "", obj, false)?.0);
             }
         }
         Ok(task)
@@ -473,24 +509,40 @@ impl Rtapp {
         name: &str,
         obj: &[(String, Json)],
         own_object: bool,
-    ) -> Result<RtPhase, EngineError> {
+    ) -> Result<(RtPhase, rtapp_sched::PhaseKeys), EngineError> {
         let mut phase = RtPhase {
             name: name.to_string(),
             repeat: 1,
             events: Vec::new(),
             cpus: None,
         };
+        let mut sched = rtapp_sched::PhaseKeys::default();
+        let mut priority = None;
         for (k, v) in obj {
             let p = join(path, k);
             let Some(kind) = event_kind(k) else {
                 match k.as_str() {
                     "loop" => phase.repeat = c.int(&p, v, i64::from(i32::MIN), MAX_US)?,
                     "cpus" if own_object => phase.cpus = Some(cpus(c, &p, v)?),
-                    "policy" | "priority" | "util_min" | "util_max" | "taskgroup"
-                    | "dl-runtime" | "dl-period" | "dl-deadline" | "nodes_membind"
-                        if own_object =>
-                    {
-                        return Err(c.err(&p, "a per-phase scheduling change is not modelled; allowed: set it on the task"));
+                    "policy" if own_object => {
+                        let policy =
+                            rtapp_sched::policy(c.text(&p, v)?).map_err(|why| c.err(&p, &why))?;
+                        sched.policy = rtapp_sched::key(policy, &p);
+                    }
+                    "priority" if own_object => priority = Some((p, v)),
+                    "util_min" if own_object => {
+                        sched.util_min = clamp(c, &p, v)?.and_then(|x| rtapp_sched::key(x, &p));
+                    }
+                    "util_max" if own_object => {
+                        sched.util_max = clamp(c, &p, v)?.and_then(|x| rtapp_sched::key(x, &p));
+                    }
+                    "taskgroup" if own_object => {
+                        sched.taskgroup =
+                            taskgroup(c, &p, v)?.and_then(|g| rtapp_sched::key(g, &p));
+                    }
+                    "nodes_membind" if own_object => self.membind.push(p),
+                    "dl-runtime" | "dl-period" | "dl-deadline" if own_object => {
+                        return Err(c.err(&p, "deadline parameters are not modelled; allowed: a SCHED_OTHER, SCHED_BATCH or SCHED_IDLE task with priority (nice), util_min, util_max and taskgroup"));
                     }
                     _ if own_object => return Err(unknown(c, &p, PHASE_KEYS)),
                     // A task object's other keys were checked with the task.
@@ -530,7 +582,11 @@ impl Rtapp {
                 &format!("no event (rt-app refuses a phase without events); allowed: {EVENTS}"),
             ));
         }
-        Ok(phase)
+        // The policy first: a real-time priority is refused for its policy.
+        if let Some((p, v)) = priority {
+            sched.priority = rtapp_sched::key(c.int(&p, v, -20, 19)? as i32, &p);
+        }
+        Ok((phase, sched))
     }
 
     fn parse_timer(&mut self, c: &Ctx, path: &str, v: &Json) -> Result<RtEvent, EngineError> {
@@ -787,6 +843,13 @@ fn unknown(c: &Ctx, path: &str, keys: &str) -> EngineError {
         path,
         &format!("unknown key; allowed: events {EVENTS}, and {keys}"),
     )
+}
+
+/// A `util_min` or `util_max` as `parse_sched_data` reads it: -1 (the default) changes
+/// nothing, else a clamp in 0..=1024.
+fn clamp(c: &Ctx, path: &str, v: &Json) -> Result<Option<u32>, EngineError> {
+    let x = c.int(path, v, -1, 1024)?;
+    Ok((x >= 0).then_some(x as u32))
 }
 
 fn cpus(c: &Ctx, path: &str, v: &Json) -> Result<Vec<usize>, EngineError> {

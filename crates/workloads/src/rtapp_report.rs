@@ -36,10 +36,7 @@ impl Rtapp {
             .enumerate()
             .map(|(k, (name, task))| {
                 let t = log.threads.get(k).cloned().unwrap_or_default();
-                let policy = match task.policy {
-                    fairsim_balance::Policy::Idle => "SCHED_IDLE",
-                    _ => "SCHED_OTHER",
-                };
+                let policy = super::rtapp_sched::policy_name(task.policy);
                 (
                     format!("rt-app-{name}-{k}.log"),
                     log_text(k, policy, task.nice, &t),
