@@ -56,6 +56,23 @@ pub struct RqSchedstat {
     /// domains' `lb_count[CPU_NEWLY_IDLE]` counts only what got past them, so the time
     /// the calls took is divided by this.
     pub newidle_calls: u64,
+    /// fairsim's own: newidle calls stopped at the entry gate because the root domain
+    /// was not overloaded (`!this_rq->rd->overloaded`).
+    pub newidle_gate_not_overloaded: u64,
+    /// fairsim's own: newidle calls stopped at the entry gate because the CPU's
+    /// `avg_idle` was below the first domain's `max_newidle_lb_cost` (3.9 to 4.5:
+    /// `sysctl_sched_migration_cost`) while the root domain was overloaded.
+    pub newidle_gate_avg_idle: u64,
+}
+
+/// Which half of the newidle balance's entry gate stopped a call, for the counters of
+/// [`RqSchedstat`] that tell the two apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NewidleGate {
+    /// `!this_rq->rd->overloaded`.
+    NotOverloaded,
+    /// `this_rq->avg_idle` below the cost the gate compares it with.
+    AvgIdle,
 }
 
 /// Per-domain schedstat counters (`show_schedstat`'s `domain<N>` line), indexed by

@@ -275,6 +275,18 @@ pub fn to_json(spec: &RunSpec, r: &RunResult) -> Value {
     scheduler["user_ns"] = t.user_ns.into();
     scheduler["sys_ns"] = t.sys_ns.into();
     scheduler["no_task_kernel_ns"] = t.no_task_kernel_ns.into();
+    // Which half of the newidle balance's entry gate stopped the calls it stopped.
+    let rqs = &w.sched().rqs;
+    scheduler["newidle_gate_not_overloaded"] = rqs
+        .iter()
+        .map(|rq| rq.stats.newidle_gate_not_overloaded)
+        .sum::<u64>()
+        .into();
+    scheduler["newidle_gate_avg_idle"] = rqs
+        .iter()
+        .map(|rq| rq.stats.newidle_gate_avg_idle)
+        .sum::<u64>()
+        .into();
     // Only a run of an older kernel than 6.12 (`--kernel`) names it, so that 6.12's JSON
     // reads as it always has.
     let kernel = spec.config.params.features.kernel();

@@ -58,6 +58,9 @@ pub trait BalanceHost: LbRead + MoveTasks {
     fn next_random(&mut self, cpu: usize) -> u32;
     /// The start of `sched_balance_newidle`: `update_misfit_status(NULL, this_rq)`.
     fn newidle_enter(&mut self, cpu: usize);
+    /// A newidle call stopped at the entry gate, and which half stopped it (fairsim's
+    /// own counters; the kernel counts neither). Hosts without schedstat ignore it.
+    fn newidle_gated(&mut self, _cpu: usize, _gate: crate::stats::NewidleGate) {}
     /// `this_rq->idle_stamp = rq_clock(this_rq)`.
     fn set_idle_stamp(&mut self, cpu: usize);
     /// `sched_balance_update_blocked_averages(cpu)`.
@@ -233,6 +236,13 @@ impl BalanceHost for crate::sched::Sched {
     }
     fn newidle_enter(&mut self, cpu: usize) {
         self.update_misfit_status(None, cpu);
+    }
+    fn newidle_gated(&mut self, cpu: usize, gate: crate::stats::NewidleGate) {
+        let st = &mut self.rqs[cpu].stats;
+        match gate {
+            crate::stats::NewidleGate::NotOverloaded => st.newidle_gate_not_overloaded += 1,
+            crate::stats::NewidleGate::AvgIdle => st.newidle_gate_avg_idle += 1,
+        }
     }
     fn update_blocked_averages(&mut self, cpu: usize, now: u64) {
         self.sched_balance_update_blocked_averages(cpu, now);

@@ -19,7 +19,7 @@ use crate::lb::jiffies::time_after;
 use crate::lb::msecs_to_jiffies;
 use crate::lb::rq_balance::{BalanceAct, LbScan};
 use crate::sched::Sched;
-use crate::stats::CpuIdleType;
+use crate::stats::{CpuIdleType, NewidleGate};
 
 /// A newidle balance in progress on one CPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,6 +94,13 @@ impl NewidleBalance {
             return Err(newidle_out(h, cpu, 0, next_balance));
         };
         if !h.rd_overloaded(cpu) || h.avg_idle(cpu) < h.sd_rt(sd).max_newidle_lb_cost {
+            // The `||` reads the overload first, so a call it stops is counted there.
+            let gate = if h.rd_overloaded(cpu) {
+                NewidleGate::AvgIdle
+            } else {
+                NewidleGate::NotOverloaded
+            };
+            h.newidle_gated(cpu, gate);
             h.update_next_balance(sd, &mut next_balance);
             return Err(newidle_out(h, cpu, 0, next_balance));
         }
@@ -122,6 +129,7 @@ impl NewidleBalance {
     ) -> Result<NewidleBalance, i32> {
         h.set_idle_stamp(cpu);
         if h.avg_idle(cpu) < h.migration_cost() {
+            h.newidle_gated(cpu, NewidleGate::AvgIdle);
             return Err(picks_v3_9(h, cpu, 0));
         }
         let Some(sd) = h.topo().cpus[cpu].sd else {

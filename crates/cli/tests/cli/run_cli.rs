@@ -523,6 +523,13 @@ fn the_newidle_line_divides_its_time_by_every_call() {
             && line.contains(&format!("{each:.2} us each")),
         "{line}"
     );
+    // The gate's two halves: netperf's ping-pong never overloads the root domain, so
+    // every call the gate stops is stopped by that half; the calls past it, those
+    // stopped by either half and the other early exits make up every call.
+    let not_overloaded = s["newidle_gate_not_overloaded"].as_u64().unwrap();
+    let avg_idle = s["newidle_gate_avg_idle"].as_u64().unwrap();
+    assert!(not_overloaded > 1000 && avg_idle == 0, "{s}");
+    assert!(balances + not_overloaded + avg_idle <= calls, "{s}");
     // The balances past the gate get the time the gated calls did not take.
     let gated = s["newidle_gated_ns"].as_u64().unwrap();
     assert!(gated > 0 && gated <= ns, "{s}");

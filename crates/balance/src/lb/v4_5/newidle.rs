@@ -21,7 +21,7 @@ use crate::lb::era::Balancer;
 use crate::lb::jiffies::time_after;
 use crate::lb::newidle::{NewidleBalance, NewidleStep};
 use crate::lb::rq_balance::BalanceAct;
-use crate::stats::CpuIdleType;
+use crate::stats::{CpuIdleType, NewidleGate};
 
 impl NewidleBalance {
     /// The start of 4.5's `idle_balance`: stamp the idle start; give up when the CPU's
@@ -37,6 +37,13 @@ impl NewidleBalance {
         h.set_idle_stamp(cpu);
         let lowest = h.topo().cpus[cpu].sd;
         if h.avg_idle(cpu) < h.migration_cost() || !h.rd_overloaded(cpu) {
+            // 4.5 reads avg_idle first, so a call it stops is counted there.
+            let gate = if h.avg_idle(cpu) < h.migration_cost() {
+                NewidleGate::AvgIdle
+            } else {
+                NewidleGate::NotOverloaded
+            };
+            h.newidle_gated(cpu, gate);
             if let Some(sd) = lowest {
                 h.update_next_balance(sd, &mut next_balance);
             }

@@ -17,7 +17,7 @@ use crate::lb::balancer::Balancer;
 use crate::lb::newidle::{newidle_finish, newidle_out, NewidleBalance, NewidleStep};
 use crate::lb::rq_balance::BalanceAct;
 use crate::lb::v6_5::balance::BalanceActV6_5;
-use crate::stats::CpuIdleType;
+use crate::stats::{CpuIdleType, NewidleGate};
 
 impl NewidleBalance {
     /// The start of Linux 6.5's `newidle_balance(this_rq, rf)` at `now`: the same exits
@@ -39,6 +39,13 @@ impl NewidleBalance {
             return Err(newidle_out(h, cpu, 0, next_balance));
         };
         if !h.rd_overloaded(cpu) || h.avg_idle(cpu) < h.sd_rt(sd).max_newidle_lb_cost {
+            // The `||` reads the overload first, so a call it stops is counted there.
+            let gate = if h.rd_overloaded(cpu) {
+                NewidleGate::AvgIdle
+            } else {
+                NewidleGate::NotOverloaded
+            };
+            h.newidle_gated(cpu, gate);
             h.update_next_balance(sd, &mut next_balance);
             return Err(newidle_out(h, cpu, 0, next_balance));
         }
