@@ -17,9 +17,15 @@
 //! - `sched_cpu_capacity_tp(rq)` in `update_cpu_capacity`, each time it sets
 //!   `rq->cpu_capacity`.
 //!
-//! Not logged: the task-group hierarchy's entities and runqueues (a run with cgroups
-//! logs none of the PELT events of its group runqueues and group entities, nor the
-//! `propagate_entity_load_avg` pair), and `pelt_rt_tp`, `pelt_dl_tp`, `pelt_irq_tp` and
+//! With task groups, `update_load_avg`'s tracepoints are logged where they concern the
+//! CPU's root runqueue: a task queued there, and the root's own signals (after a group
+//! entity's update too); the root runqueue keeps them until the scheduler moves them into
+//! its log (`Sched::pelt_tp_drain`, after each entity operation, blocked-average update
+//! and bandwidth throttle or unthrottle).
+//!
+//! Not logged: the PELT signals of group runqueues and group entities (a task inside a
+//! group, its group's runqueue and the group's entity), and the
+//! `propagate_entity_load_avg` pair; and `pelt_rt_tp`, `pelt_dl_tp`, `pelt_irq_tp` and
 //! `pelt_hw_tp`, whose signals fairsim does not track (no RT or deadline tasks, no irq
 //! time, no hardware pressure).
 //!

@@ -496,11 +496,20 @@ fn update_load_avg_hier<E: Entities + ?Sized>(
             running: cfs.curr == Some(p),
         }
     };
-    let util_est = params.util_est.enabled() && ents.is_task(p);
+    let is_task = ents.is_task(p);
+    let util_est = params.util_est.enabled() && is_task;
+    // Only the root runqueue keeps a tracepoint log (see crate::pelt_tp): a task queued
+    // there, and the root's own signals, are traced; the hierarchy below is not.
+    let traced = cfs.pelt_tp.is_some();
     let se = ents.se_mut(p);
     if se.avg.last_update_time != 0 && !flags.skip_age_load {
         cfs.pelt_calls.se += 1;
+        let fires = traced && is_task && fairsim_pelt::update_crosses_period(now, &se.avg);
         update_load_avg_se(now, &mut se.avg, se_inp, util_est);
+        if let (true, Some(tps)) = (fires, cfs.pelt_tp.as_mut()) {
+            let sig = PeltSignals::of(&se.avg);
+            tps.push(PeltTracepoint::Se { task: p, sig });
+        }
     }
     cfs.pelt_calls.cfs_rq += 1;
     let cfs_inp = CfsRqInputs {
@@ -508,16 +517,28 @@ fn update_load_avg_hier<E: Entities + ?Sized>(
         runnable: u64::from(cfs.h_nr_runnable),
         running: cfs.curr.is_some(),
     };
+    let fires = traced && fairsim_pelt::update_crosses_period(now, &cfs.avg.avg);
     let mut decayed = update_cfs_rq_load_avg(now, &mut cfs.avg, cfs_inp);
+    let root_tp = |cfs: &mut CfsRq| {
+        let sig = PeltSignals::of(&cfs.avg.avg);
+        if let Some(tps) = cfs.pelt_tp.as_mut() {
+            tps.push(PeltTracepoint::Cfs { group: 0, sig });
+        }
+    };
+    if fires {
+        root_tp(cfs);
+    }
     decayed |= ents.propagate(p, &mut cfs.avg);
     let se = ents.se_mut(p);
     let root = cfs.tg == crate::task::ROOT_GROUP;
     if se.avg.last_update_time == 0 && flags.do_attach {
         attach_entity_load_avg(&mut cfs.avg, &mut se.avg, se_inp.weight);
+        root_tp(cfs);
         cfs.util_changed |= root;
         ents.update_tg_load_avg(cfs);
     } else if flags.do_detach {
         detach_entity_load_avg(&mut cfs.avg, &se.avg, se_inp.weight);
+        root_tp(cfs);
         cfs.util_changed |= root;
         ents.update_tg_load_avg(cfs);
     } else if decayed {

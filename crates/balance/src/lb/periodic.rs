@@ -73,6 +73,7 @@ impl Sched {
         self.lb.rq[cpu].last_blocked_load_update_tick = self.jiffies_now();
         self.update_rq_clock(cpu, now);
         let groups_blocked = self.groups.active() && self.update_blocked_groups(cpu);
+        self.pelt_tp_drain(cpu);
         let rq = &mut self.rqs[cpu];
         let inp = CfsRqInputs {
             load: scale_load_down(rq.cfs.load.weight),

@@ -428,13 +428,23 @@ impl Sched {
     /// tick): the PELT updates it made go to the cost model's counters, and the cpufreq
     /// hook runs if the signals changed (`cfs_rq_util_change`).
     pub(crate) fn entity_op_done(&mut self, cpu: usize) {
-        if let Some(tps) = self.rqs[cpu].cfs.pelt_tp.as_deref_mut() {
-            self.pelt_tp.extend(cpu, tps.drain(..));
-        }
+        self.pelt_tp_drain(cpu);
         let calls = std::mem::take(&mut self.rqs[cpu].cfs.pelt_calls);
         self.work.pelt_se_updates += calls.se;
         self.work.pelt_cfs_rq_updates += calls.cfs_rq;
         self.cfs_rq_util_change(cpu);
+    }
+
+    /// Moves the load-tracking tracepoints `cpu`'s root runqueue logged into the
+    /// scheduler's log ([`crate::pelt_tp`]): after every entity operation, and after the
+    /// blocked-average update and the bandwidth throttles, which update entities outside
+    /// one.
+    pub(crate) fn pelt_tp_drain(&mut self, cpu: usize) {
+        if let Some(tps) = self.rqs[cpu].cfs.pelt_tp.as_deref_mut() {
+            if !tps.is_empty() {
+                self.pelt_tp.extend(cpu, tps.drain(..));
+            }
+        }
     }
 
     /// Starts logging the load-tracking tracepoints ([`crate::pelt_tp`]): the

@@ -164,7 +164,7 @@ impl Sched {
             };
             let fires = fairsim_pelt::update_crosses_period(cfs.avg.avg.last_update_time, se_avg);
             remove_entity_load_avg(&mut cfs.avg, se_avg, weight);
-            if fires && crate::group::CfsRef::Root(old) == c {
+            if fires {
                 // pelt_se_tp in the __update_load_avg_blocked_se of its sync.
                 let sig = crate::pelt_tp::PeltSignals::of(se_avg);
                 self.pelt_tp
