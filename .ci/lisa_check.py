@@ -287,10 +287,11 @@ def analyses(fairsim, work):
     # Tasks, shown and not asserted: LISA's waiting time (W from sched_wakeup to the
     # switch in, R/R+ from a preempting switch; LISA 3.1 names 6.12's preempted bit 0x100
     # TASK_WAKEKILL) and running time (A) against run_delay_ns and runtime_ns. They do not
-    # agree: fairsim's sched_info and update_curr read the runqueue clock as the wakeup
-    # left it, so the kernel work between a wakeup and the switch in (the wakeup path,
-    # the idle exit, schedule()) counts as running, while the trace stamps sched_switch
-    # after it and LISA counts it as waiting; the sums of the two agree within a few us.
+    # agree: the engine's schedule_cpu runs the pick at the time of the event that asked
+    # for it (sched_info_arrive and exec_start read that clock) and stamps sched_switch at
+    # max(now, kernel_until), after the kernel work charged ahead of it (the wakeup path,
+    # the idle exit, the pick), which so counts as running there and as waiting in LISA;
+    # the sums of the two agree within a few us.
     waiting = [TaskState.TASK_WAKING, TaskState.TASK_RUNNING, 0x100]
     for task in run["tasks"]:
         pid = task["id"] + 1
