@@ -235,6 +235,14 @@ impl Sched {
             crate::group::CfsRef::Root(cpu) => &self.rqs[cpu].cfs.avg,
             crate::group::CfsRef::Group(i) => &self.groups.cfs[i].avg,
         };
-        fairsim_pelt::sync_entity_load_avg(cfs, &mut self.tasks[p].se.avg, weight);
+        let se = &mut self.tasks[p].se.avg;
+        let fires = fairsim_pelt::update_crosses_period(cfs.avg.last_update_time, se);
+        fairsim_pelt::sync_entity_load_avg(cfs, se, weight);
+        if fires {
+            // pelt_se_tp in __update_load_avg_blocked_se, on the task's CPU.
+            let sig = crate::pelt_tp::PeltSignals::of(se);
+            self.pelt_tp
+                .push(cpu, crate::pelt_tp::PeltTracepoint::Se { task: p, sig });
+        }
     }
 }

@@ -20,6 +20,7 @@ pub mod group;
 pub mod group_type;
 pub mod kernel;
 pub mod lb;
+pub mod pelt_tp;
 pub mod rq;
 pub mod sched;
 pub mod schedstat;

@@ -136,6 +136,20 @@ pub fn update_load_sum(
     accumulate_sum(delta, sa, load, runnable, running) != 0
 }
 
+/// Whether [`update_load_sum`] at `now` would cross a period boundary and return true:
+/// the condition under which 6.12's `__update_load_avg_se`, `__update_load_avg_blocked_se`
+/// and `__update_load_avg_cfs_rq` recompute the averages and fire `pelt_se_tp` or
+/// `pelt_cfs_tp`. It reads `sa` only, so a tracer can ask before the update.
+#[inline]
+pub fn update_crosses_period(now: u64, sa: &SchedAvg) -> bool {
+    let delta = now.wrapping_sub(sa.last_update_time);
+    if (delta as i64) < 0 {
+        return false;
+    }
+    let delta = delta >> 10;
+    delta != 0 && (delta + sa.period_contrib as u64) / 1024 != 0
+}
+
 /// `___update_load_avg(sa, load)` (`kernel/sched/pelt.c`): turn the sums into averages
 /// with the divider for the current position in the period, so the averages do not
 /// oscillate within a period. `load` multiplies `load_sum` (the se weight for an entity,
@@ -170,6 +184,26 @@ mod tests {
         assert_eq!(sa.runnable_sum, 1024);
         assert_eq!(sa.load_sum, 1);
         assert_eq!(sa.period_contrib, 1);
+    }
+
+    /// The tracer's question, asked before each update, answers what the update returns.
+    #[test]
+    fn crossing_a_period_is_known_before_the_update() {
+        let mut sa = SchedAvg {
+            last_update_time: 1 << 20,
+            ..SchedAvg::default()
+        };
+        let mut now = 1 << 20;
+        for step in [1023u64, 2047, 5_000, 700_000, 1_048_576, 3, 999_999, 0] {
+            now += step;
+            let predicted = update_crosses_period(now, &sa);
+            assert_eq!(
+                predicted,
+                update_load_sum(now, &mut sa, 1, 1, true),
+                "{step}"
+            );
+        }
+        assert!(!update_crosses_period(5, &sa));
     }
 
     #[test]

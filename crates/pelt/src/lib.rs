@@ -30,7 +30,8 @@ pub mod sim;
 pub mod util_est;
 
 pub use avg::{
-    accumulate_sum, get_pelt_divider, update_load_avg, update_load_sum, SchedAvg, PELT_MIN_DIVIDER,
+    accumulate_sum, get_pelt_divider, update_crosses_period, update_load_avg, update_load_sum,
+    SchedAvg, PELT_MIN_DIVIDER,
 };
 pub use clock::{cap_scale, PeltClock};
 pub use decay::{

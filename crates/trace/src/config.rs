@@ -19,6 +19,11 @@ pub struct TraceConfig {
     /// Count newidle balances and groups scanned per domain level in buckets of this
     /// many ns over the measurement window (the plots' newidle series).
     pub series_bucket: Option<u64>,
+    /// Also record the sched_tp module's load-tracking events (`sched_pelt_cfs`,
+    /// `sched_pelt_se`, `sched_util_est_cfs`, `sched_util_est_se`,
+    /// `sched_cpu_capacity`), as `--trace-events pelt` asks; off, a trace holds exactly
+    /// what it held before they existed.
+    pub pelt: bool,
 }
 
 impl TraceConfig {
@@ -28,6 +33,7 @@ impl TraceConfig {
             window: None,
             events: true,
             series_bucket: None,
+            pelt: false,
         }
     }
 }

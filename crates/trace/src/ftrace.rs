@@ -64,6 +64,15 @@
 //! fairsim prints the same, without the newline `cpumap_print_to_pagebuf` appends to the
 //! span (the module copies it into the event, so the kernel's line breaks there) and
 //! without the module's 32-character cut (`SPAN_SIZE`, enough for 128 CPUs).
+//!
+//! Under `--trace-events pelt` the run adds the sched_tp module's load-tracking events
+//! on the bare tracepoints `pelt_cfs_tp`, `pelt_se_tp`, `sched_util_est_cfs_tp`,
+//! `sched_util_est_se_tp` and `sched_cpu_capacity_tp` (see [`crate::tracedat::format`]
+//! for the module and `fairsim_balance::pelt_tp` for where they fire), e.g.
+//! `sched_pelt_se: cpu=0 path=(null) comm=ramp-0 pid=1 load=1024 runnable=207 util=207
+//! update_time=1074929664` and `sched_pelt_cfs: cpu=0 path=/ load=1024 ...`, with the
+//! flags `d..2.` (under the runqueue lock); their strings print as the events' `char`
+//! arrays hold them (a 63-byte `path`, a 15-byte `comm`).
 
 use std::fmt::Write as _;
 use std::io::{self, BufWriter, Write};
@@ -71,6 +80,7 @@ use std::io::{self, BufWriter, Write};
 use super::current::CurrentTasks;
 use super::perfetto::level_name;
 use super::record::{Record, Trace, TraceEvent};
+use super::tracedat::format::TASK_PATH;
 
 /// `TASK_REPORT_MAX` of 6.12: the `prev_state` bit of a preempted task (printed `+`).
 const TASK_REPORT_MAX: i64 = 0x100;
@@ -145,6 +155,11 @@ fn name_and_flags(e: &TraceEvent) -> (&'static str, &'static str) {
         TraceEvent::Balance { .. } => ("fairsim_balance", "....."),
         TraceEvent::LockSpin { .. } => ("fairsim_lock_spin", "....."),
         TraceEvent::Overutilized { .. } => ("sched_overutilized", "d..2."),
+        TraceEvent::PeltCfs { .. } => ("sched_pelt_cfs", "d..2."),
+        TraceEvent::PeltSe { .. } => ("sched_pelt_se", "d..2."),
+        TraceEvent::UtilEstCfs { .. } => ("sched_util_est_cfs", "d..2."),
+        TraceEvent::UtilEstSe { .. } => ("sched_util_est_se", "d..2."),
+        TraceEvent::CpuCapacity { .. } => ("sched_cpu_capacity", "d..2."),
         TraceEvent::Feec { .. } => ("fairsim_feec", "....."),
         TraceEvent::CfsThrottle { .. } => ("fairsim_cfs_throttle", "....."),
         TraceEvent::CfsUnthrottle { .. } => ("fairsim_cfs_unthrottle", "....."),
@@ -216,6 +231,14 @@ fn fields(s: &mut String, trace: &Trace, rec: &Record) {
             "comm={} pid={pid} prev_cpu={prev_cpu} dst_cpu={dst_cpu}",
             comm(pid)
         ),
+        TraceEvent::PeltCfs { .. }
+        | TraceEvent::PeltSe { .. }
+        | TraceEvent::UtilEstCfs { .. }
+        | TraceEvent::UtilEstSe { .. }
+        | TraceEvent::CpuCapacity { .. } => {
+            load_tracking_fields(s, trace, rec, &|pid| comm(pid));
+            Ok(())
+        }
         TraceEvent::CfsThrottle { group, h_nr_queued, runtime_remaining, pool } => write!(
             s,
             "cgroup={} cpu={cpu} runtime_remaining={runtime_remaining} h_nr_queued={h_nr_queued} pool={pool}",
@@ -232,6 +255,82 @@ fn fields(s: &mut String, trace: &Trace, rec: &Record) {
             trace.cgroup(group)
         ),
     };
+}
+
+/// Appends the `TP_printk` text of a sched_tp load-tracking event (see
+/// [`crate::tracedat::format`] for the module these come from), with its strings as
+/// the event's `char` arrays hold them (`path` at most 63 bytes, `comm` 15), which every
+/// layout prints alike; `comm` names a pid.
+pub(crate) fn load_tracking_fields(
+    s: &mut String,
+    trace: &Trace,
+    rec: &Record,
+    comm: &dyn Fn(u32) -> String,
+) {
+    let cpu = rec.cpu;
+    let path = |group: u32| cut(trace.cfs_rq_path(group), 64).to_string();
+    let task = cut(TASK_PATH, 64);
+    // Writing to a String cannot fail.
+    let _ = match rec.event {
+        TraceEvent::PeltCfs {
+            group,
+            load,
+            runnable,
+            util,
+            update_time,
+        } => write!(
+            s,
+            "cpu={cpu} path={} load={load} runnable={runnable} util={util} update_time={update_time}",
+            path(group)
+        ),
+        TraceEvent::PeltSe {
+            pid,
+            load,
+            runnable,
+            util,
+            update_time,
+        } => write!(
+            s,
+            "cpu={cpu} path={task} comm={} pid={pid} load={load} runnable={runnable} util={util} update_time={update_time}",
+            cut(&comm(pid), 16)
+        ),
+        TraceEvent::UtilEstCfs {
+            group,
+            util,
+            util_est,
+        } => write!(
+            s,
+            "cpu={cpu} path={} enqueued={util_est} ewma=0 util={util}",
+            path(group)
+        ),
+        TraceEvent::UtilEstSe {
+            pid,
+            util,
+            util_est,
+        } => write!(
+            s,
+            "cpu={cpu} path={task} comm={} pid={pid} enqueued={util_est} ewma={util_est} util={util}",
+            cut(&comm(pid), 16)
+        ),
+        TraceEvent::CpuCapacity {
+            capacity,
+            capacity_orig,
+            capacity_curr,
+        } => write!(
+            s,
+            "cpu={cpu} capacity={capacity} capacity_orig={capacity_orig} capacity_curr={capacity_curr}"
+        ),
+        _ => Ok(()),
+    };
+}
+
+/// `s` cut to what a `char[len]` event field holds (`len - 1` bytes and the NUL).
+pub(crate) fn cut(s: &str, len: usize) -> &str {
+    let mut n = s.len().min(len - 1);
+    while !s.is_char_boundary(n) {
+        n -= 1;
+    }
+    &s[..n]
 }
 
 /// `prev_state` as 6.12's `sched_switch` prints it: `__print_flags` of the bits below

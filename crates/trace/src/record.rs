@@ -8,6 +8,10 @@
 //! flag, which prints as the `sched_overutilized` event of the sched_tp module that LISA
 //! loads to expose the kernel's bare tracepoint. CFS bandwidth control has no tracepoint
 //! in 6.12 at all: its throttles, unthrottles and refills are fairsim's own too.
+//!
+//! The load-tracking events (`PeltCfs`, `PeltSe`, `UtilEstCfs`, `UtilEstSe`,
+//! `CpuCapacity`) are the sched_tp module's on the bare tracepoints of the same names; a
+//! run records them only when asked (`TraceConfig::pelt`).
 
 /// A task's `prev_state` as `sched_switch` reports it (`__trace_sched_switch_state`):
 /// the state the task left the CPU in.
@@ -216,6 +220,81 @@ pub enum TraceEvent {
         /// Periods counted (`nr_periods` grows by this).
         periods: u64,
     },
+    /// `sched_pelt_cfs` (the sched_tp module's event on the bare tracepoint
+    /// `pelt_cfs_tp`): a cfs_rq's PELT signals after an update that crossed a period, an
+    /// attach or a detach. Logged on the runqueue's CPU, which is its `cpu` field.
+    PeltCfs {
+        /// Index into [`Trace::cgroups`] (0, `/`, for the CPU's root runqueue).
+        group: u32,
+        /// `avg.load_avg`.
+        load: u32,
+        /// `avg.runnable_avg`.
+        runnable: u32,
+        /// `avg.util_avg`.
+        util: u32,
+        /// `avg.last_update_time` (the runqueue's PELT clock, ns).
+        update_time: u64,
+    },
+    /// `sched_pelt_se` (on `pelt_se_tp`): a task entity's PELT signals after an update
+    /// that crossed a period; its `path` is `(null)`, as the module prints for a task.
+    PeltSe {
+        /// The task.
+        pid: u32,
+        /// `avg.load_avg`.
+        load: u32,
+        /// `avg.runnable_avg`.
+        runnable: u32,
+        /// `avg.util_avg`.
+        util: u32,
+        /// `avg.last_update_time` (PELT clock, ns).
+        update_time: u64,
+    },
+    /// `sched_util_est_cfs` (on `sched_util_est_cfs_tp`): `util_est_enqueue` or
+    /// `util_est_dequeue` changed the root runqueue's estimate.
+    UtilEstCfs {
+        /// Index into [`Trace::cgroups`] (0, `/`).
+        group: u32,
+        /// `avg.util_avg`.
+        util: u32,
+        /// `avg.util_est`: the sum of the queued tasks' estimates.
+        util_est: u32,
+    },
+    /// `sched_util_est_se` (on `sched_util_est_se_tp`): `util_est_update` took a
+    /// sample of a task that went to sleep.
+    UtilEstSe {
+        /// The task.
+        pid: u32,
+        /// `avg.util_avg`.
+        util: u32,
+        /// `avg.util_est` without the `UTIL_AVG_UNCHANGED` flag.
+        util_est: u32,
+    },
+    /// `sched_cpu_capacity` (on `sched_cpu_capacity_tp`): `update_cpu_capacity` set the
+    /// CPU's `cpu_capacity`.
+    CpuCapacity {
+        /// `rq->cpu_capacity`.
+        capacity: u32,
+        /// `arch_scale_cpu_capacity(cpu)`.
+        capacity_orig: u32,
+        /// `capacity_orig` scaled by the CPU's current frequency
+        /// (`arch_scale_freq_capacity`).
+        capacity_curr: u32,
+    },
+}
+
+impl TraceEvent {
+    /// Whether this is one of the sched_tp load-tracking events that a run records only
+    /// under `--trace-events pelt` ([`crate::TraceConfig::pelt`]).
+    pub fn is_load_tracking(&self) -> bool {
+        matches!(
+            self,
+            TraceEvent::PeltCfs { .. }
+                | TraceEvent::PeltSe { .. }
+                | TraceEvent::UtilEstCfs { .. }
+                | TraceEvent::UtilEstSe { .. }
+                | TraceEvent::CpuCapacity { .. }
+        )
+    }
 }
 
 /// `PWR_EVENT_EXIT`: the `state` of a `cpu_idle` event that leaves idle.
@@ -290,6 +369,16 @@ impl Trace {
     /// The path of task group `group`, or `?` for an index outside the table.
     pub fn cgroup(&self, group: u32) -> &str {
         self.cgroups.get(group as usize).map_or("?", String::as_str)
+    }
+
+    /// The path the sched_tp module prints for the runqueue of task group `group`:
+    /// `cgroup_path` of its group, `/` for a CPU's root runqueue (also when the run
+    /// declared no groups and [`Trace::cgroups`] is empty).
+    pub fn cfs_rq_path(&self, group: u32) -> &str {
+        if group == 0 && self.cgroups.is_empty() {
+            return "/";
+        }
+        self.cgroup(group)
     }
 
     /// `prio` of `pid` (120 for the idle task, as the tracepoints report it).

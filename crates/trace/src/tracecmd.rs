@@ -37,6 +37,7 @@ use std::fmt::Write as _;
 use std::io::{self, BufWriter, Write};
 
 use super::current::{cpu_slots, CurrentTasks};
+use super::ftrace::{cut, load_tracking_fields};
 use super::perfetto::level_name;
 use super::record::{Record, Trace, TraceEvent};
 use super::tracedat::format::{event_index, EVENTS};
@@ -92,15 +93,6 @@ fn write(trace: &Trace, out: &mut dyn Write, raw: bool) -> io::Result<()> {
         out.write_all(line.as_bytes())?;
     }
     out.flush()
-}
-
-/// `s` cut to what a `char[len]` event field holds (`len - 1` bytes and the NUL).
-fn cut(s: &str, len: usize) -> &str {
-    let mut n = s.len().min(len - 1);
-    while !s.is_char_boundary(n) {
-        n -= 1;
-    }
-    &s[..n]
 }
 
 /// Appends `rec`'s line, logged while `pid` was current, ending in a newline.
@@ -285,6 +277,14 @@ fn values(s: &mut String, trace: &Trace, rec: &Record, comm: &dyn Fn(u32) -> Str
             "cgroup={} runtime={runtime} periods={periods} throttled={throttled}",
             trace.cgroup(group)
         ),
+        TraceEvent::PeltCfs { .. }
+        | TraceEvent::PeltSe { .. }
+        | TraceEvent::UtilEstCfs { .. }
+        | TraceEvent::UtilEstSe { .. }
+        | TraceEvent::CpuCapacity { .. } => {
+            load_tracking_fields(s, trace, rec, comm);
+            Ok(())
+        }
         TraceEvent::Switch { .. }
         | TraceEvent::Waking { .. }
         | TraceEvent::Wakeup { .. }

@@ -11,6 +11,7 @@ use fairsim_pelt::{update_load_avg_task, CfsRqInputs, SeInputs, UpdateFlags};
 use super::{deadline_key, entity_before, qflags, CfsRq, FairParams, RqClocks};
 use crate::entities::Entities;
 use crate::features::{Feature, Features};
+use crate::pelt_tp::{PeltSignals, PeltTracepoint};
 use crate::task::{SchedEntity, TaskId};
 use crate::weight::{calc_delta_fair, scale_load_down, LoadWeight};
 
@@ -387,6 +388,22 @@ pub fn update_load_avg<E: Entities + ?Sized>(
         runnable: u64::from(se.on_rq && !se.sched_delayed),
         running: cfs.curr == Some(p),
     };
+    if let Some(tps) = cfs.pelt_tp.as_mut() {
+        let now = clocks.clock_pelt;
+        let util_change = update_load_avg_traced(
+            now,
+            &mut cfs.avg,
+            cfs_inp,
+            p,
+            &mut se.avg,
+            se_inp,
+            flags,
+            params.util_est.enabled(),
+            tps,
+        );
+        cfs.util_changed |= util_change;
+        return;
+    }
     let out = update_load_avg_task(
         clocks.clock_pelt,
         &mut cfs.avg,
@@ -398,6 +415,59 @@ pub fn update_load_avg<E: Entities + ?Sized>(
     );
     if out.util_change {
         cfs.util_changed = true;
+    }
+}
+
+/// [`update_load_avg_task`] step by step, logging the tracepoints 6.12 fires inside it
+/// (see [`crate::pelt_tp`]): `pelt_se_tp` when the entity's update crossed a period,
+/// `pelt_cfs_tp` when the runqueue's did, and `pelt_cfs_tp` again after an attach or a
+/// detach. The same calls in the same order as [`update_load_avg_task`] (a test checks
+/// the two agree), with the signals read between them. Returns `util_change`.
+#[allow(clippy::too_many_arguments)]
+fn update_load_avg_traced(
+    now: u64,
+    cfs: &mut fairsim_pelt::CfsRqAvg,
+    cfs_inp: CfsRqInputs,
+    p: TaskId,
+    se: &mut fairsim_pelt::SchedAvg,
+    se_inp: SeInputs,
+    flags: UpdateFlags,
+    util_est: bool,
+    tps: &mut Vec<PeltTracepoint>,
+) -> bool {
+    use fairsim_pelt::{
+        attach_entity_load_avg, detach_entity_load_avg, update_cfs_rq_load_avg,
+        update_crosses_period, update_load_avg_se,
+    };
+    if se.last_update_time != 0 && !flags.skip_age_load {
+        let fires = update_crosses_period(now, se);
+        update_load_avg_se(now, se, se_inp, util_est);
+        if fires {
+            tps.push(PeltTracepoint::Se {
+                task: p,
+                sig: PeltSignals::of(se),
+            });
+        }
+    }
+    let cfs_tp = |cfs: &fairsim_pelt::CfsRqAvg| PeltTracepoint::Cfs {
+        group: 0,
+        sig: PeltSignals::of(&cfs.avg),
+    };
+    let fires = update_crosses_period(now, &cfs.avg);
+    let decayed = update_cfs_rq_load_avg(now, cfs, cfs_inp);
+    if fires {
+        tps.push(cfs_tp(cfs));
+    }
+    if se.last_update_time == 0 && flags.do_attach {
+        attach_entity_load_avg(cfs, se, se_inp.weight);
+        tps.push(cfs_tp(cfs));
+        true
+    } else if flags.do_detach {
+        detach_entity_load_avg(cfs, se, se_inp.weight);
+        tps.push(cfs_tp(cfs));
+        true
+    } else {
+        decayed
     }
 }
 
@@ -426,11 +496,20 @@ fn update_load_avg_hier<E: Entities + ?Sized>(
             running: cfs.curr == Some(p),
         }
     };
-    let util_est = params.util_est.enabled() && ents.is_task(p);
+    let is_task = ents.is_task(p);
+    let util_est = params.util_est.enabled() && is_task;
+    // Only the root runqueue keeps a tracepoint log (see crate::pelt_tp): a task queued
+    // there, and the root's own signals, are traced; the hierarchy below is not.
+    let traced = cfs.pelt_tp.is_some();
     let se = ents.se_mut(p);
     if se.avg.last_update_time != 0 && !flags.skip_age_load {
         cfs.pelt_calls.se += 1;
+        let fires = traced && is_task && fairsim_pelt::update_crosses_period(now, &se.avg);
         update_load_avg_se(now, &mut se.avg, se_inp, util_est);
+        if let (true, Some(tps)) = (fires, cfs.pelt_tp.as_mut()) {
+            let sig = PeltSignals::of(&se.avg);
+            tps.push(PeltTracepoint::Se { task: p, sig });
+        }
     }
     cfs.pelt_calls.cfs_rq += 1;
     let cfs_inp = CfsRqInputs {
@@ -438,16 +517,28 @@ fn update_load_avg_hier<E: Entities + ?Sized>(
         runnable: u64::from(cfs.h_nr_runnable),
         running: cfs.curr.is_some(),
     };
+    let fires = traced && fairsim_pelt::update_crosses_period(now, &cfs.avg.avg);
     let mut decayed = update_cfs_rq_load_avg(now, &mut cfs.avg, cfs_inp);
+    let root_tp = |cfs: &mut CfsRq| {
+        let sig = PeltSignals::of(&cfs.avg.avg);
+        if let Some(tps) = cfs.pelt_tp.as_mut() {
+            tps.push(PeltTracepoint::Cfs { group: 0, sig });
+        }
+    };
+    if fires {
+        root_tp(cfs);
+    }
     decayed |= ents.propagate(p, &mut cfs.avg);
     let se = ents.se_mut(p);
     let root = cfs.tg == crate::task::ROOT_GROUP;
     if se.avg.last_update_time == 0 && flags.do_attach {
         attach_entity_load_avg(&mut cfs.avg, &mut se.avg, se_inp.weight);
+        root_tp(cfs);
         cfs.util_changed |= root;
         ents.update_tg_load_avg(cfs);
     } else if flags.do_detach {
         detach_entity_load_avg(&mut cfs.avg, &se.avg, se_inp.weight);
+        root_tp(cfs);
         cfs.util_changed |= root;
         ents.update_tg_load_avg(cfs);
     } else if decayed {
@@ -779,4 +870,81 @@ pub fn entity_tick<E: Entities + ?Sized>(
         upd.resched |= update_cfs_group(cfs, ents, p, clocks, params);
     }
     upd
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fairsim_pelt::{CfsRqAvg, SchedAvg};
+
+    /// The traced update makes the same calls as `update_load_avg_task`: equal
+    /// signals after a run of updates, attaches and detaches, and a `pelt_se_tp` exactly
+    /// when the entity's update returned true.
+    #[test]
+    fn the_traced_update_is_the_untraced_one() {
+        let mut a = (CfsRqAvg::default(), SchedAvg::default());
+        let mut b = a;
+        let mut tps = Vec::new();
+        let mut now = 5 << 20;
+        let steps: [(u64, bool, bool); 8] = [
+            (0, true, false),
+            (700_000, false, false),
+            (1_500, false, false),
+            (4_000_000, false, true),
+            (0, true, false),
+            (33_000_000, false, false),
+            (999, false, false),
+            (2_000_000, false, false),
+        ];
+        for (dt, attach, detach) in steps {
+            now += dt;
+            if attach {
+                a.1.last_update_time = 0;
+                b.1.last_update_time = 0;
+            }
+            let flags = UpdateFlags {
+                do_attach: attach,
+                do_detach: detach,
+                ..UpdateFlags::default()
+            };
+            let cfs_inp = CfsRqInputs {
+                load: 1024,
+                runnable: 1,
+                running: true,
+            };
+            let se_inp = SeInputs {
+                weight: 1024,
+                on_rq: true,
+                runnable: 1,
+                running: true,
+            };
+            let out = update_load_avg_task(now, &mut a.0, cfs_inp, &mut a.1, se_inp, flags, true);
+            let before = tps.len();
+            let changed = update_load_avg_traced(
+                now, &mut b.0, cfs_inp, 7, &mut b.1, se_inp, flags, true, &mut tps,
+            );
+            assert_eq!(a, b);
+            assert_eq!(out.util_change, changed);
+            // Every record of this step ends at the signals left behind, but for a
+            // runqueue record an attach or detach followed.
+            for tp in &tps[before..] {
+                if let PeltTracepoint::Se { sig, .. } = tp {
+                    assert_eq!(*sig, PeltSignals::of(&b.1));
+                }
+            }
+            if attach || detach {
+                let last = tps.last().copied();
+                assert_eq!(
+                    last,
+                    Some(PeltTracepoint::Cfs {
+                        group: 0,
+                        sig: PeltSignals::of(&b.0.avg)
+                    })
+                );
+            }
+        }
+        assert!(tps
+            .iter()
+            .any(|t| matches!(t, PeltTracepoint::Se { task: 7, .. })));
+    }
 }

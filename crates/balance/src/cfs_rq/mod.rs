@@ -141,6 +141,10 @@ pub struct CfsRq {
     pub last_h_load_update: std::cell::Cell<u64>,
     /// CFS bandwidth control's per-runqueue state (`cpu.max`; only group runqueues).
     pub bw: CfsRqBandwidth,
+    /// The load-tracking tracepoints this runqueue's entity operations fired since the
+    /// scheduler last moved them into its log (`Sched::entity_op_done`); `None` while no
+    /// tracer listens ([`crate::pelt_tp`]).
+    pub pelt_tp: Option<Box<Vec<crate::pelt_tp::PeltTracepoint>>>,
 }
 
 /// The CFS bandwidth fields of `struct cfs_rq` (`CONFIG_CFS_BANDWIDTH`): a group runqueue's
@@ -208,6 +212,7 @@ impl Default for CfsRq {
             // No jiffy has computed it yet (jiffy 0 is long before the emulation).
             last_h_load_update: std::cell::Cell::new(u64::MAX),
             bw: CfsRqBandwidth::default(),
+            pelt_tp: None,
         }
     }
 }

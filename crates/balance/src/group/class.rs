@@ -321,6 +321,11 @@ impl Sched {
                     fair.util_est,
                 );
                 self.work.util_est_enqueues += u64::from(fair.util_est.enabled());
+                if fair.util_est.enabled() {
+                    let avg = &self.rqs[cpu].cfs.avg.avg;
+                    let tp = crate::pelt_tp::PeltTracepoint::util_est_cfs(avg);
+                    self.pelt_tp.push(cpu, tp);
+                }
             }
         }
         if flags & qflags::DELAYED != 0 {

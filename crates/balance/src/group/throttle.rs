@@ -148,6 +148,7 @@ impl Sched {
         if cfs.nr_running != 0 {
             cfs.bw.throttled_clock = now;
         }
+        self.pelt_tp_drain(cpu);
         self.trace_throttle(i);
         true
     }
@@ -167,6 +168,7 @@ impl Sched {
         self.groups.tgs[g].bw.throttled.retain(|&x| x != i);
         self.tg_unthrottle_up(g, cpu);
         self.unthrottle_requeue(i, cpu);
+        self.pelt_tp_drain(cpu);
         if self.rqs[cpu].curr.is_none() && self.rqs[cpu].cfs.nr_running != 0 {
             self.resched_curr(cpu);
         }

@@ -73,6 +73,7 @@ impl Sched {
         self.lb.rq[cpu].last_blocked_load_update_tick = self.jiffies_now();
         self.update_rq_clock(cpu, now);
         let groups_blocked = self.groups.active() && self.update_blocked_groups(cpu);
+        self.pelt_tp_drain(cpu);
         let rq = &mut self.rqs[cpu];
         let inp = CfsRqInputs {
             load: scale_load_down(rq.cfs.load.weight),
@@ -80,7 +81,15 @@ impl Sched {
             running: rq.cfs.curr.is_some(),
         };
         let now_pelt = rq.pelt.rq_clock_pelt();
+        let fires = fairsim_pelt::update_crosses_period(now_pelt, &rq.cfs.avg.avg);
         let decayed = update_cfs_rq_load_avg(now_pelt, &mut rq.cfs.avg, inp);
+        if fires {
+            // pelt_cfs_tp in __update_load_avg_cfs_rq.
+            let sig = crate::pelt_tp::PeltSignals::of(&rq.cfs.avg.avg);
+            self.pelt_tp
+                .push(cpu, crate::pelt_tp::PeltTracepoint::Cfs { group: 0, sig });
+        }
+        let rq = &self.rqs[cpu];
         let a = &rq.cfs.avg.avg;
         let has_blocked =
             a.load_avg != 0 || a.util_avg != 0 || a.runnable_avg != 0 || groups_blocked;

@@ -365,7 +365,10 @@ pub trait GroupStats: LbRead {
             .store(jiffies + interval, Ordering::Relaxed);
         let (cap, min, max) = match d.child {
             None => {
+                // update_cpu_capacity: the CPU's capacity (no RT, irq or thermal pressure
+                // in fairsim, so `rq->cpu_capacity` as it stands) and its tracepoint.
                 let c = self.capacity_of(cpu).max(1);
+                self.trace_cpu_capacity(cpu);
                 (c, c, c)
             }
             Some(child) => {

@@ -96,6 +96,10 @@ pub trait LbRead {
     fn capacity_of(&self, cpu: usize) -> u64;
     /// `arch_scale_cpu_capacity(cpu)`.
     fn arch_scale_cpu_capacity(&self, cpu: usize) -> u64;
+    /// `trace_sched_cpu_capacity_tp(cpu_rq(cpu))` after `update_cpu_capacity` set the
+    /// CPU's capacity: logged for a tracer when one listens ([`crate::pelt_tp`]),
+    /// nothing by default (race mode has no tracer).
+    fn trace_cpu_capacity(&self, _cpu: usize) {}
 
     /// `sched_smt_active()`: some core has more than one thread.
     fn sched_smt_active(&self) -> bool {
@@ -299,6 +303,19 @@ impl LbRead for crate::sched::Sched {
     }
     fn arch_scale_cpu_capacity(&self, cpu: usize) -> u64 {
         self.rqs[cpu].capacity_orig
+    }
+    fn trace_cpu_capacity(&self, cpu: usize) {
+        if self.pelt_tp.on() {
+            let rq = &self.rqs[cpu];
+            self.pelt_tp.push(
+                cpu,
+                crate::pelt_tp::PeltTracepoint::CpuCapacity {
+                    capacity: rq.cpu_capacity,
+                    capacity_orig: rq.capacity_orig,
+                    capacity_curr: fairsim_pelt::cap_scale(rq.capacity_orig, rq.freq_capacity),
+                },
+            );
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! class's enqueue and dequeue (with delayed dequeue), and wakeup preemption.
 
 use super::*;
+use crate::pelt_tp::PeltTracepoint;
 
 impl Sched {
     /// `activate_task(rq, p, flags)`.
@@ -55,6 +56,10 @@ impl Sched {
             if !(t.se.sched_delayed && (t.on_rq_migrating() || flags & qflags::SAVE_RESTORE != 0)) {
                 util_est_enqueue(&mut self.rqs[cpu].cfs.avg.avg, &t.se.avg, fair.util_est);
                 self.work.util_est_enqueues += u64::from(fair.util_est.enabled());
+                if fair.util_est.enabled() {
+                    let tp = PeltTracepoint::util_est_cfs(&self.rqs[cpu].cfs.avg.avg);
+                    self.pelt_tp.push(cpu, tp);
+                }
             }
         }
         if flags & qflags::DELAYED != 0 {
@@ -138,6 +143,10 @@ impl Sched {
             if !(t.se.sched_delayed && (t.on_rq_migrating() || flags & qflags::SAVE_RESTORE != 0)) {
                 util_est_dequeue(&mut self.rqs[cpu].cfs.avg.avg, &t.se.avg, fair.util_est);
                 self.work.util_est_dequeues += u64::from(fair.util_est.enabled());
+                if fair.util_est.enabled() {
+                    let tp = PeltTracepoint::util_est_cfs(&self.rqs[cpu].cfs.avg.avg);
+                    self.pelt_tp.push(cpu, tp);
+                }
             }
             // util_est_update returns before its arithmetic unless the task slept and its
             // util_avg moved since the last sample; only a sample costs the update's time.
@@ -147,7 +156,15 @@ impl Sched {
             self.work.util_est_updates += u64::from(sample);
         }
         let cap = self.rqs[cpu].capacity_orig;
+        let before = self.tasks[p].se.avg.util_est;
         util_est_update(&mut self.tasks[p].se.avg, sleep, cap, fair.util_est);
+        // util_est_update reached its `done:` (and its tracepoint) when it set the flag
+        // its early returns leave clear.
+        let unchanged = fairsim_pelt::UTIL_AVG_UNCHANGED;
+        if before & unchanged == 0 && self.tasks[p].se.avg.util_est & unchanged != 0 {
+            let tp = PeltTracepoint::util_est_se(p, &self.tasks[p].se.avg);
+            self.pelt_tp.push(cpu, tp);
+        }
         self.dequeue_entities(cpu, p, flags) >= 0
     }
 

@@ -232,6 +232,9 @@ pub struct Sched {
     /// balance reads both of every CPU it scans, and the topology's per-CPU records are
     /// wide.
     pub(crate) llc_node: Vec<(u32, u32)>,
+    /// The load-tracking tracepoints for a tracer to drain ([`crate::pelt_tp`]), kept
+    /// only after [`PeltTpLog::enable`].
+    pub pelt_tp: crate::pelt_tp::PeltTpLog,
 }
 
 /// What the pick in `__schedule` led to, for an engine that steps newidle balances.
@@ -308,6 +311,7 @@ impl Sched {
             distribute_prev: vec![0; n],
             smt_active: false,
             llc_node: Vec::new(),
+            pelt_tp: crate::pelt_tp::PeltTpLog::default(),
         };
         s.llc_node = (0..n)
             .map(|cpu| {
@@ -424,10 +428,32 @@ impl Sched {
     /// tick): the PELT updates it made go to the cost model's counters, and the cpufreq
     /// hook runs if the signals changed (`cfs_rq_util_change`).
     pub(crate) fn entity_op_done(&mut self, cpu: usize) {
+        self.pelt_tp_drain(cpu);
         let calls = std::mem::take(&mut self.rqs[cpu].cfs.pelt_calls);
         self.work.pelt_se_updates += calls.se;
         self.work.pelt_cfs_rq_updates += calls.cfs_rq;
         self.cfs_rq_util_change(cpu);
+    }
+
+    /// Moves the load-tracking tracepoints `cpu`'s root runqueue logged into the
+    /// scheduler's log ([`crate::pelt_tp`]): after every entity operation, and after the
+    /// blocked-average update and the bandwidth throttles, which update entities outside
+    /// one.
+    pub(crate) fn pelt_tp_drain(&mut self, cpu: usize) {
+        if let Some(tps) = self.rqs[cpu].cfs.pelt_tp.as_deref_mut() {
+            if !tps.is_empty() {
+                self.pelt_tp.extend(cpu, tps.drain(..));
+            }
+        }
+    }
+
+    /// Starts logging the load-tracking tracepoints ([`crate::pelt_tp`]): the
+    /// scheduler's log and each CPU's root runqueue's.
+    pub fn enable_pelt_tracepoints(&mut self) {
+        self.pelt_tp.enable();
+        for rq in &mut self.rqs {
+            rq.cfs.pelt_tp.get_or_insert_with(Default::default);
+        }
     }
 
     /// Counts one CPU whose runqueue an idle-CPU search read (for the cost model).

@@ -162,7 +162,14 @@ impl Sched {
                 crate::group::CfsRef::Root(cpu) => &mut self.rqs[cpu].cfs,
                 crate::group::CfsRef::Group(i) => &mut self.groups.cfs[i],
             };
+            let fires = fairsim_pelt::update_crosses_period(cfs.avg.avg.last_update_time, se_avg);
             remove_entity_load_avg(&mut cfs.avg, se_avg, weight);
+            if fires {
+                // pelt_se_tp in the __update_load_avg_blocked_se of its sync.
+                let sig = crate::pelt_tp::PeltSignals::of(se_avg);
+                self.pelt_tp
+                    .push(old, crate::pelt_tp::PeltTracepoint::Se { task: p, sig });
+            }
         }
         self.tasks[p].se.avg.last_update_time = 0;
         self.tasks[p].se.nr_migrations += 1;

@@ -47,6 +47,7 @@ pub(crate) fn trace_config(
         window,
         events: true,
         series_bucket: plot.then(|| (len / SERIES_BUCKETS).max(100_000)),
+        pelt: false,
     })
 }
 

@@ -244,6 +244,16 @@ fn bad_trace_options_get_one_line() {
             "--trace-window: invalid value '1s..'",
         ),
         (
+            vec!["--trace-text", s(&t), "--trace-events", "pelt,sched"],
+            2,
+            "--trace-events: invalid value 'sched'",
+        ),
+        (
+            vec!["--trace", s(&t), "--trace-events", "pelt"],
+            2,
+            "--trace-events: no trace to add them to",
+        ),
+        (
             vec!["--trace", "/nonexistent-dir/t.perfetto-trace"],
             4,
             "--trace: cannot write /nonexistent-dir/t.perfetto-trace:",
@@ -271,4 +281,78 @@ fn bad_trace_options_get_one_line() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).starts_with("fairsim: error: --trace: not available with compare"));
+}
+
+/// `--trace-events pelt` adds the sched_tp load-tracking events to the text and leaves
+/// everything else as it was: the run's JSON and the other lines of its trace.
+#[test]
+fn load_tracking_events_only_add_lines() {
+    let dir = temp_dir("pelt");
+    let run = |name: &str, pelt: bool| {
+        let (txt, json) = (
+            dir.join(format!("{name}.txt")),
+            dir.join(format!("{name}.json")),
+        );
+        let mut args = vec![
+            "run",
+            "--topology",
+            "rk3399",
+            "-w",
+            "rt-app examples/rtapp/ramp.json",
+            "--duration",
+            "300ms",
+            "--trace-text",
+            s(&txt),
+            "--json",
+            s(&json),
+        ];
+        if pelt {
+            args.extend(["--trace-events", "pelt"]);
+        }
+        let o = Command::new(env!("CARGO_BIN_EXE_fairsim"))
+            .args(&args)
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        (
+            std::fs::read_to_string(&txt).unwrap(),
+            std::fs::read_to_string(&json).unwrap(),
+        )
+    };
+    let (plain, plain_json) = run("plain", false);
+    let (pelt, pelt_json) = run("pelt", true);
+    assert_eq!(plain_json, pelt_json);
+    let load_tracking = |l: &&str| {
+        [
+            ": sched_pelt_cfs: ",
+            ": sched_pelt_se: ",
+            ": sched_util_est_cfs: ",
+            ": sched_util_est_se: ",
+            ": sched_cpu_capacity: ",
+        ]
+        .iter()
+        .any(|e| l.contains(e))
+    };
+    let body = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(str::to_string)
+            .collect()
+    };
+    assert!(!body(&plain).iter().any(|l| load_tracking(&l.as_str())));
+    let rest: Vec<String> = body(&pelt)
+        .into_iter()
+        .filter(|l| !load_tracking(&l.as_str()))
+        .collect();
+    assert_eq!(rest, body(&plain));
+    for e in [
+        "sched_pelt_cfs: cpu=",
+        "sched_pelt_se: cpu=",
+        "sched_util_est_se: ",
+        "sched_cpu_capacity: ",
+    ] {
+        assert!(pelt.contains(e), "{e}");
+    }
+    assert!(pelt.contains(" path=(null) comm=ramp-0 pid=1 load="));
 }

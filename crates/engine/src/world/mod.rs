@@ -435,6 +435,9 @@ impl World {
                 if world.sched.task_groups().active() {
                     world.sched.enable_bandwidth_tracepoints();
                 }
+                if cfg.pelt {
+                    world.sched.enable_pelt_tracepoints();
+                }
             }
         }
         world.queue.push(Time(world.config.duration), Event::End);
@@ -696,6 +699,7 @@ impl World {
             self.trace_migrations(now);
             self.trace_eas(now);
             self.trace_bandwidth(now);
+            self.trace_pelt(now);
             if let Some(tr) = self.tracer.as_deref() {
                 if let Some(at) = tr.overflow_at() {
                     return Err(EngineError::TraceTooBig {

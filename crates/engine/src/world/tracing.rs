@@ -17,6 +17,7 @@
 //! likewise.
 
 use fairsim_balance::energy::tp::EasTracepoint;
+use fairsim_balance::pelt_tp::PeltTracepoint;
 use fairsim_balance::CpuIdleType;
 use fairsim_trace::{
     BalanceKind, NewidleSeries, PrevState, TaskInfo, Trace, TraceConfig, TraceEvent, CPU_IDLE_EXIT,
@@ -367,6 +368,68 @@ impl World {
                     },
                 ),
             }
+        }
+    }
+
+    /// The load-tracking tracepoints the scheduler logged since the last call
+    /// ([`fairsim_balance::pelt_tp`], only under `--trace-events pelt`), at `ts` (the
+    /// event that made them) on the CPU each is about. Their values are the kernel's
+    /// `unsigned long`s, held as `u32` in a record (saturating: no signal of a run comes
+    /// near 2^32).
+    pub(super) fn trace_pelt(&mut self, ts: u64) {
+        if !self.sched.pelt_tp.pending() {
+            return;
+        }
+        let tps = self.sched.pelt_tp.take();
+        let Some(tr) = self.tracer.as_deref_mut() else {
+            return;
+        };
+        let w = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+        for (cpu, tp) in tps {
+            let event = match tp {
+                PeltTracepoint::Cfs { group, sig } => TraceEvent::PeltCfs {
+                    group: group as u32,
+                    load: w(sig.load),
+                    runnable: w(sig.runnable),
+                    util: w(sig.util),
+                    update_time: sig.update_time,
+                },
+                PeltTracepoint::Se { task, sig } => TraceEvent::PeltSe {
+                    pid: pid_of(self.by_sched_id[task]),
+                    load: w(sig.load),
+                    runnable: w(sig.runnable),
+                    util: w(sig.util),
+                    update_time: sig.update_time,
+                },
+                PeltTracepoint::UtilEstCfs {
+                    group,
+                    util,
+                    util_est,
+                } => TraceEvent::UtilEstCfs {
+                    group: group as u32,
+                    util: w(util),
+                    util_est,
+                },
+                PeltTracepoint::UtilEstSe {
+                    task,
+                    util,
+                    util_est,
+                } => TraceEvent::UtilEstSe {
+                    pid: pid_of(self.by_sched_id[task]),
+                    util: w(util),
+                    util_est,
+                },
+                PeltTracepoint::CpuCapacity {
+                    capacity,
+                    capacity_orig,
+                    capacity_curr,
+                } => TraceEvent::CpuCapacity {
+                    capacity: w(capacity),
+                    capacity_orig: w(capacity_orig),
+                    capacity_curr: w(capacity_curr),
+                },
+            };
+            tr.push(ts, cpu, event);
         }
     }
 

@@ -12,6 +12,20 @@
 //! sched`, `span` a `char[SPAN_SIZE]` of 32, copied with `strlcpy`, so at most 31
 //! characters of the span reach the event).
 //!
+//! The sched_tp load-tracking events (`sched_pelt_cfs`, `sched_pelt_se`,
+//! `sched_util_est_cfs`, `sched_util_est_se`, `sched_cpu_capacity`, written only under
+//! `--trace-events pelt`) have the fields, offsets and `print fmt` of the sched_tp
+//! module that LISA 3.1 ships and its load_tracking analysis reads
+//! (`lisa/_assets/kmodules/sched_tp/ftrace_events.h`, `TRACE_SYSTEM sched`, `path` a
+//! `char[64]`), as built for a kernel after 5.6, where its `RBL_LOAD_ENTRY` is
+//! `runnable`. 6.8 merged util_est's `enqueued` and `ewma` into one `unsigned int
+//! util_est` (the EWMA, which is also what a task adds to its runqueue's sum): a task's
+//! `enqueued` and `ewma` both print it, a runqueue's `enqueued` its sum and its `ewma` 0
+//! (a runqueue never had an EWMA of its own). LISA's later module (`lisa__*` events) prints
+//! one `util_est` field instead, which LISA 3.1 does not read. `sched_cpu_capacity`'s
+//! `capacity_orig` is `arch_scale_cpu_capacity` (6.8 removed `rq->cpu_capacity_orig`).
+//! The fields sit in their declaration order at their natural alignment on x86-64.
+//!
 //! fairsim's own events are in the system `fairsim`, with the fields of their text lines
 //! (see [`crate::ftrace`]); their strings (a balance's kind and domain, a group's path)
 //! are `__data_loc char[]` fields, whose 32-bit value holds the string's length
@@ -91,7 +105,7 @@ const CPU_FMT: &str =
     "\"state=%lu cpu_id=%lu\", (unsigned long)REC->state, (unsigned long)REC->cpu_id";
 
 /// Every event fairsim writes, in the order the file lists them (by system).
-pub(crate) const EVENTS: [EventFormat; 16] = [
+pub(crate) const EVENTS: [EventFormat; 21] = [
     EventFormat {
         system: "sched",
         name: "sched_switch",
@@ -181,6 +195,81 @@ pub(crate) const EVENTS: [EventFormat; 16] = [
         ],
         size: 44,
         print_fmt: "\"overutilized=%d span=0x%s\", REC->overutilized, REC->span",
+    },
+    EventFormat {
+        system: "sched",
+        name: "sched_pelt_cfs",
+        id: 331,
+        fields: &[
+            f("int cpu", 8, 4, true),
+            f("char path[64]", 12, 64, false),
+            f("unsigned long load", 80, 8, false),
+            f("unsigned long runnable", 88, 8, false),
+            f("unsigned long util", 96, 8, false),
+            f("unsigned long long update_time", 104, 8, false),
+        ],
+        size: 112,
+        print_fmt: "\"cpu=%d path=%s load=%lu runnable=%lu util=%lu update_time=%llu\", REC->cpu, REC->path, REC->load, REC->runnable, REC->util, REC->update_time",
+    },
+    EventFormat {
+        system: "sched",
+        name: "sched_pelt_se",
+        id: 332,
+        fields: &[
+            f("int cpu", 8, 4, true),
+            f("char path[64]", 12, 64, false),
+            f("char comm[16]", 76, 16, false),
+            f("int pid", 92, 4, true),
+            f("unsigned long load", 96, 8, false),
+            f("unsigned long runnable", 104, 8, false),
+            f("unsigned long util", 112, 8, false),
+            f("unsigned long long update_time", 120, 8, false),
+        ],
+        size: 128,
+        print_fmt: "\"cpu=%d path=%s comm=%s pid=%d load=%lu runnable=%lu util=%lu update_time=%llu\", REC->cpu, REC->path, REC->comm, REC->pid, REC->load, REC->runnable, REC->util, REC->update_time",
+    },
+    EventFormat {
+        system: "sched",
+        name: "sched_util_est_cfs",
+        id: 333,
+        fields: &[
+            f("int cpu", 8, 4, true),
+            f("char path[64]", 12, 64, false),
+            f("unsigned int enqueued", 76, 4, false),
+            f("unsigned int ewma", 80, 4, false),
+            f("unsigned long util", 88, 8, false),
+        ],
+        size: 96,
+        print_fmt: "\"cpu=%d path=%s enqueued=%u ewma=%u util=%lu\", REC->cpu, REC->path, REC->enqueued, REC->ewma, REC->util",
+    },
+    EventFormat {
+        system: "sched",
+        name: "sched_util_est_se",
+        id: 334,
+        fields: &[
+            f("int cpu", 8, 4, true),
+            f("char path[64]", 12, 64, false),
+            f("char comm[16]", 76, 16, false),
+            f("int pid", 92, 4, true),
+            f("unsigned int enqueued", 96, 4, false),
+            f("unsigned int ewma", 100, 4, false),
+            f("unsigned long util", 104, 8, false),
+        ],
+        size: 112,
+        print_fmt: "\"cpu=%d path=%s comm=%s pid=%d enqueued=%u ewma=%u util=%lu\", REC->cpu, REC->path, REC->comm, REC->pid, REC->enqueued, REC->ewma, REC->util",
+    },
+    EventFormat {
+        system: "sched",
+        name: "sched_cpu_capacity",
+        id: 335,
+        fields: &[
+            f("int cpu", 8, 4, true),
+            f("unsigned long capacity", 16, 8, false),
+            f("unsigned long capacity_orig", 24, 8, false),
+            f("unsigned long capacity_curr", 32, 8, false),
+        ],
+        size: 40,
+        print_fmt: "\"cpu=%d capacity=%lu capacity_orig=%lu capacity_curr=%lu\", REC->cpu, REC->capacity, REC->capacity_orig, REC->capacity_curr",
     },
     EventFormat {
         system: "power",
@@ -276,10 +365,18 @@ pub(crate) const EVENTS: [EventFormat; 16] = [
     },
 ];
 
-/// The systems of [`EVENTS`] in their order, each with its events.
-pub(crate) fn systems() -> Vec<(&'static str, Vec<&'static EventFormat>)> {
+/// The indices into [`EVENTS`] of the load-tracking events.
+const LOAD_TRACKING: std::ops::RangeInclusive<usize> = 8..=12;
+
+/// The systems of [`EVENTS`] in their order, each with its events; the load-tracking
+/// events only when `load_tracking` (the trace holds one), so that a trace without them
+/// lists the formats it listed before they existed.
+pub(crate) fn systems(load_tracking: bool) -> Vec<(&'static str, Vec<&'static EventFormat>)> {
     let mut out: Vec<(&'static str, Vec<&'static EventFormat>)> = Vec::new();
-    for ev in &EVENTS {
+    for (i, ev) in EVENTS.iter().enumerate() {
+        if !load_tracking && LOAD_TRACKING.contains(&i) {
+            continue;
+        }
         match out.last_mut() {
             Some((sys, list)) if *sys == ev.system => list.push(ev),
             _ => out.push((ev.system, vec![ev])),
@@ -324,16 +421,27 @@ pub(crate) fn event_index(e: &TraceEvent) -> usize {
         TraceEvent::Fork { .. } => 5,
         TraceEvent::Exit { .. } => 6,
         TraceEvent::Overutilized { .. } => 7,
-        TraceEvent::CpuIdle { .. } => 8,
-        TraceEvent::CpuFrequency { .. } => 9,
-        TraceEvent::Balance { .. } => 10,
-        TraceEvent::LockSpin { .. } => 11,
-        TraceEvent::Feec { .. } => 12,
-        TraceEvent::CfsThrottle { .. } => 13,
-        TraceEvent::CfsUnthrottle { .. } => 14,
-        TraceEvent::CfsRefill { .. } => 15,
+        TraceEvent::PeltCfs { .. } => 8,
+        TraceEvent::PeltSe { .. } => 9,
+        TraceEvent::UtilEstCfs { .. } => 10,
+        TraceEvent::UtilEstSe { .. } => 11,
+        TraceEvent::CpuCapacity { .. } => 12,
+        TraceEvent::CpuIdle { .. } => 13,
+        TraceEvent::CpuFrequency { .. } => 14,
+        TraceEvent::Balance { .. } => 15,
+        TraceEvent::LockSpin { .. } => 16,
+        TraceEvent::Feec { .. } => 17,
+        TraceEvent::CfsThrottle { .. } => 18,
+        TraceEvent::CfsUnthrottle { .. } => 19,
+        TraceEvent::CfsRefill { .. } => 20,
     }
 }
+
+/// `PATH_SIZE` of the sched_tp module: its `path` fields are `char[64]`.
+pub(crate) const PATH_SIZE: u16 = 64;
+
+/// The `path` the sched_tp module gives a task's entity (it has no group runqueue).
+pub(crate) const TASK_PATH: &str = "(null)";
 
 /// `TRACE_FLAG_IRQS_OFF` of `common_flags`.
 const IRQS_OFF: u8 = 0x01;
@@ -346,7 +454,12 @@ pub(crate) fn flags_and_preempt(e: &TraceEvent) -> (u8, u8) {
         TraceEvent::Switch { .. }
         | TraceEvent::Waking { .. }
         | TraceEvent::Migrate { .. }
-        | TraceEvent::Overutilized { .. } => (IRQS_OFF, 2),
+        | TraceEvent::Overutilized { .. }
+        | TraceEvent::PeltCfs { .. }
+        | TraceEvent::PeltSe { .. }
+        | TraceEvent::UtilEstCfs { .. }
+        | TraceEvent::UtilEstSe { .. }
+        | TraceEvent::CpuCapacity { .. } => (IRQS_OFF, 2),
         TraceEvent::Wakeup { .. } | TraceEvent::WakeupNew { .. } => (IRQS_OFF, 3),
         TraceEvent::CpuIdle { .. } | TraceEvent::CpuFrequency { .. } => (IRQS_OFF, 1),
         _ => (0, 0),
@@ -461,6 +574,70 @@ pub(crate) fn encode(trace: &Trace, rec: &Record, pid: u32) -> Vec<u8> {
                 .get(rd as usize)
                 .map_or("?", String::as_str);
             p.chars(12, 32, span);
+        }
+        TraceEvent::PeltCfs {
+            group,
+            load,
+            runnable,
+            util,
+            update_time,
+        } => {
+            p.i32(8, int(cpu));
+            p.chars(12, PATH_SIZE, trace.cfs_rq_path(group));
+            p.u64(80, u64::from(load));
+            p.u64(88, u64::from(runnable));
+            p.u64(96, u64::from(util));
+            p.u64(104, update_time);
+        }
+        TraceEvent::PeltSe {
+            pid,
+            load,
+            runnable,
+            util,
+            update_time,
+        } => {
+            p.i32(8, int(cpu));
+            p.chars(12, PATH_SIZE, TASK_PATH);
+            p.chars(76, 16, &comm(pid));
+            p.i32(92, int(pid));
+            p.u64(96, u64::from(load));
+            p.u64(104, u64::from(runnable));
+            p.u64(112, u64::from(util));
+            p.u64(120, update_time);
+        }
+        TraceEvent::UtilEstCfs {
+            group,
+            util,
+            util_est,
+        } => {
+            p.i32(8, int(cpu));
+            p.chars(12, PATH_SIZE, trace.cfs_rq_path(group));
+            p.u32(76, util_est);
+            p.u32(80, 0);
+            p.u64(88, u64::from(util));
+        }
+        TraceEvent::UtilEstSe {
+            pid,
+            util,
+            util_est,
+        } => {
+            p.i32(8, int(cpu));
+            p.chars(12, PATH_SIZE, TASK_PATH);
+            p.chars(76, 16, &comm(pid));
+            p.i32(92, int(pid));
+            p.u32(96, util_est);
+            p.u32(100, util_est);
+            p.u64(104, u64::from(util));
+        }
+        TraceEvent::CpuCapacity {
+            capacity,
+            capacity_orig,
+            capacity_curr,
+        } => {
+            p.i32(8, int(cpu));
+            p.u64(16, u64::from(capacity));
+            p.u64(24, u64::from(capacity_orig));
+            p.u64(32, u64::from(capacity_curr));
         }
         TraceEvent::CpuIdle { state } => {
             p.u32(8, state);

@@ -106,7 +106,8 @@ fn header(trace: &Trace, cpus: u32) -> Vec<u8> {
     put_sized8(&mut h, HEADER_EVENT.as_bytes());
 
     put_u32(&mut h, 0); // ftrace event formats
-    let systems = format::systems();
+    let load_tracking = trace.records.iter().any(|r| r.event.is_load_tracking());
+    let systems = format::systems(load_tracking);
     put_u32(&mut h, systems.len() as u32);
     for (name, events) in &systems {
         h.extend_from_slice(name.as_bytes());

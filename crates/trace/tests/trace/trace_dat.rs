@@ -12,7 +12,9 @@ use fairsim_trace::current::CurrentTasks;
 use fairsim_trace::ftrace::prev_state_text;
 use fairsim_trace::tracecmd::{write_report, write_report_raw};
 use fairsim_trace::tracedat::read::{read_trace_dat, DatEvent};
-use fairsim_trace::{write_trace_dat, BalanceKind, PrevState, Trace, TraceEvent};
+use fairsim_trace::{
+    write_ftrace_text, write_trace_dat, BalanceKind, PrevState, Trace, TraceEvent,
+};
 
 use crate::trace_support::*;
 
@@ -373,4 +375,137 @@ fn an_empty_trace_is_a_file_trace_cmd_reads() {
     write_report(&t, &mut ours).unwrap();
     assert_eq!(String::from_utf8(ours).unwrap(), report);
     assert_eq!(report, "cpus=3\n");
+}
+
+/// `every_event` with the sched_tp load-tracking events of `--trace-events pelt`, a group
+/// path longer than their 63-byte `path` among them.
+fn with_load_tracking() -> Trace {
+    let mut t = every_event();
+    let long = "/".to_string() + &"g".repeat(70);
+    t.cgroups.push(long);
+    let ts = t.records.last().unwrap().ts;
+    let events = [
+        (
+            1,
+            TraceEvent::PeltCfs {
+                group: 0,
+                load: 1024,
+                runnable: 207,
+                util: 207,
+                update_time: 1_074_929_664,
+            },
+        ),
+        (
+            1,
+            TraceEvent::PeltCfs {
+                group: 2,
+                load: 3,
+                runnable: 2,
+                util: 1,
+                update_time: 5,
+            },
+        ),
+        (
+            2,
+            TraceEvent::PeltSe {
+                pid: 3,
+                load: 762,
+                runnable: 161,
+                util: 161,
+                update_time: 1_089_789_952,
+            },
+        ),
+        (
+            2,
+            TraceEvent::UtilEstCfs {
+                group: 0,
+                util: 207,
+                util_est: 199,
+            },
+        ),
+        (
+            1,
+            TraceEvent::UtilEstSe {
+                pid: 1,
+                util: 180,
+                util_est: 200,
+            },
+        ),
+        (
+            0,
+            TraceEvent::CpuCapacity {
+                capacity: 381,
+                capacity_orig: 381,
+                capacity_curr: 270,
+            },
+        ),
+    ];
+    for (i, (cpu, e)) in events.into_iter().enumerate() {
+        t.records.push(rec(ts + 1 + i as u64, cpu, e));
+    }
+    t
+}
+
+/// The load-tracking events' formats are in a trace.dat only when it holds one of them
+/// (a trace without them keeps its bytes), and trace-cmd reports them as the text
+/// layouts print them.
+#[test]
+fn load_tracking_events_are_listed_when_traced_and_reported_as_written() {
+    let f = read_trace_dat(&dat(&every_event())).unwrap();
+    assert_eq!(ids(&f.systems).len(), 16);
+    let t = with_load_tracking();
+    let f = read_trace_dat(&dat(&t)).unwrap();
+    let ids = ids(&f.systems);
+    assert_eq!(ids.len(), 21);
+    let se = &f.systems[0]
+        .1
+        .iter()
+        .find(|s| s.starts_with("name: sched_pelt_se\n"))
+        .unwrap();
+    assert!(
+        se.contains("\tfield:unsigned long long update_time;\toffset:120;\tsize:8;\tsigned:0;\n")
+    );
+    let pelt_se = f.events[2]
+        .iter()
+        .find(|e| ids[&e.id()] == "sched_pelt_se")
+        .unwrap();
+    assert_eq!(cstr_at(pelt_se, 12, 64), "(null)");
+    assert_eq!(cstr_at(pelt_se, 76, 16), t.comm(3, 2));
+    let cfs = f.events[1]
+        .iter()
+        .filter(|e| ids[&e.id()] == "sched_pelt_cfs")
+        .map(|e| cstr_at(e, 12, 64))
+        .collect::<Vec<_>>();
+    assert_eq!(cfs, ["/", &t.cgroups[2][..63]]);
+
+    let mut text = Vec::new();
+    write_ftrace_text(&t, &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains(
+        "sched_pelt_se: cpu=2 path=(null) comm=hog pid=3 load=762 runnable=161 util=161 update_time=1089789952\n"
+    ));
+    assert!(text.contains(
+        "sched_util_est_se: cpu=1 path=(null) comm=worker pid=1 enqueued=200 ewma=200 util=180\n"
+    ));
+    assert!(text.contains("sched_util_est_cfs: cpu=2 path=/ enqueued=199 ewma=0 util=207\n"));
+    assert!(text
+        .contains("sched_cpu_capacity: cpu=0 capacity=381 capacity_orig=381 capacity_curr=270\n"));
+
+    let mut t = t;
+    t.root_domains[1].truncate(31);
+    let dir = std::env::temp_dir().join(format!("fairsim-trace-dat-pelt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("pelt.dat");
+    std::fs::write(&file, dat(&t)).unwrap();
+    let Some(report) = trace_cmd(&[], &file) else {
+        return;
+    };
+    let raw = trace_cmd(&["-R"], &file).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut ours = Vec::new();
+    write_report(&t, &mut ours).unwrap();
+    assert_eq!(String::from_utf8(ours).unwrap(), report);
+    let mut ours = Vec::new();
+    write_report_raw(&t, &mut ours).unwrap();
+    assert_eq!(String::from_utf8(ours).unwrap(), raw);
 }

@@ -275,6 +275,13 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) trace_dat: Option<PathBuf>,
 
+    /// Also trace these event sets, comma-separated: `pelt`, the sched_tp module's
+    /// load-tracking events (sched_pelt_cfs, sched_pelt_se, sched_util_est_cfs,
+    /// sched_util_est_se, sched_cpu_capacity) that LISA's load_tracking analysis reads,
+    /// in --trace-text and --trace-dat (not in the Perfetto file).
+    #[arg(long, value_name = "LIST")]
+    pub(crate) trace_events: Option<String>,
+
     /// The traced window, `START..END` with units (e.g. `1s..1.2s`, `..10ms`, `500ms..`);
     /// also the timeline of --plot (default: its first 2 ms).
     #[arg(long, value_name = "START..END")]

@@ -76,6 +76,7 @@ pub(crate) fn resolve_spec(
         (args.trace_text.is_some(), "--trace-text"),
         (args.trace_text_format.is_some(), "--trace-text-format"),
         (args.trace_dat.is_some(), "--trace-dat"),
+        (args.trace_events.is_some(), "--trace-events"),
         (!args.report.is_empty(), "--report"),
         (args.trace_window.is_some(), "--trace-window"),
         (args.rtapp_log.is_some(), "--rtapp-log"),
@@ -260,7 +261,11 @@ fn resolve_for(
         || args.trace_text.is_some()
         || args.trace_dat.is_some()
         || !args.report.is_empty();
+    let pelt = trace_events(args)?;
     spec.config.trace = super::plots::trace_config(&spec, window, tracing, args.plot.is_some());
+    if let Some(cfg) = spec.config.trace.as_mut() {
+        cfg.pelt = pelt;
+    }
     Ok((
         Plan {
             spec,
@@ -331,6 +336,27 @@ fn check_json_budget(plan: &Plan, twice: bool) -> Result<(), CliError> {
         )));
     }
     Ok(())
+}
+
+/// `--trace-events LIST`: whether it asks for the load-tracking events (`pelt`, the only
+/// set today); refused without a text or trace.dat trace to hold them.
+fn trace_events(args: &RunArgs) -> Result<bool, CliError> {
+    let Some(list) = &args.trace_events else {
+        return Ok(false);
+    };
+    for set in list.split(',') {
+        if set != "pelt" {
+            return Err(CliError::msg(format!(
+                "--trace-events: invalid value '{set}'; allowed: pelt (the sched_tp load-tracking events), comma-separated"
+            )));
+        }
+    }
+    if args.trace_text.is_none() && args.trace_dat.is_none() {
+        return Err(CliError::msg(
+            "--trace-events: no trace to add them to (the Perfetto file leaves them out); allowed: with --trace-text FILE or --trace-dat FILE",
+        ));
+    }
+    Ok(true)
 }
 
 /// `--trace-text-format`'s layout (ftrace when not given); refused without

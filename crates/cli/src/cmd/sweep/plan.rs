@@ -27,7 +27,7 @@ const MAX_SEEDS: i64 = 10_000;
 
 /// Options of `fairsim run` that write per-run outputs: a sweep's point files take their
 /// place. `progress` shows one run's progress, which `fairsim sweep --progress` replaces.
-const OUTPUT_OPTIONS: [&str; 14] = [
+const OUTPUT_OPTIONS: [&str; 15] = [
     "profile",
     "json",
     "schedstat",
@@ -38,6 +38,7 @@ const OUTPUT_OPTIONS: [&str; 14] = [
     "trace-text",
     "trace-text-format",
     "trace-dat",
+    "trace-events",
     "trace-window",
     "plot",
     "rtapp-log",
