@@ -188,6 +188,30 @@ input_error!(
     fairsim_engine::cost::CostError
 );
 
+/// The one line for a command given without its subcommand (`fairsim report`): the
+/// command from the help's usage line and the subcommands from its list.
+fn missing_subcommand_line(err: &clap::Error) -> String {
+    let text = err.render().to_string();
+    let command = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Usage: "))
+        .and_then(|u| u.split(" <").next())
+        .unwrap_or("fairsim")
+        .to_string();
+    let subcommands: Vec<&str> = text
+        .lines()
+        .skip_while(|l| l.trim() != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .collect();
+    format!(
+        "{command}: a subcommand is required; allowed: {}",
+        subcommands.join(", ")
+    )
+}
+
 /// Prints clap's help and version output as clap does, and its errors as one line.
 pub(crate) fn report_clap(err: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
@@ -198,7 +222,9 @@ pub(crate) fn report_clap(err: clap::Error) -> ExitCode {
             // Help goes to stdout and is not a failure, except when it stands in for a
             // missing subcommand (which clap prints on stderr).
             if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                let _ = err.print();
+                // Every other refusal is one line; this one names the command and its
+                // subcommands from the help clap rendered.
+                eprintln!("fairsim: error: {}", missing_subcommand_line(&err));
                 return ExitCode::from(EXIT_USAGE);
             }
             // Printed by clap, so that a terminal gets its colours, but a stdout that

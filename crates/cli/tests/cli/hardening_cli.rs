@@ -383,3 +383,14 @@ fn topology_cpu_outside_the_summary_is_refused() {
     let o = fairsim(&["topology", "--smp", "4", "--cpu", "3"]);
     assert!(o.status.success());
 }
+
+/// A command given without its subcommand printed clap's help (12 lines); it is one
+/// line naming the command and its subcommands, as every other refusal is.
+#[test]
+fn a_missing_subcommand_is_one_line() {
+    assert_refused(
+        &["report"],
+        "fairsim report: a subcommand is required; allowed: latency, timehist, map",
+    );
+    assert_refused(&["schedstat"], "allowed: diff, show");
+}
