@@ -170,7 +170,18 @@ fn name_and_flags(e: &TraceEvent) -> (&'static str, &'static str) {
 /// Appends the `TP_printk` text of the record's event.
 fn fields(s: &mut String, trace: &Trace, rec: &Record) {
     let cpu = rec.cpu;
-    let comm = |pid: u32| trace.comm(pid, cpu);
+    fields_with(s, trace, rec, &|pid| trace.comm(pid, cpu));
+}
+
+/// [`fields`] with the task names from `comm`: the trace-cmd layouts print the same
+/// fields with the names cut as the events' `char` arrays hold them.
+pub(crate) fn fields_with(
+    s: &mut String,
+    trace: &Trace,
+    rec: &Record,
+    comm: &dyn Fn(u32) -> String,
+) {
+    let cpu = rec.cpu;
     let prio = |pid: u32| trace.prio(pid);
     // Writing to a String cannot fail.
     let _ = match rec.event {
@@ -236,7 +247,7 @@ fn fields(s: &mut String, trace: &Trace, rec: &Record) {
         | TraceEvent::UtilEstCfs { .. }
         | TraceEvent::UtilEstSe { .. }
         | TraceEvent::CpuCapacity { .. } => {
-            load_tracking_fields(s, trace, rec, &|pid| comm(pid));
+            load_tracking_fields(s, trace, rec, comm);
             Ok(())
         }
         TraceEvent::CfsThrottle { group, h_nr_queued, runtime_remaining, pool } => write!(

@@ -37,8 +37,7 @@ use std::fmt::Write as _;
 use std::io::{self, BufWriter, Write};
 
 use super::current::{cpu_slots, CurrentTasks};
-use super::ftrace::{cut, load_tracking_fields};
-use super::perfetto::level_name;
+use super::ftrace::cut;
 use super::record::{Record, Trace, TraceEvent};
 use super::tracedat::format::{event_index, EVENTS};
 
@@ -162,7 +161,7 @@ fn fields(s: &mut String, trace: &Trace, rec: &Record) {
             // Every other event prints its print fmt: the ftrace text's fields with the
             // names cut as the event holds them.
             let mut text = String::new();
-            values(&mut text, trace, rec, &comm);
+            crate::ftrace::fields_with(&mut text, trace, rec, &comm);
             s.push_str(&text);
             Ok(())
         }
@@ -198,99 +197,6 @@ fn plugin_state(bits: i64) -> String {
         s.push('R');
     }
     s
-}
-
-/// The print fmt text of the events the plugin leaves alone (`key=value` in the format's
-/// order, which is the print fmt's order for every one of them).
-fn values(s: &mut String, trace: &Trace, rec: &Record, comm: &dyn Fn(u32) -> String) {
-    let cpu = rec.cpu;
-    let prio = |pid: u32| trace.prio(pid);
-    let _ = match rec.event {
-        TraceEvent::Migrate {
-            pid,
-            orig_cpu,
-            dest_cpu,
-        } => write!(
-            s,
-            "comm={} pid={pid} prio={} orig_cpu={orig_cpu} dest_cpu={dest_cpu}",
-            comm(pid),
-            prio(pid)
-        ),
-        TraceEvent::Fork { parent, child } => write!(
-            s,
-            "comm={} pid={parent} child_comm={} child_pid={child}",
-            comm(parent),
-            comm(child)
-        ),
-        TraceEvent::Exit { pid } => write!(s, "comm={} pid={pid} prio={}", comm(pid), prio(pid)),
-        TraceEvent::CpuIdle { state } => write!(s, "state={state} cpu_id={cpu}"),
-        TraceEvent::CpuFrequency { khz } => write!(s, "state={khz} cpu_id={cpu}"),
-        TraceEvent::Balance {
-            kind,
-            level,
-            groups,
-            pulled,
-            dur,
-        } => write!(
-            s,
-            "kind={} domain={} groups={groups} pulled={pulled} dur_ns={dur}",
-            kind.name(),
-            level_name(trace, level)
-        ),
-        TraceEvent::LockSpin { rq, dur } => write!(s, "rq={rq} dur_ns={dur}"),
-        TraceEvent::Feec {
-            pid,
-            prev_cpu,
-            dst_cpu,
-        } => write!(
-            s,
-            "comm={} pid={pid} prev_cpu={prev_cpu} dst_cpu={dst_cpu}",
-            comm(pid)
-        ),
-        TraceEvent::CfsThrottle {
-            group,
-            h_nr_queued,
-            runtime_remaining,
-            pool,
-        } => write!(
-            s,
-            "cgroup={} cpu={cpu} runtime_remaining={runtime_remaining} h_nr_queued={h_nr_queued} pool={pool}",
-            trace.cgroup(group)
-        ),
-        TraceEvent::CfsUnthrottle {
-            group,
-            h_nr_queued,
-            throttled_ns,
-            pool,
-        } => write!(
-            s,
-            "cgroup={} cpu={cpu} throttled_ns={throttled_ns} h_nr_queued={h_nr_queued} pool={pool}",
-            trace.cgroup(group)
-        ),
-        TraceEvent::CfsRefill {
-            group,
-            throttled,
-            runtime,
-            periods,
-        } => write!(
-            s,
-            "cgroup={} runtime={runtime} periods={periods} throttled={throttled}",
-            trace.cgroup(group)
-        ),
-        TraceEvent::PeltCfs { .. }
-        | TraceEvent::PeltSe { .. }
-        | TraceEvent::UtilEstCfs { .. }
-        | TraceEvent::UtilEstSe { .. }
-        | TraceEvent::CpuCapacity { .. } => {
-            load_tracking_fields(s, trace, rec, comm);
-            Ok(())
-        }
-        TraceEvent::Switch { .. }
-        | TraceEvent::Waking { .. }
-        | TraceEvent::Wakeup { .. }
-        | TraceEvent::WakeupNew { .. }
-        | TraceEvent::Overutilized { .. } => Ok(()),
-    };
 }
 
 /// The event's fields as trace-cmd report -R prints them: ` name=value` each.
@@ -336,7 +242,7 @@ fn raw_fields(s: &mut String, trace: &Trace, rec: &Record) {
         _ => {
             // The other events' fields are their print fmt's, in its order.
             s.push(' ');
-            values(s, trace, rec, &comm);
+            crate::ftrace::fields_with(s, trace, rec, &comm);
             Ok(())
         }
     };
