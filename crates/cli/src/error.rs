@@ -70,17 +70,27 @@ impl CliError {
         }
     }
 
-    /// Prints the error as one line and returns the failure status.
-    pub(crate) fn report(&self) -> ExitCode {
+    /// The exit status and the one line to print after `fairsim: error: `; `None` for a
+    /// closed pipe, which is not worth a message and exits with success.
+    pub(crate) fn status_line(&self) -> Option<(u8, String)> {
         let status = match self.class {
-            Class::ClosedPipe => return ExitCode::SUCCESS,
+            Class::ClosedPipe => return None,
             Class::Input => EXIT_USAGE,
             Class::Internal => EXIT_INTERNAL,
             Class::Output => EXIT_OUTPUT,
         };
-        let one_line: String = self.text.replace('\n', " ");
-        eprintln!("fairsim: error: {one_line}");
-        ExitCode::from(status)
+        Some((status, self.text.replace('\n', " ")))
+    }
+
+    /// Prints the error as one line and returns the failure status.
+    pub(crate) fn report(&self) -> ExitCode {
+        match self.status_line() {
+            Some((status, one_line)) => {
+                eprintln!("fairsim: error: {one_line}");
+                ExitCode::from(status)
+            }
+            None => ExitCode::SUCCESS,
+        }
     }
 }
 
@@ -189,6 +199,21 @@ input_error!(
 
 /// Prints clap's help and version output as clap does, and its errors as one line.
 pub(crate) fn report_clap(err: clap::Error) -> ExitCode {
+    let (status, _, line) = clap_outcome(&err);
+    match line {
+        Some(line) => eprintln!("fairsim: error: {line}"),
+        // Help goes to stdout, styled as clap styles it at a terminal.
+        None => {
+            let _ = err.print();
+        }
+    }
+    ExitCode::from(status)
+}
+
+/// What a clap error means to the caller: the exit status, the help or version text for
+/// stdout (plain; empty for an error) and the one-line error (`None` for help and
+/// version, which go to stdout).
+pub(crate) fn clap_outcome(err: &clap::Error) -> (u8, String, Option<String>) {
     use clap::error::ErrorKind;
     match err.kind() {
         ErrorKind::DisplayHelp
@@ -196,12 +221,12 @@ pub(crate) fn report_clap(err: clap::Error) -> ExitCode {
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             // Help goes to stdout and is not a failure, except when it stands in for a
             // missing subcommand.
-            let _ = err.print();
-            if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                ExitCode::from(EXIT_USAGE)
+            let status = if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                EXIT_USAGE
             } else {
-                ExitCode::SUCCESS
-            }
+                0
+            };
+            (status, err.render().to_string(), None)
         }
         ErrorKind::MissingRequiredArgument => {
             // clap's own text puts the missing options on the lines after the message;
@@ -212,13 +237,10 @@ pub(crate) fn report_clap(err: clap::Error) -> ExitCode {
                 Some(ContextValue::String(v)) => v.clone(),
                 _ => "an option".to_string(),
             };
-            eprintln!("fairsim: error: {missing}: required but not given; allowed: see --help");
-            ExitCode::from(EXIT_USAGE)
+            let line = format!("{missing}: required but not given; allowed: see --help");
+            (EXIT_USAGE, String::new(), Some(line))
         }
-        _ => {
-            eprintln!("fairsim: error: {}", clap_line(&err));
-            ExitCode::from(EXIT_USAGE)
-        }
+        _ => (EXIT_USAGE, String::new(), Some(clap_line(err))),
     }
 }
 

@@ -37,6 +37,9 @@ fn stop_flag() -> &'static Arc<AtomicBool> {
 /// their default action, which is what they did before.
 pub(crate) fn watch_interrupts() {
     static INSTALLED: OnceLock<()> = OnceLock::new();
+    if KEEP_HANDLERS.load(Ordering::Relaxed) {
+        return;
+    }
     INSTALLED.get_or_init(|| {
         let flag = stop_flag();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -50,6 +53,16 @@ pub(crate) fn watch_interrupts() {
             let _ = signal_hook::flag::register(sig, Arc::clone(flag));
         }
     });
+}
+
+/// Set by a caller that embeds fairsim (the Python package): its own SIGINT and SIGTERM
+/// handlers stay, and [`watch_interrupts`] installs none.
+static KEEP_HANDLERS: AtomicBool = AtomicBool::new(false);
+
+/// Keeps the process's signal handlers for good: an embedding caller's Ctrl-C is its own
+/// (Python's KeyboardInterrupt), and a second one must not end its process.
+pub(crate) fn keep_signal_handlers() {
+    KEEP_HANDLERS.store(true, Ordering::Relaxed);
 }
 
 /// Whether Ctrl-C or SIGTERM (or the test hook) asked the command to stop.
