@@ -172,7 +172,10 @@ class Outputs(unittest.TestCase):
         self.assertEqual(r.plan["name"], "py")
         self.assertIn("hz", r.summary)
         if HAVE_PANDAS:
-            self.assertEqual(len(r.metrics), 4)
+            m = r.metrics
+            self.assertEqual(len(m), 4)
+            self.assertEqual(list(m["hz"]), ["250", "250", "1000", "1000"])
+            self.assertIn("time-s", m.columns)
 
 
 @unittest.skipUnless(HAVE_PANDAS, "pandas is not installed")
@@ -197,7 +200,8 @@ class DataFrames(unittest.TestCase):
                             new="NO_NI_RANDOM")
         t = r.table
         self.assertEqual(len(t), len(r.json["rows"]))
-        self.assertIn("change_pct", t.columns)
+        self.assertEqual(list(t.columns[:3]), ["metric", "better", "mean"])
+        self.assertEqual(list(t["metric"]), [row["metric"] for row in r.json["rows"]])
 
 
 @unittest.skipUnless(HAVE_LISA, "lisa-linux is not installed")

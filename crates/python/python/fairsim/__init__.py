@@ -61,6 +61,13 @@ _OUTPUT_NAMES = {
 }
 
 
+# compare's --csv columns, in order (`fairsim compare --help`).
+_COMPARE_COLUMNS = [
+    "metric", "better", "mean", "base_mean", "new_mean", "change_pct", "significant",
+    "base_stddev", "new_stddev", "base_samples", "new_samples",
+]
+
+
 class FairsimError(Exception):
     """A command the command line would have refused or failed.
 
@@ -261,7 +268,10 @@ class CompareResult(Result):
     def table(self):
         """One row per metric: the columns of ``--csv`` (metric, better, mean,
         base_mean, new_mean, change_pct, significant, ...)."""
-        return _pandas().DataFrame(self.json["rows"])
+        frame = _pandas().DataFrame(self.json["rows"])
+        # --csv's column order; the JSON's rows keep their keys sorted.
+        first = [c for c in _COMPARE_COLUMNS if c in frame.columns]
+        return frame[first + [c for c in frame.columns if c not in first]]
 
 
 class SweepResult(Result):
@@ -298,14 +308,16 @@ class SweepResult(Result):
 
     @property
     def metrics(self):
-        """One row per point: its coordinates and compare's metrics as columns."""
+        """One row per point: its index, name and command line, a column per axis
+        (machines, workloads, features, ..., seeds: the point's coordinates) and a column
+        per metric of compare's (Wakeup-99.0th-us, newidle-time-%, ...)."""
         rows = []
         for p in self.points:
-            row = {k: v for k, v in p.items() if not isinstance(v, (dict, list))}
-            for key in ("coordinates", "metrics"):
-                value = p.get(key)
-                if isinstance(value, dict):
-                    row.update({k: v for k, v in value.items() if not isinstance(v, (dict, list))})
+            row = {k: p[k] for k in ("index", "point", "command") if k in p}
+            for axis, value in p.get("coordinates") or []:
+                row[axis] = value
+            for m in p.get("metrics") or []:
+                row[m["name"]] = m["value"]
             rows.append(row)
         return _pandas().DataFrame(rows)
 
