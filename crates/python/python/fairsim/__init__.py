@@ -76,7 +76,7 @@ class FairsimError(Exception):
     status it would have returned (2: the input, 3: fairsim's fault, 4: an output).
     """
 
-    def __init__(self, message: str, status: int, args: Sequence[str] = ()):
+    def __init__(self, message: str, status: int = 2, args: Sequence[str] = ()):
         super().__init__(message)
         self.message = message
         self.status = status
