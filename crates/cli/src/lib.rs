@@ -116,12 +116,32 @@ pub struct Finished {
 /// by the options are written), with stdout captured. For callers that embed fairsim (the
 /// Python package): Ctrl-C and SIGTERM keep the caller's handlers, as no signal handler
 /// is installed. Notes and warnings still go to stderr.
+///
+/// [`interrupt`], called from another thread, stops it as Ctrl-C stops the binary: what
+/// has finished is written, and it returns status 130 with the error
+/// `interrupted: MESSAGE` (the line the binary prints).
 pub fn run_argv(args: &[String]) -> Finished {
     cmd::progress::keep_signal_handlers();
+    cmd::progress::clear_interrupt();
     let argv = std::iter::once("fairsim".to_string()).chain(args.iter().cloned());
     let mut out = Vec::new();
     let result = match parse(argv) {
-        Ok(cli) => dispatch(cli, &mut out),
+        Ok(cli) => {
+            let run = std::panic::AssertUnwindSafe(|| dispatch(cli, &mut out));
+            match std::panic::catch_unwind(run) {
+                Ok(result) => result,
+                Err(payload) => match payload.downcast::<cmd::progress::Interrupted>() {
+                    Ok(interrupted) => {
+                        return Finished {
+                            status: cmd::progress::EXIT_INTERRUPTED as u8,
+                            stdout: out,
+                            error: Some(format!("interrupted: {}", interrupted.0)),
+                        }
+                    }
+                    Err(other) => std::panic::resume_unwind(other),
+                },
+            }
+        }
         Err(err) => {
             let (status, text, line) = error::clap_outcome(&err);
             return Finished {
@@ -143,6 +163,12 @@ pub fn run_argv(args: &[String]) -> Finished {
         stdout: out,
         error,
     }
+}
+
+/// Asks the [`run_argv`] under way to stop, as Ctrl-C asks the binary (an embedding
+/// caller's own Ctrl-C); a command that has already finished is not affected.
+pub fn interrupt() {
+    cmd::progress::raise_interrupt();
 }
 
 /// Runs the parsed command, writing its stdout to `out`.

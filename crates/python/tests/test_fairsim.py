@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import tempfile
+import threading
+import time
 import unittest
 
 import fairsim
@@ -131,10 +134,45 @@ class SameAsTheCommandLine(unittest.TestCase):
                          ["run", "--workload", "rtapp:/nonexistent.json"])
         self.check_error(lambda: fairsim.compare(smp="4"), ["compare", "--smp", "4"])
 
+    def test_interrupted_compare_is_the_command_lines(self):
+        # The test hook raises the interrupt flag after 2 finished runs, as Ctrl-C would:
+        # the table of the seeds that finished, status 130 and the same line.
+        os.environ["FAIRSIM_INTERRUPT_AFTER"] = "2"
+        try:
+            with self.assertRaises(fairsim.FairsimError) as caught:
+                fairsim.compare(smp="4", workload=["hackbench:g=1,l=10"], duration="50ms", seeds=3,
+                                new="NO_NI_RANDOM", json=False)
+            status, stdout, stderr = cli(["compare", "--smp", "4", "--workload", "hackbench:g=1,l=10",
+                                          "--duration", "50ms", "--seeds", "3", "--new", "NO_NI_RANDOM"])
+        finally:
+            del os.environ["FAIRSIM_INTERRUPT_AFTER"]
+        self.assertEqual((caught.exception.status, status), (130, 130))
+        self.assertIn(caught.exception.line, stderr.splitlines())
+        # The process goes on, and the next call is not interrupted.
+        self.assertEqual(fairsim.run(**HACKBENCH).json["seed"], 3)
+
     def test_cli_output(self):
         status, stdout, _ = cli(["topology", "--smp", "4"])
         self.assertEqual(status, 0)
         self.assertEqual(fairsim.cli("topology", "--smp", "4").encode(), stdout)
+
+
+class CtrlC(unittest.TestCase):
+    @unittest.skipUnless(hasattr(signal, "pthread_kill"), "needs signal.pthread_kill")
+    def test_sigint_stops_a_run_and_raises_keyboard_interrupt(self):
+        # A run of an emulated hour, SIGINT to this process after half a second: the run
+        # stops at the next batch of events and Python sees KeyboardInterrupt.
+        main = threading.main_thread().ident
+        timer = threading.Timer(0.5, lambda: signal.pthread_kill(main, signal.SIGINT))
+        started = time.monotonic()
+        timer.start()
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                fairsim.run(smp="8", workload=["hackbench:g=4,l=100000000"], duration="3600s", json=False)
+        finally:
+            timer.cancel()
+        self.assertLess(time.monotonic() - started, 30)
+        self.assertEqual(fairsim.run(**HACKBENCH).json["seed"], 3)
 
 
 class Outputs(unittest.TestCase):

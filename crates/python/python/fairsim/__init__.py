@@ -73,14 +73,18 @@ class FairsimError(Exception):
 
     ``str(err)`` is the one-line message the command line prints after
     ``fairsim: error: ``; ``err.line`` is that whole line and ``err.status`` the exit
-    status it would have returned (2: the input, 3: fairsim's fault, 4: an output).
+    status it would have returned (2: the input, 3: fairsim's fault, 4: an output; 130:
+    interrupted, the message then ``interrupted: ...``). A Ctrl-C during a call stops the
+    command as it stops the command line (what has finished is written) and raises
+    ``KeyboardInterrupt``.
     """
 
     def __init__(self, message: str, status: int = 2, args: Sequence[str] = ()):
         super().__init__(message)
         self.message = message
         self.status = status
-        self.line = f"fairsim: error: {message}"
+        # An interrupted command (status 130) says `fairsim: interrupted: ...`.
+        self.line = f"fairsim: {message}" if status == 130 else f"fairsim: error: {message}"
         self.argv = list(args)
 
 
