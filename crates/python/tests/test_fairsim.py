@@ -135,19 +135,21 @@ class SameAsTheCommandLine(unittest.TestCase):
         self.check_error(lambda: fairsim.compare(smp="4"), ["compare", "--smp", "4"])
 
     def test_interrupted_compare_is_the_command_lines(self):
-        # The test hook raises the interrupt flag after 2 finished runs, as Ctrl-C would:
-        # the table of the seeds that finished, status 130 and the same line.
-        os.environ["FAIRSIM_INTERRUPT_AFTER"] = "2"
+        # The test hook raises the interrupt flag once the first seed finished on both
+        # sides, as Ctrl-C would: the table of the seeds that finished (how many depends
+        # on the runs in flight), status 130 and the line the command line prints.
+        os.environ["FAIRSIM_INTERRUPT_AFTER"] = "1"
+        opts = dict(smp="4", workload=["hackbench:g=2,l=200"], duration="200ms", seeds=4, new="NO_NI_RANDOM")
         try:
             with self.assertRaises(fairsim.FairsimError) as caught:
-                fairsim.compare(smp="4", workload=["hackbench:g=1,l=10"], duration="50ms", seeds=3,
-                                new="NO_NI_RANDOM", json=False)
-            status, stdout, stderr = cli(["compare", "--smp", "4", "--workload", "hackbench:g=1,l=10",
-                                          "--duration", "50ms", "--seeds", "3", "--new", "NO_NI_RANDOM"])
+                fairsim.compare(**opts)
+            status, _, stderr = cli(fairsim.argv(["compare"], opts))
         finally:
             del os.environ["FAIRSIM_INTERRUPT_AFTER"]
         self.assertEqual((caught.exception.status, status), (130, 130))
-        self.assertIn(caught.exception.line, stderr.splitlines())
+        pattern = r"fairsim: interrupted: table from [123] of 4 seeds"
+        self.assertRegex(caught.exception.line, "^" + pattern + "$")
+        self.assertRegex(stderr, pattern + "\n$")
         # The process goes on, and the next call is not interrupted.
         self.assertEqual(fairsim.run(**HACKBENCH).json["seed"], 3)
 
