@@ -44,10 +44,12 @@ fn run_argv(py: Python<'_>, args: Vec<String>) -> PyResult<(u8, Vec<u8>, Option<
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
         if signal.is_none() {
-            if let Err(err) = py.check_signals() {
-                fairsim_cli::interrupt();
-                signal = Some(err);
-            }
+            signal = py.check_signals().err();
+        }
+        if signal.is_some() {
+            // Raised again at every look: a Ctrl-C that came before the command lowered
+            // the flag at its start still stops it.
+            fairsim_cli::interrupt();
         }
     };
     // The thread has sent its result or ended; a panic in it is fairsim's bug.
