@@ -45,6 +45,9 @@ LAYERS: dict[str, int] = {
     "fairsim-output": 5,
     # The command line.
     "fairsim-cli": 6,
+    # The Python package's extension module, over the command line's library entry point
+    # (a Python call is the command line's code path, its checks and its outputs).
+    "fairsim-python": 7,
     # The facade package that re-exports the libraries, owns the benches and the system
     # tests.
     "fairsim": 7,

@@ -70,7 +70,7 @@ cd "$(dirname "$0")/.."
 # them belongs here; a crate of fairsim's own belongs in engine_crates. Both lists are
 # checked against crates/ on every run and by `--crates`.
 kernel_crates=(topology pelt balance cpuidle)
-engine_crates=(engine workloads output cli plot des trace race)
+engine_crates=(engine workloads output cli plot des trace race python)
 # Functions of fairsim's cost model and charging, by the last segment of their name: every
 # instruction compiled into them counts as the engine's, even where its source lies in a
 # kernel crate (charge_sched_work inlines the balance crate's `Sched::fold_work` and

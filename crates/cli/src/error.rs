@@ -71,17 +71,27 @@ impl CliError {
         }
     }
 
-    /// Prints the error as one line and returns the failure status.
-    pub(crate) fn report(&self) -> ExitCode {
+    /// The exit status and the one line to print after `fairsim: error: `; `None` for a
+    /// closed pipe, which is not worth a message and exits with success.
+    pub(crate) fn status_line(&self) -> Option<(u8, String)> {
         let status = match self.class {
-            Class::ClosedPipe => return ExitCode::SUCCESS,
+            Class::ClosedPipe => return None,
             Class::Input => EXIT_USAGE,
             Class::Internal => EXIT_INTERNAL,
             Class::Output => EXIT_OUTPUT,
         };
-        let one_line: String = self.text.replace('\n', " ");
-        eprintln!("fairsim: error: {one_line}");
-        ExitCode::from(status)
+        Some((status, self.text.replace('\n', " ")))
+    }
+
+    /// Prints the error as one line and returns the failure status.
+    pub(crate) fn report(&self) -> ExitCode {
+        match self.status_line() {
+            Some((status, one_line)) => {
+                eprintln!("fairsim: error: {one_line}");
+                ExitCode::from(status)
+            }
+            None => ExitCode::SUCCESS,
+        }
     }
 }
 
@@ -214,27 +224,38 @@ fn missing_subcommand_line(err: &clap::Error) -> String {
 
 /// Prints clap's help and version output as clap does, and its errors as one line.
 pub(crate) fn report_clap(err: clap::Error) -> ExitCode {
+    let (status, _, line) = clap_outcome(&err);
+    match line {
+        Some(line) => {
+            eprintln!("fairsim: error: {line}");
+            ExitCode::from(status)
+        }
+        // Help goes to stdout, printed by clap so that a terminal gets its colours, but a
+        // stdout that cannot take it (a full disk) fails as every other command's output
+        // does; stdout is line-buffered, so a last line without its newline is flushed.
+        None => match err.print().and_then(|()| std::io::stdout().flush()) {
+            Ok(()) => ExitCode::from(status),
+            Err(e) => CliError::from(e).report(),
+        },
+    }
+}
+
+/// What a clap error means to the caller: the exit status, the help or version text for
+/// stdout (plain; empty for an error) and the one-line error (`None` for help and
+/// version, which go to stdout).
+pub(crate) fn clap_outcome(err: &clap::Error) -> (u8, String, Option<String>) {
     use clap::error::ErrorKind;
     match err.kind() {
         ErrorKind::DisplayHelp
         | ErrorKind::DisplayVersion
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             // Help goes to stdout and is not a failure, except when it stands in for a
-            // missing subcommand (which clap prints on stderr).
+            // missing subcommand, which is refused in one line naming the subcommands
+            // from the help clap rendered, as every other refusal is one line.
             if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                // Every other refusal is one line; this one names the command and its
-                // subcommands from the help clap rendered.
-                eprintln!("fairsim: error: {}", missing_subcommand_line(&err));
-                return ExitCode::from(EXIT_USAGE);
+                return (EXIT_USAGE, String::new(), Some(missing_subcommand_line(err)));
             }
-            // Printed by clap, so that a terminal gets its colours, but a stdout that
-            // cannot take it (a full disk) fails as every other command's output does;
-            // stdout is line-buffered, so a last line without its newline is flushed here.
-            let written = err.print().and_then(|()| std::io::stdout().flush());
-            match written {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => CliError::from(e).report(),
-            }
+            (0, err.render().to_string(), None)
         }
         ErrorKind::MissingRequiredArgument => {
             // clap's own text puts the missing options on the lines after the message;
@@ -245,13 +266,10 @@ pub(crate) fn report_clap(err: clap::Error) -> ExitCode {
                 Some(ContextValue::String(v)) => v.clone(),
                 _ => "an option".to_string(),
             };
-            eprintln!("fairsim: error: {missing}: required but not given; allowed: see --help");
-            ExitCode::from(EXIT_USAGE)
+            let line = format!("{missing}: required but not given; allowed: see --help");
+            (EXIT_USAGE, String::new(), Some(line))
         }
-        _ => {
-            eprintln!("fairsim: error: {}", clap_line(&err));
-            ExitCode::from(EXIT_USAGE)
-        }
+        _ => (EXIT_USAGE, String::new(), Some(clap_line(err))),
     }
 }
 

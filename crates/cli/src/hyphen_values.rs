@@ -1,6 +1,6 @@
-//! Option values that start with `-`. `main.rs` applies this to the whole command line
+//! Option values that start with `-`. `lib.rs` applies this to the whole command line
 //! and `run::run_args_command` to run's options, which `sweep` parses; it is a module of
-//! its own rather than part of `main.rs` so that `cmd::run` need not import the crate
+//! its own rather than part of `lib.rs` so that `cmd::run` need not import the crate
 //! root, which imports `cmd::run`.
 
 /// Lets every option value start with `-`, in every subcommand, so that `--seed -1` or

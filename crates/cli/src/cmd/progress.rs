@@ -37,6 +37,9 @@ fn stop_flag() -> &'static Arc<AtomicBool> {
 /// their default action, which is what they did before.
 pub(crate) fn watch_interrupts() {
     static INSTALLED: OnceLock<()> = OnceLock::new();
+    if KEEP_HANDLERS.load(Ordering::Relaxed) {
+        return;
+    }
     INSTALLED.get_or_init(|| {
         let flag = stop_flag();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -50,6 +53,16 @@ pub(crate) fn watch_interrupts() {
             let _ = signal_hook::flag::register(sig, Arc::clone(flag));
         }
     });
+}
+
+/// Set by a caller that embeds fairsim (the Python package): its own SIGINT and SIGTERM
+/// handlers stay, and [`watch_interrupts`] installs none.
+static KEEP_HANDLERS: AtomicBool = AtomicBool::new(false);
+
+/// Keeps the process's signal handlers for good: an embedding caller's Ctrl-C is its own
+/// (Python's KeyboardInterrupt), and a second one must not end its process.
+pub(crate) fn keep_signal_handlers() {
+    KEEP_HANDLERS.store(true, Ordering::Relaxed);
 }
 
 /// Whether Ctrl-C or SIGTERM (or the test hook) asked the command to stop.
@@ -82,10 +95,31 @@ pub(crate) fn maybe_interrupt(hook: Option<usize>, done: usize) {
 /// Ends the process after an interrupt: flushes what the command wrote to stdout, says
 /// `message` on stderr and exits with status 130. The commands call it once their
 /// outputs are written.
+///
+/// Embedded ([`keep_signal_handlers`]), the process is the caller's: the same message is
+/// said and the command unwinds with [`Interrupted`] instead, which `run_argv` catches.
 pub(crate) fn exit_interrupted(out: &mut dyn Write, message: &str) -> ! {
     let _ = out.flush();
     eprintln!("fairsim: interrupted: {message}");
+    if KEEP_HANDLERS.load(Ordering::Relaxed) {
+        // resume_unwind, not panic!: no panic hook runs and nothing more is printed.
+        std::panic::resume_unwind(Box::new(Interrupted(message.to_string())));
+    }
     std::process::exit(EXIT_INTERRUPTED)
+}
+
+/// What an embedded command that was interrupted unwinds with: the message the command
+/// line prints after `fairsim: interrupted: `.
+pub(crate) struct Interrupted(pub(crate) String);
+
+/// Lowers the interrupt flag: an embedded caller's next command starts uninterrupted.
+pub(crate) fn clear_interrupt() {
+    stop_flag().store(false, Ordering::Relaxed);
+}
+
+/// Raises the interrupt flag as Ctrl-C would: an embedding caller's Ctrl-C.
+pub(crate) fn raise_interrupt() {
+    interrupt();
 }
 
 /// How progress shows.
