@@ -253,7 +253,11 @@ pub(crate) fn clap_outcome(err: &clap::Error) -> (u8, String, Option<String>) {
             // missing subcommand, which is refused in one line naming the subcommands
             // from the help clap rendered, as every other refusal is one line.
             if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                return (EXIT_USAGE, String::new(), Some(missing_subcommand_line(err)));
+                return (
+                    EXIT_USAGE,
+                    String::new(),
+                    Some(missing_subcommand_line(err)),
+                );
             }
             (0, err.render().to_string(), None)
         }
