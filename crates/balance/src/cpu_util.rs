@@ -231,12 +231,13 @@ impl Sched {
     pub fn sync_entity_load_avg(&mut self, p: TaskId) {
         let cpu = self.tasks[p].cpu;
         let weight = scale_load_down(self.tasks[p].se.load.weight);
+        let traced = self.pelt_tp.on();
         let cfs = match self.h_cfs_of(p, cpu) {
             crate::group::CfsRef::Root(cpu) => &self.rqs[cpu].cfs.avg,
             crate::group::CfsRef::Group(i) => &self.groups.cfs[i].avg,
         };
         let se = &mut self.tasks[p].se.avg;
-        let fires = fairsim_pelt::update_crosses_period(cfs.avg.last_update_time, se);
+        let fires = traced && fairsim_pelt::update_crosses_period(cfs.avg.last_update_time, se);
         fairsim_pelt::sync_entity_load_avg(cfs, se, weight);
         if fires {
             // pelt_se_tp in __update_load_avg_blocked_se, on the task's CPU.

@@ -5,7 +5,10 @@
 //! This crate owns no runqueue: callers pass the few facts PELT reads from them
 //! ([`SeInputs`], [`CfsRqInputs`]) and the `now` of the cfs_rq's PELT clock.
 
-use crate::avg::{get_pelt_divider, update_load_avg, update_load_sum, SchedAvg, PELT_MIN_DIVIDER};
+use crate::avg::{
+    get_pelt_divider, update_crosses_period, update_load_avg, update_load_sum, SchedAvg,
+    PELT_MIN_DIVIDER,
+};
 use crate::util_est::cfs_se_util_change;
 use crate::SCHED_CAPACITY_SHIFT;
 
@@ -339,20 +342,77 @@ pub fn update_load_avg_task(
     flags: UpdateFlags,
     util_est_feature: bool,
 ) -> UpdateOutcome {
+    update_load_avg_task_traced(
+        now,
+        cfs,
+        cfs_inp,
+        se,
+        se_inp,
+        flags,
+        util_est_feature,
+        &mut (),
+    )
+}
+
+/// The bare tracepoints 6.12.117 fires inside `update_load_avg`, for a tracer that
+/// listens: `pelt_se_tp(se)` in `__update_load_avg_se` and `pelt_cfs_tp(cfs_rq)` in
+/// `__update_load_avg_cfs_rq` when the update crossed a period
+/// ([`update_crosses_period`]), and `pelt_cfs_tp` again at the end of
+/// `attach_entity_load_avg` and `detach_entity_load_avg`.
+pub trait PeltTracer {
+    /// Whether it listens; `()` does not, and the update then does no tracer work.
+    const ON: bool;
+    /// `pelt_se_tp(se)`, with the entity's signals after its update.
+    fn se(&mut self, se: &SchedAvg);
+    /// `pelt_cfs_tp(cfs_rq)`, with the runqueue's signals after its update.
+    fn cfs(&mut self, cfs: &CfsRqAvg);
+}
+
+impl PeltTracer for () {
+    const ON: bool = false;
+    #[inline]
+    fn se(&mut self, _: &SchedAvg) {}
+    #[inline]
+    fn cfs(&mut self, _: &CfsRqAvg) {}
+}
+
+/// [`update_load_avg_task`] with its tracepoints handed to `tp` where 6.12.117 fires
+/// them (see [`PeltTracer`]); the signals are the same whether or not `tp` listens.
+#[allow(clippy::too_many_arguments)]
+pub fn update_load_avg_task_traced<T: PeltTracer>(
+    now: u64,
+    cfs: &mut CfsRqAvg,
+    cfs_inp: CfsRqInputs,
+    se: &mut SchedAvg,
+    se_inp: SeInputs,
+    flags: UpdateFlags,
+    util_est_feature: bool,
+    tp: &mut T,
+) -> UpdateOutcome {
     let mut out = UpdateOutcome::default();
     if se.last_update_time != 0 && !flags.skip_age_load {
+        let fires = T::ON && update_crosses_period(now, se);
         update_load_avg_se(now, se, se_inp, util_est_feature);
+        if fires {
+            tp.se(se);
+        }
     }
+    let fires = T::ON && update_crosses_period(now, &cfs.avg);
     let decayed = update_cfs_rq_load_avg(now, cfs, cfs_inp);
+    if fires {
+        tp.cfs(cfs);
+    }
     out.decayed = decayed;
 
     if se.last_update_time == 0 && flags.do_attach {
         attach_entity_load_avg(cfs, se, se_inp.weight);
+        tp.cfs(cfs);
         out.attached = true;
         out.update_tg = true;
         out.util_change = true;
     } else if flags.do_detach {
         detach_entity_load_avg(cfs, se, se_inp.weight);
+        tp.cfs(cfs);
         out.detached = true;
         out.update_tg = true;
         out.util_change = true;

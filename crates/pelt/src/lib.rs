@@ -40,8 +40,8 @@ pub use decay::{
 pub use entity::{
     attach_entity_load_avg, detach_entity_load_avg, remove_entity_load_avg, scale_load_down,
     sync_entity_load_avg, update_cfs_rq_load_avg, update_load_avg_blocked_se,
-    update_load_avg_cfs_rq, update_load_avg_se, update_load_avg_task, CfsRqAvg, CfsRqInputs,
-    SeInputs, UpdateFlags, UpdateOutcome,
+    update_load_avg_cfs_rq, update_load_avg_se, update_load_avg_task, update_load_avg_task_traced,
+    CfsRqAvg, CfsRqInputs, PeltTracer, SeInputs, UpdateFlags, UpdateOutcome,
 };
 pub use group::propagate_entity_load_avg;
 pub use init::{init_entity_runnable_average, post_init_entity_util_avg};

@@ -6,7 +6,10 @@
 //! [`crate::entities::Entities`] store, whose hooks take a `CfsRq`: with the operations
 //! here, `entities` and the runqueue's data module do not import each other.
 
-use fairsim_pelt::{update_load_avg_task, CfsRqInputs, SeInputs, UpdateFlags};
+use fairsim_pelt::{
+    update_load_avg_task, update_load_avg_task_traced, CfsRqInputs, PeltTracer, SeInputs,
+    UpdateFlags,
+};
 
 use super::{deadline_key, entity_before, qflags, CfsRq, FairParams, RqClocks};
 use crate::entities::Entities;
@@ -388,86 +391,42 @@ pub fn update_load_avg<E: Entities + ?Sized>(
         runnable: u64::from(se.on_rq && !se.sched_delayed),
         running: cfs.curr == Some(p),
     };
-    if let Some(tps) = cfs.pelt_tp.as_mut() {
-        let now = clocks.clock_pelt;
-        let util_change = update_load_avg_traced(
-            now,
-            &mut cfs.avg,
-            cfs_inp,
-            p,
-            &mut se.avg,
-            se_inp,
-            flags,
-            params.util_est.enabled(),
-            tps,
-        );
-        cfs.util_changed |= util_change;
-        return;
-    }
-    let out = update_load_avg_task(
-        clocks.clock_pelt,
-        &mut cfs.avg,
-        cfs_inp,
-        &mut se.avg,
-        se_inp,
-        flags,
-        params.util_est.enabled(),
-    );
+    let util_est = params.util_est.enabled();
+    let now = clocks.clock_pelt;
+    let (avg, se_avg) = (&mut cfs.avg, &mut se.avg);
+    let out = match cfs.pelt_tp.as_mut() {
+        Some(tps) => {
+            let mut log = TaskTpLog { task: p, tps };
+            update_load_avg_task_traced(
+                now, avg, cfs_inp, se_avg, se_inp, flags, util_est, &mut log,
+            )
+        }
+        None => update_load_avg_task(now, avg, cfs_inp, se_avg, se_inp, flags, util_est),
+    };
     if out.util_change {
         cfs.util_changed = true;
     }
 }
 
-/// [`update_load_avg_task`] step by step, logging the tracepoints 6.12 fires inside it
-/// (see [`crate::pelt_tp`]): `pelt_se_tp` when the entity's update crossed a period,
-/// `pelt_cfs_tp` when the runqueue's did, and `pelt_cfs_tp` again after an attach or a
-/// detach. The same calls in the same order as [`update_load_avg_task`] (a test checks
-/// the two agree), with the signals read between them. Returns `util_change`.
-#[allow(clippy::too_many_arguments)]
-fn update_load_avg_traced(
-    now: u64,
-    cfs: &mut fairsim_pelt::CfsRqAvg,
-    cfs_inp: CfsRqInputs,
-    p: TaskId,
-    se: &mut fairsim_pelt::SchedAvg,
-    se_inp: SeInputs,
-    flags: UpdateFlags,
-    util_est: bool,
-    tps: &mut Vec<PeltTracepoint>,
-) -> bool {
-    use fairsim_pelt::{
-        attach_entity_load_avg, detach_entity_load_avg, update_cfs_rq_load_avg,
-        update_crosses_period, update_load_avg_se,
-    };
-    if se.last_update_time != 0 && !flags.skip_age_load {
-        let fires = update_crosses_period(now, se);
-        update_load_avg_se(now, se, se_inp, util_est);
-        if fires {
-            tps.push(PeltTracepoint::Se {
-                task: p,
-                sig: PeltSignals::of(se),
-            });
-        }
+/// The root runqueue's tracepoint log as the PELT update's tracer (see
+/// [`crate::pelt_tp`]): a task's `pelt_se_tp` and the runqueue's `pelt_cfs_tp`.
+struct TaskTpLog<'a> {
+    task: TaskId,
+    tps: &'a mut Vec<PeltTracepoint>,
+}
+
+impl PeltTracer for TaskTpLog<'_> {
+    const ON: bool = true;
+    fn se(&mut self, se: &fairsim_pelt::SchedAvg) {
+        let sig = PeltSignals::of(se);
+        self.tps.push(PeltTracepoint::Se {
+            task: self.task,
+            sig,
+        });
     }
-    let cfs_tp = |cfs: &fairsim_pelt::CfsRqAvg| PeltTracepoint::Cfs {
-        group: 0,
-        sig: PeltSignals::of(&cfs.avg),
-    };
-    let fires = update_crosses_period(now, &cfs.avg);
-    let decayed = update_cfs_rq_load_avg(now, cfs, cfs_inp);
-    if fires {
-        tps.push(cfs_tp(cfs));
-    }
-    if se.last_update_time == 0 && flags.do_attach {
-        attach_entity_load_avg(cfs, se, se_inp.weight);
-        tps.push(cfs_tp(cfs));
-        true
-    } else if flags.do_detach {
-        detach_entity_load_avg(cfs, se, se_inp.weight);
-        tps.push(cfs_tp(cfs));
-        true
-    } else {
-        decayed
+    fn cfs(&mut self, cfs: &fairsim_pelt::CfsRqAvg) {
+        let sig = PeltSignals::of(&cfs.avg);
+        self.tps.push(PeltTracepoint::Cfs { group: 0, sig });
     }
 }
 
@@ -877,7 +836,7 @@ mod tests {
     use super::*;
     use fairsim_pelt::{CfsRqAvg, SchedAvg};
 
-    /// The traced update makes the same calls as `update_load_avg_task`: equal
+    /// The traced update is the untraced one with a listener: equal
     /// signals after a run of updates, attaches and detaches, and a `pelt_se_tp` exactly
     /// when the entity's update returned true.
     #[test]
@@ -920,9 +879,14 @@ mod tests {
             };
             let out = update_load_avg_task(now, &mut a.0, cfs_inp, &mut a.1, se_inp, flags, true);
             let before = tps.len();
-            let changed = update_load_avg_traced(
-                now, &mut b.0, cfs_inp, 7, &mut b.1, se_inp, flags, true, &mut tps,
-            );
+            let mut log = TaskTpLog {
+                task: 7,
+                tps: &mut tps,
+            };
+            let changed = update_load_avg_task_traced(
+                now, &mut b.0, cfs_inp, &mut b.1, se_inp, flags, true, &mut log,
+            )
+            .util_change;
             assert_eq!(a, b);
             assert_eq!(out.util_change, changed);
             // Every record of this step ends at the signals left behind, but for a

@@ -74,6 +74,7 @@ impl Sched {
         self.update_rq_clock(cpu, now);
         let groups_blocked = self.groups.active() && self.update_blocked_groups(cpu);
         self.pelt_tp_drain(cpu);
+        let traced = self.pelt_tp.on();
         let rq = &mut self.rqs[cpu];
         let inp = CfsRqInputs {
             load: scale_load_down(rq.cfs.load.weight),
@@ -81,7 +82,7 @@ impl Sched {
             running: rq.cfs.curr.is_some(),
         };
         let now_pelt = rq.pelt.rq_clock_pelt();
-        let fires = fairsim_pelt::update_crosses_period(now_pelt, &rq.cfs.avg.avg);
+        let fires = traced && fairsim_pelt::update_crosses_period(now_pelt, &rq.cfs.avg.avg);
         let decayed = update_cfs_rq_load_avg(now_pelt, &mut rq.cfs.avg, inp);
         if fires {
             // pelt_cfs_tp in __update_load_avg_cfs_rq.

@@ -156,13 +156,15 @@ impl Sched {
         }
         if !self.tasks[p].on_rq_migrating() {
             let weight = scale_load_down(self.tasks[p].se.load.weight);
+            let traced = self.pelt_tp.on();
             let c = self.h_cfs_of(p, old);
             let se_avg: &mut SchedAvg = &mut self.tasks[p].se.avg;
             let cfs = match c {
                 crate::group::CfsRef::Root(cpu) => &mut self.rqs[cpu].cfs,
                 crate::group::CfsRef::Group(i) => &mut self.groups.cfs[i],
             };
-            let fires = fairsim_pelt::update_crosses_period(cfs.avg.avg.last_update_time, se_avg);
+            let fires =
+                traced && fairsim_pelt::update_crosses_period(cfs.avg.avg.last_update_time, se_avg);
             remove_entity_load_avg(&mut cfs.avg, se_avg, weight);
             if fires {
                 // pelt_se_tp in the __update_load_avg_blocked_se of its sync.
