@@ -228,10 +228,7 @@ pub(crate) fn fields_with(
             s,
             "overutilized={} span=0x{}",
             u8::from(overutilized),
-            trace
-                .root_domains
-                .get(rd as usize)
-                .map_or("?", String::as_str)
+            trace.root_domain_span(rd)
         ),
         TraceEvent::Feec {
             pid,

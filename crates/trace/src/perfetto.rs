@@ -639,10 +639,7 @@ fn track_event(te: &mut ProtoBuf, trace: &Trace, ev: &PlanEvent) {
         }
         TraceEvent::Overutilized { rd, .. } => {
             te.string(23, "overutilized");
-            let span = trace
-                .root_domains
-                .get(rd as usize)
-                .map_or("?", String::as_str);
+            let span = trace.root_domain_span(rd);
             annotate_str(te, "span", &format!("0x{span}"));
         }
         TraceEvent::Feec {

@@ -356,6 +356,14 @@ impl Trace {
         self.tasks.get(i).filter(|t| t.pid == pid)
     }
 
+    /// Root domain `rd`'s span in the kernel's hex format (`?` for an index the trace
+    /// does not hold), as `sched_overutilized` prints it.
+    pub fn root_domain_span(&self, rd: u32) -> &str {
+        self.root_domains
+            .get(rd as usize)
+            .map_or("?", String::as_str)
+    }
+
     /// `comm` of `pid` as the tracepoints print it, `swapper/N` for the idle task of CPU N.
     pub fn comm(&self, pid: u32, cpu: u32) -> String {
         if pid == 0 {

@@ -170,13 +170,7 @@ fn fields(s: &mut String, trace: &Trace, rec: &Record) {
 
 /// `sched_overutilized`'s span as its `char[32]` holds it.
 fn span(trace: &Trace, rd: u32) -> &str {
-    cut(
-        trace
-            .root_domains
-            .get(rd as usize)
-            .map_or("?", String::as_str),
-        32,
-    )
+    cut(trace.root_domain_span(rd), 32)
 }
 
 /// The letters the sched_switch plugin of libtraceevent 1.7 prints for `prev_state`:

@@ -569,10 +569,7 @@ pub(crate) fn encode(trace: &Trace, rec: &Record, pid: u32) -> Vec<u8> {
         }
         TraceEvent::Overutilized { rd, overutilized } => {
             p.i32(8, i32::from(overutilized));
-            let span = trace
-                .root_domains
-                .get(rd as usize)
-                .map_or("?", String::as_str);
+            let span = trace.root_domain_span(rd);
             p.chars(12, 32, span);
         }
         TraceEvent::PeltCfs {
