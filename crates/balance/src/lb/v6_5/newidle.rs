@@ -38,9 +38,10 @@ impl NewidleBalance {
         let Some(sd) = h.topo().cpus[cpu].sd else {
             return Err(newidle_out(h, cpu, 0, next_balance));
         };
-        if !h.rd_overloaded(cpu) || h.avg_idle(cpu) < h.sd_rt(sd).max_newidle_lb_cost {
-            // The `||` reads the overload first, so a call it stops is counted there.
-            let gate = if h.rd_overloaded(cpu) {
+        // The `||` reads the overload first, so a call it stops is counted there.
+        let overloaded = h.rd_overloaded(cpu);
+        if !overloaded || h.avg_idle(cpu) < h.sd_rt(sd).max_newidle_lb_cost {
+            let gate = if overloaded {
                 NewidleGate::AvgIdle
             } else {
                 NewidleGate::NotOverloaded
